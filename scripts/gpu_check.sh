@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The one GPU-machine job: build for Hopper (16 cores), run the C test suite on each kernel path,
+# compute-sanitizer on a small causal GQA shape, the CLI's default suite, and (where torch
+# imports) the Python tests and the side-by-side bench. Logs go to $OUT (or ./gpu-logs).
+#   scripts/gpu_check.sh [tests] [sanitize] [bench] [python] [pybench-quick|pybench-full]
+# With no argument: tests sanitize bench.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize bench)
+summary="$out/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  nvcc --version | tail -1
+  git log -1 --format='commit %h %s' 2>/dev/null || true; } > "$out/env.txt" 2>&1
+note "env: $(tr '\n' ' ' < "$out/env.txt")"
+
+t0=$(date +%s)
+if ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+       && cmake --build build-gpu -j 16; } > "$out/build.log" 2>&1; then
+  note "BUILD FAILED (see build.log)"; tail -40 "$out/build.log"; exit 1
+fi
+note "build: $(( $(date +%s) - t0 )) s"
+
+for step in "${steps[@]}"; do
+  case $step in
+    tests)
+      for path in sm80 sm90; do
+        CUDADENT_KERNEL=$path timeout 900 build-gpu/tests/cudadent_tests > "$out/tests-$path.log" 2>&1
+        note "tests ($path): $(tail -1 "$out/tests-$path.log")"
+        grep -E '^\[ FAIL' "$out/tests-$path.log" | head -20 | tee -a "$summary"
+      done
+      (cd build-gpu && ctest -R install --output-on-failure > "$out/install.log" 2>&1)
+      note "install + README example: $(tail -1 "$out/install.log")" ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        for path in sm80 sm90; do
+          CUDADENT_KERNEL=$path timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+            build-gpu/cudadent-bench --batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 \
+            --heads-kv 2 --head-dim 64 --causal --bwd --iters 1 > "$out/sanitize-$tool-$path.log" 2>&1
+          note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool-$path.log" | tail -1)"
+        done
+      done ;;
+    bench)
+      build-gpu/cudadent-bench --suite default > "$out/bench-default.log" 2>&1
+      note "bench default suite: $(tail -1 "$out/bench-default.log")"
+      cat "$out/bench-default.log" ;;
+    python)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python \
+        timeout 600 python3 -m pytest -q tests/python > "$out/pytest.log" 2>&1
+      note "pytest: $(tail -1 "$out/pytest.log")" ;;
+    pybench-quick|pybench-full)
+      flag=$([ "$step" = pybench-quick ] && echo --quick || echo "")
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout 900 python3 -m cudadent.bench $flag --out "$out" > "$out/pybench.log" 2>&1
+      note "pybench: rc $?"; tail -60 "$out/pybench.log" ;;
+    *) note "unknown step $step" ;;
+  esac
+done
+echo "==== summary"; cat "$summary"

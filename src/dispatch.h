@@ -1,0 +1,82 @@
+/*
+ * dispatch.h - the table of kernels and the contract between api.c and every launcher.
+ *
+ * api.c validates the params completely and then normalizes them (see cudadent_normalize_*):
+ *   - causal != 0 has been folded into window_right = 0;
+ *   - window_left >= seqlen_k and window_right >= seqlen_q (no effect on any row) become -1;
+ *   - batch, seqlen_q, seqlen_k are > 0 (zero-size calls never reach a launcher);
+ *   - every pointer is non-NULL (lse may be NULL in the forward only), 16-byte aligned, every
+ *     stride in bytes a multiple of 16, stride_dim == 1;
+ *   - the workspace is at least what the launcher's *_workspace_size returned, 256-byte aligned.
+ * Launchers therefore check nothing again. They launch on the given stream, allocate nothing,
+ * never synchronize, and return the launch's cudaError_t (cudaGetLastError() after the launch).
+ * All global offsets inside kernels are computed in int64.
+ */
+#ifndef CUDADENT_DISPATCH_H
+#define CUDADENT_DISPATCH_H
+
+#include <cuda_runtime_api.h>
+#include "cudadent.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- portable tensor-core path (src/kernels/sm80), sm_80 and newer ---- */
+int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p); /* head_dim/dtype check */
+size_t cudadent_sm80_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
+cudaError_t cudadent_sm80_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
+                              cudaStream_t stream);
+
+int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p);
+size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p);
+cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
+                              cudaStream_t stream);
+
+/* ---- Hopper path (src/kernels/sm90), sm_90a only ---- */
+int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p);
+size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
+cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
+                              cudaStream_t stream);
+
+/* ---- the table ---- */
+typedef enum cudadent_kernel_path {
+  CUDADENT_PATH_NONE = 0,
+  CUDADENT_PATH_SM80 = 1,
+  CUDADENT_PATH_SM90 = 2
+} cudadent_kernel_path_t;
+
+/* The path for these (normalized) params on a device of compute capability cc (e.g. 90).
+ * CUDADENT_KERNEL=sm80|sm90 in the environment forces a path where it is able to run (tests use
+ * it to check both paths on one Hopper GPU). Returns CUDADENT_PATH_NONE if no kernel fits. */
+cudadent_kernel_path_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc);
+cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc);
+const char *cudadent_path_name(cudadent_kernel_path_t path);
+
+/* Whether any kernel built into the library takes these params (no device needed): api.c uses it
+ * to tell an unsupported head_dim or feature from a missing architecture. */
+int cudadent_any_fwd_supports(const cudadent_attn_fwd_params_t *p);
+int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p);
+
+/* Workspace bytes: the most any kernel that could take these params needs, so that the size does
+ * not depend on which device runs the call. */
+size_t cudadent_fwd_workspace_bound(const cudadent_attn_fwd_params_t *p);
+size_t cudadent_bwd_workspace_bound(const cudadent_attn_bwd_params_t *p);
+
+cudaError_t cudadent_launch_fwd(cudadent_kernel_path_t path, const cudadent_attn_fwd_params_t *p,
+                                void *workspace, cudaStream_t stream);
+cudaError_t cudadent_launch_bwd(cudadent_kernel_path_t path, const cudadent_attn_bwd_params_t *p,
+                                void *workspace, cudaStream_t stream);
+
+/* ---- fills for zero-length sequences (src/kernels/fill.cu) ---- */
+/* Writes 0 to every element of the [batch, seqlen, heads, head_dim] tensor t (16-bit dtype). */
+cudaError_t cudadent_fill_zero(cudadent_tensor_t t, int batch, int seqlen, int heads,
+                               int head_dim, cudaStream_t stream);
+/* Writes value to count contiguous floats. */
+cudaError_t cudadent_fill_float(float *data, int64_t count, float value, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDADENT_DISPATCH_H */

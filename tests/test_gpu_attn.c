@@ -1,0 +1,309 @@
+/*
+ * test_gpu_attn.c - forward and backward on the GPU through the public API against the
+ * double-precision CPU reference (tools/problem.h: fresh random inputs, poisoned outputs,
+ * flash-attn's criterion). Skipped with 'skipped: no CUDA device' where there is none.
+ *
+ * Tests: gpu_fwd/<case> and gpu_bwd/<case> over the case list below (lengths 1, 17, 127, 1000,
+ * 4097; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
+ * strides; outliers), gpu_bwd_deterministic (10 runs bit-identical), gpu_zero_length_*,
+ * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).
+ * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "harness.h"
+#include "problem.h"
+
+typedef struct shape { int batch, seqlen_q, seqlen_k, heads_q, heads_kv; } shape_t;
+typedef struct mask { int causal, window_left, window_right; } mask_t;
+
+static const shape_t base_shapes[] = {
+    {1, 1, 1, 2, 2},        {2, 17, 17, 4, 4},     {1, 127, 127, 4, 2},   {1, 1000, 1000, 2, 1},
+    {1, 4097, 4097, 2, 2},  {2, 128, 1000, 16, 2}, {2, 1000, 128, 4, 1},  {1, 17, 4097, 2, 2},
+    {3, 257, 300, 8, 8},    {1, 1, 1000, 4, 4},    {2, 300, 257, 8, 1},
+};
+static const mask_t masks[] = {
+    {0, -1, -1}, /* none */
+    {1, -1, -1}, /* causal */
+    {0, 33, 7},  /* sliding window, both sides */
+    {1, 64, -1}, /* causal local window */
+    {0, -1, 0},  /* causal written as window_right = 0 */
+};
+enum {
+  N_SHAPES = sizeof base_shapes / sizeof base_shapes[0],
+  N_MASKS = sizeof masks / sizeof masks[0],
+  N_CASES = N_SHAPES * N_MASKS
+};
+
+static problem_desc_t case_desc(int index) {
+  const int si = index / N_MASKS, mi = index % N_MASKS;
+  const shape_t *s = &base_shapes[si];
+  const mask_t *m = &masks[mi];
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = s->batch;
+  d.seqlen_q = s->seqlen_q;
+  d.seqlen_k = s->seqlen_k;
+  d.heads_q = s->heads_q;
+  d.heads_kv = s->heads_kv;
+  d.head_dim = (si + mi) % 2 ? 128 : 64;
+  d.dtype = (si + 2 * mi) % 3 == 0 ? CUDADENT_DTYPE_FP16 : CUDADENT_DTYPE_BF16;
+  d.causal = m->causal;
+  d.window_left = m->window_left;
+  d.window_right = m->window_right;
+  d.layout = (problem_layout_t)((si + mi) % 3);
+  d.outliers = (si * 3 + mi) % 4 == 1;
+  return d;
+}
+
+static int run_case(const problem_desc_t *desc, int bwd) {
+  T_REQUIRE_GPU();
+  problem_t pr;
+  char err[256] = "", name[160];
+  problem_describe(desc, name, sizeof name);
+  if (problem_create(&pr, desc, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: setup: %s", name, err);
+  }
+  printf("    %s seed %llu\n", name, (unsigned long long)pr.d.seed);
+  cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  if (st == CUDADENT_STATUS_SUCCESS && bwd) st = problem_run_bwd(&pr, NULL);
+  if (st != CUDADENT_STATUS_SUCCESS) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: %s: %s", name, cudadent_get_error_string(st),
+                   cudadent_get_last_error_message());
+  }
+  check_result_t r;
+  int rc = problem_check(&pr, bwd, &r);
+  problem_destroy(&pr);
+  if (rc != 0) return T_FAILF("%s: CUDA failure: %s", name, cudaGetErrorString(cudaGetLastError()));
+  problem_print_check(&r, bwd);
+  return r.pass ? T_PASS : T_FAILF("%s: outside the criterion", name);
+}
+
+/* One test function per case index: C has no closures, so a table of thunks. */
+#define CASE_FN(i)                                                          \
+  static int fwd_case_##i(void) { problem_desc_t d = case_desc(i); return run_case(&d, 0); } \
+  static int bwd_case_##i(void) { problem_desc_t d = case_desc(i); return run_case(&d, 1); }
+#define CASES_10(t) CASE_FN(t##0) CASE_FN(t##1) CASE_FN(t##2) CASE_FN(t##3) CASE_FN(t##4) \
+  CASE_FN(t##5) CASE_FN(t##6) CASE_FN(t##7) CASE_FN(t##8) CASE_FN(t##9)
+CASE_FN(0) CASE_FN(1) CASE_FN(2) CASE_FN(3) CASE_FN(4) CASE_FN(5) CASE_FN(6) CASE_FN(7)
+CASE_FN(8) CASE_FN(9) CASES_10(1) CASES_10(2) CASES_10(3) CASES_10(4) CASES_10(5)
+#define CASE_PTRS(i) {fwd_case_##i, bwd_case_##i}
+#define CASE_PTRS_10(t) CASE_PTRS(t##0), CASE_PTRS(t##1), CASE_PTRS(t##2), CASE_PTRS(t##3), \
+  CASE_PTRS(t##4), CASE_PTRS(t##5), CASE_PTRS(t##6), CASE_PTRS(t##7), CASE_PTRS(t##8),      \
+  CASE_PTRS(t##9)
+static const t_fn case_fns[][2] = {
+    CASE_PTRS(0), CASE_PTRS(1), CASE_PTRS(2), CASE_PTRS(3), CASE_PTRS(4), CASE_PTRS(5),
+    CASE_PTRS(6), CASE_PTRS(7), CASE_PTRS(8), CASE_PTRS(9), CASE_PTRS_10(1), CASE_PTRS_10(2),
+    CASE_PTRS_10(3), CASE_PTRS_10(4), CASE_PTRS_10(5)};
+_Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN rows for new cases");
+
+/* ---- deterministic backward -------------------------------------------------------------------- */
+static int test_bwd_deterministic(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 1000; d.seqlen_k = 1000; d.heads_q = 8; d.heads_kv = 2;
+  d.head_dim = 64; d.dtype = CUDADENT_DTYPE_BF16; d.causal = 1;
+  d.window_left = -1; d.window_right = -1; d.deterministic = 1;
+  problem_t pr;
+  char err[256] = "";
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  int result = T_PASS;
+  uint16_t *first[3] = {NULL, NULL, NULL};
+  if (problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+    result = T_FAILF("fwd: %s", cudadent_get_last_error_message());
+    goto done;
+  }
+  for (int run = 0; run < 10 && result == T_PASS; ++run) {
+    problem_poison(&pr, 1);
+    if (problem_run_bwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+      result = T_FAILF("bwd: %s", cudadent_get_last_error_message());
+      break;
+    }
+    uint16_t *g[3] = {NULL, NULL, NULL};
+    if (problem_download_grads(&pr, &g[0], &g[1], &g[2]) != 0) {
+      result = T_FAILF("download failed");
+    } else if (run == 0) {
+      for (int t = 0; t < 3; ++t) first[t] = g[t];
+      continue;
+    } else {
+      const problem_tensor_t *ts[3] = {&pr.dq, &pr.dk, &pr.dv};
+      for (int t = 0; t < 3; ++t)
+        if (memcmp(g[t], first[t], ts[t]->alloc_elems * 2) != 0)
+          result = T_FAILF("run %d: %s differs from run 0", run, t == 0 ? "dq" : t == 1 ? "dk" : "dv");
+    }
+    for (int t = 0; t < 3; ++t) free(g[t]);
+  }
+  if (result == T_PASS) {
+    check_result_t r;
+    if (problem_check(&pr, 1, &r) != 0 || !r.pass) result = T_FAILF("deterministic gradients wrong");
+    else problem_print_check(&r, 1);
+    printf("    10 runs bit-identical\n");
+  }
+done:
+  for (int t = 0; t < 3; ++t) free(first[t]);
+  problem_destroy(&pr);
+  return result;
+}
+
+/* ---- zero lengths ------------------------------------------------------------------------------ */
+static int test_zero_seqlen_k(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 33; d.seqlen_k = 0; d.heads_q = 4; d.heads_kv = 2; d.head_dim = 64;
+  d.dtype = CUDADENT_DTYPE_BF16; d.window_left = -1; d.window_right = -1;
+  d.layout = LAYOUT_PADDED;
+  problem_t pr;
+  char err[256] = "";
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  if (st == CUDADENT_STATUS_SUCCESS) st = problem_run_bwd(&pr, NULL);
+  check_result_t r;
+  int ok = st == CUDADENT_STATUS_SUCCESS && problem_check(&pr, 1, &r) == 0;
+  problem_destroy(&pr);
+  T_CHECK(st == CUDADENT_STATUS_SUCCESS, "status %d: %s", st, cudadent_get_last_error_message());
+  T_CHECK(ok, "check failed to run");
+  problem_print_check(&r, 1);
+  T_CHECK(r.pass, "seqlen_k = 0 must give O = 0, LSE = -inf, dQ = 0");
+  return T_PASS;
+}
+
+static int test_zero_seqlen_q(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 0; d.seqlen_k = 40; d.heads_q = 4; d.heads_kv = 4; d.head_dim = 128;
+  d.dtype = CUDADENT_DTYPE_FP16; d.window_left = -1; d.window_right = -1;
+  problem_t pr;
+  char err[256] = "";
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  if (st == CUDADENT_STATUS_SUCCESS) st = problem_run_bwd(&pr, NULL);
+  check_result_t r;
+  int ok = st == CUDADENT_STATUS_SUCCESS && problem_check(&pr, 1, &r) == 0;
+  problem_destroy(&pr);
+  T_CHECK(st == CUDADENT_STATUS_SUCCESS, "status %d: %s", st, cudadent_get_last_error_message());
+  T_CHECK(ok, "check failed to run");
+  problem_print_check(&r, 1);
+  T_CHECK(r.pass, "seqlen_q = 0 must give dK = dV = 0");
+  return T_PASS;
+}
+
+static int test_zero_batch(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 0; d.seqlen_q = 10; d.seqlen_k = 10; d.heads_q = 2; d.heads_kv = 2; d.head_dim = 64;
+  d.dtype = CUDADENT_DTYPE_BF16; d.window_left = -1; d.window_right = -1;
+  problem_t pr;
+  char err[256] = "";
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  cudadent_status_t st2 = problem_run_bwd(&pr, NULL);
+  cudaError_t ce = cudaDeviceSynchronize();
+  problem_destroy(&pr);
+  T_CHECK(st == CUDADENT_STATUS_SUCCESS && st2 == CUDADENT_STATUS_SUCCESS, "status %d/%d", st, st2);
+  T_CHECK(ce == cudaSuccess, "%s", cudaGetErrorString(ce));
+  return T_PASS;
+}
+
+/* ---- bad input on real buffers: refused, nothing written ---------------------------------------- */
+static int outputs_still_poisoned(const problem_t *pr) {
+  const problem_tensor_t *ts[4] = {&pr->o, &pr->dq, &pr->dk, &pr->dv};
+  for (int t = 0; t < 4; ++t) {
+    uint16_t *h = malloc(ts[t]->alloc_elems * 2);
+    if (!h || cudaMemcpy(h, ts[t]->device, ts[t]->alloc_elems * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      free(h);
+      return 0;
+    }
+    for (size_t i = 0; i < ts[t]->alloc_elems; ++i)
+      if (h[i] != 0xFFFFu) {
+        free(h);
+        return 0;
+      }
+    free(h);
+  }
+  return 1;
+}
+
+static int test_bad_input_writes_nothing(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 100; d.seqlen_k = 100; d.heads_q = 4; d.heads_kv = 2; d.head_dim = 64;
+  d.dtype = CUDADENT_DTYPE_BF16; d.window_left = -1; d.window_right = -1;
+  problem_t pr;
+  char err[256] = "";
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  int result = T_PASS;
+  cudadent_attn_fwd_params_t f;
+  cudadent_attn_bwd_params_t b;
+  /* a misaligned stride, a bad window, a bad head ratio: each refused, no output touched */
+  problem_fwd_params(&pr, &f);
+  f.k.stride_seq += 1;
+  if (cudadent_attn_fwd(&f, NULL, 0, NULL) != CUDADENT_STATUS_MISALIGNED) result = T_FAILF("k stride");
+  problem_fwd_params(&pr, &f);
+  f.window_left = -3;
+  if (cudadent_attn_fwd(&f, NULL, 0, NULL) != CUDADENT_STATUS_BAD_WINDOW) result = T_FAILF("window");
+  problem_bwd_params(&pr, &b);
+  b.heads_kv = 3;
+  if (cudadent_attn_bwd(&b, NULL, 0, NULL) != CUDADENT_STATUS_BAD_HEADS) result = T_FAILF("heads");
+  problem_bwd_params(&pr, &b);
+  size_t need = 0;
+  if (cudadent_attn_bwd_workspace_size(&b, &need) == CUDADENT_STATUS_SUCCESS && need > 0 &&
+      cudadent_attn_bwd(&b, NULL, 0, NULL) != CUDADENT_STATUS_WORKSPACE_TOO_SMALL)
+    result = T_FAILF("workspace");
+  if (cudaDeviceSynchronize() != cudaSuccess) result = T_FAILF("a CUDA error after refused calls");
+  if (!outputs_still_poisoned(&pr)) result = T_FAILF("a refused call wrote to an output");
+  problem_destroy(&pr);
+  return result;
+}
+
+/* ---- int64 offsets: a batch stride past 2^31 elements ------------------------------------------- */
+static int test_int64_offsets(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 130; d.seqlen_k = 129; d.heads_q = 2; d.heads_kv = 1; d.head_dim = 64;
+  d.dtype = CUDADENT_DTYPE_BF16; d.causal = 1; d.window_left = -1; d.window_right = -1;
+  d.layout = LAYOUT_HUGE_BATCH_STRIDE;
+  return run_case(&d, 1);
+}
+
+void register_gpu_attn_tests(void) {
+  static char names[2][N_CASES][48];
+  for (int dir = 0; dir < 2; ++dir)
+    for (int i = 0; i < N_CASES; ++i) {
+      snprintf(names[dir][i], sizeof names[dir][i], "%s/%02d", dir ? "gpu_bwd" : "gpu_fwd", i);
+      t_register(names[dir][i], case_fns[i][dir]);
+    }
+  t_register("gpu_bwd_deterministic", test_bwd_deterministic);
+  t_register("gpu_zero_length_seqlen_k", test_zero_seqlen_k);
+  t_register("gpu_zero_length_seqlen_q", test_zero_seqlen_q);
+  t_register("gpu_zero_length_batch", test_zero_batch);
+  t_register("gpu_bad_input_writes_nothing", test_bad_input_writes_nothing);
+  t_register("gpu_int64_offsets", test_int64_offsets);
+}

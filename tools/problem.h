@@ -1,0 +1,122 @@
+/*
+ * problem.h - one attention problem on the device, for the CLI and the GPU tests: random inputs
+ * (fresh each run unless a seed is given) in a chosen memory layout, NaN-poisoned outputs, calls
+ * through the public API, a check against the double-precision CPU reference with flash-attn's
+ * criterion, and CUDA-event timing.
+ *
+ * Criterion (DESIGN.md): for each output X in {O, dQ, dK, dV}:
+ *   max|X - ref| <= 2 * max|X_lowp - ref| + 1e-5
+ * where ref is the exact double reference and X_lowp the reference with P (and dS) rounded to the
+ * input dtype. LSE must be within 1e-3 of the reference (it is fp32 and independent of rounding
+ * P); rows that see no key must have O == 0 and LSE == -inf. Every output element must be
+ * finite, and the padding between elements of strided outputs must still hold the poison.
+ */
+#ifndef CUDADENT_PROBLEM_H
+#define CUDADENT_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudadent.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum problem_layout {
+  LAYOUT_CONTIGUOUS = 0, /* (batch, seqlen, heads, head_dim) dense, as after a reshape */
+  LAYOUT_PADDED = 1,     /* heads and batch padded: non-contiguous head and batch strides */
+  LAYOUT_HEADS_FIRST = 2, /* stored (batch, heads, seqlen, head_dim): a transposed view */
+  LAYOUT_HUGE_BATCH_STRIDE = 3 /* batch stride past 2^31 elements: int64 offsets (GBs each) */
+} problem_layout_t;
+
+typedef struct problem_desc {
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+  cudadent_dtype_t dtype;
+  int causal, window_left, window_right;
+  float softmax_scale; /* 0: 1/sqrt(head_dim) */
+  problem_layout_t layout;
+  int outliers;        /* 1: about one element in 500 multiplied by 8..16 */
+  int deterministic;
+  uint64_t seed;       /* 0: drawn from the clock */
+} problem_desc_t;
+
+typedef struct problem_tensor {
+  void *device;            /* allocation (16-bit elements) */
+  size_t alloc_elems;
+  cudadent_tensor_t t;     /* view into it */
+  int dims[4];
+} problem_tensor_t;
+
+typedef struct problem {
+  problem_desc_t d;
+  problem_tensor_t q, k, v, o, dout, dq, dk, dv;
+  float *lse;
+  void *workspace;
+  size_t workspace_bytes;
+  uint16_t *host_q, *host_k, *host_v, *host_dout; /* the inputs, as uploaded (dense) */
+} problem_t;
+
+typedef struct error_figure {
+  double max_err;      /* max |x - ref| */
+  double max_err_lowp; /* max |x_lowp - ref| */
+  double tolerance;    /* 2 * max_err_lowp + 1e-5 */
+  long bad_elements;   /* non-finite outputs, clobbered padding, masked rows not zero/-inf */
+  int pass;
+} error_figure_t;
+
+typedef struct check_result {
+  error_figure_t o, lse, dq, dk, dv;
+  int pass;
+} check_result_t;
+
+/* Allocates and fills the problem (inputs random, outputs poisoned). Returns 0, or -1 with a
+ * message in err. Call problem_destroy in either case. */
+int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t err_len);
+void problem_destroy(problem_t *pr);
+
+void problem_fwd_params(const problem_t *pr, cudadent_attn_fwd_params_t *p);
+/* The backward params read o and lse, which problem_run_fwd wrote. */
+void problem_bwd_params(const problem_t *pr, cudadent_attn_bwd_params_t *p);
+
+/* NaN-fill the forward's outputs (o, lse) or, with bwd != 0, the backward's (dq, dk, dv),
+ * synchronously. */
+int problem_poison(problem_t *pr, int bwd);
+
+/* Calls through the public API on stream (workspace sized on first use). */
+cudadent_status_t problem_run_fwd(problem_t *pr, void *stream);
+cudadent_status_t problem_run_bwd(problem_t *pr, void *stream);
+
+/* Downloads the outputs and checks them against the reference (synchronizes). With bwd != 0 the
+ * gradients are checked (o and lse too). Returns 0 on a completed check (see r->pass), -1 on a
+ * CUDA failure. */
+int problem_check(problem_t *pr, int bwd, check_result_t *r);
+void problem_print_check(const check_result_t *r, int bwd);
+
+/* Copies the 16-bit gradient outputs (dq, dk, dv allocations) to host buffers the caller frees,
+ * for bit-identity comparisons. */
+int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, uint16_t **dv);
+
+/* Median milliseconds of iters calls (after warm-up), each timed with CUDA events, with the L2
+ * cache flushed before each call. Returns < 0 on failure (message in err). */
+double problem_time_ms(problem_t *pr, int bwd, int iters, char *err, size_t err_len);
+/* GPU time per call of a CUDA graph of `calls` forward (or backward) calls, median of 10 replays,
+ * in microseconds. */
+double problem_graph_us(problem_t *pr, int bwd, int calls, char *err, size_t err_len);
+
+/* FLOPs by the FlashAttention convention: 4 * B * Hq * (visible (i, j) pairs) * D forward, which
+ * is 4 B Hq Sq Sk D unmasked and about half of it causal; backward is 2.5x forward. */
+double problem_flops(const problem_desc_t *d, int bwd);
+
+/* 1 if a CUDA device is present; otherwise 0 and why in reason. */
+int problem_gpu_present(char *reason, size_t reason_len);
+
+const char *problem_dtype_name(cudadent_dtype_t dtype);
+/* A one-line description: "b2 sq1000 sk1000 h16/2 d64 bf16 causal padded". */
+void problem_describe(const problem_desc_t *d, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
