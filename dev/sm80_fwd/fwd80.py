@@ -1,0 +1,302 @@
+"""fwd80.py - dev check and timing of the sm80 forward launcher, in one process with PyTorch.
+
+Calls cudadent_sm80_fwd (from a shared library built from src/kernels/sm80/fwd.cu alone, see
+run_gpu.sh) through ctypes on torch tensors, so our kernel and SDPA run side by side on one GPU.
+
+  python3 fwd80.py LIB check   correctness: fp64 reference on the GPU (torch), flash-attn's
+                               criterion max|out-ref| <= 2 max|out_lowp-ref| + 1e-5 (out_lowp: P
+                               rounded to the input dtype), NaN-poisoned outputs, guard bands
+  python3 fwd80.py LIB bench   FA3 suite (bf16, 16k tokens, hidden 2048) vs SDPA flash / cudnn,
+                               CUDA events, median; small shapes as a CUDA graph of 100 calls
+"""
+import ctypes
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("stride_batch", ctypes.c_int64),
+                ("stride_seq", ctypes.c_int64), ("stride_head", ctypes.c_int64),
+                ("stride_dim", ctypes.c_int64)]
+
+
+class FwdParams(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("dtype", ctypes.c_int),
+                ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
+                ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
+                ("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor),
+                ("lse", ctypes.c_void_p), ("softmax_scale", ctypes.c_float),
+                ("causal", ctypes.c_int), ("window_left", ctypes.c_int),
+                ("window_right", ctypes.c_int), ("deterministic", ctypes.c_int)]
+
+
+LIB = None
+
+
+def tdesc(x):
+    """(B, S, H, D) view -> Tensor descriptor"""
+    assert x.stride(3) == 1
+    return Tensor(x.data_ptr(), x.stride(0), x.stride(1), x.stride(2), 1)
+
+
+def normalize(sq, sk, causal, wl, wr):
+    """api.c's normalization: causal -> wr = 0; windows with no effect -> -1"""
+    if causal:
+        wr = 0
+    if wl >= sk:
+        wl = -1
+    if wr >= sq:
+        wr = -1
+    return wl, wr
+
+
+def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None):
+    B, Sq, Hq, D = q.shape
+    Sk, Hkv = k.shape[1], k.shape[2]
+    wl, wr = normalize(Sq, Sk, causal, wl, wr)
+    p = FwdParams()
+    p.struct_size = ctypes.sizeof(FwdParams)
+    p.dtype = 1 if q.dtype == torch.bfloat16 else 0
+    p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = B, Sq, Sk, Hq, Hkv, D
+    p.q, p.k, p.v, p.o = tdesc(q), tdesc(k), tdesc(v), tdesc(o)
+    p.lse = lse.data_ptr() if lse is not None else None
+    p.softmax_scale = scale
+    p.causal, p.window_left, p.window_right = 0, wl, wr
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    err = LIB.cudadent_sm80_fwd(ctypes.byref(p), None, ctypes.c_void_p(stream))
+    if err != 0:
+        raise RuntimeError(f"cudadent_sm80_fwd returned cudaError {err}")
+
+
+def reference(q, k, v, scale, causal, wl, wr, round_dtype=None):
+    """fp64 on the GPU; returns O [B,Sq,Hq,D] and LSE [B,Hq,Sq] (O=0, LSE=-inf on empty rows)"""
+    B, Sq, Hq, D = q.shape
+    Sk, Hkv = k.shape[1], k.shape[2]
+    wl, wr = normalize(Sq, Sk, causal, wl, wr)
+    qd = q.double().permute(0, 2, 1, 3)
+    kd = k.double().permute(0, 2, 1, 3).repeat_interleave(Hq // Hkv, dim=1)
+    vd = v.double().permute(0, 2, 1, 3).repeat_interleave(Hq // Hkv, dim=1)
+    s = torch.matmul(qd, kd.transpose(-1, -2)) * scale
+    i = torch.arange(Sq, device=q.device).view(-1, 1)
+    j = torch.arange(Sk, device=q.device).view(1, -1)
+    vis = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device)
+    if wl >= 0:
+        vis &= j >= i + Sk - Sq - wl
+    if wr >= 0:
+        vis &= j <= i + Sk - Sq + wr
+    s = s.masked_fill(~vis, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    empty = ~vis.any(dim=-1)
+    p = torch.exp(s - lse.unsqueeze(-1).masked_fill(empty.view(1, 1, -1, 1), 0.0))
+    p = p.masked_fill(~vis, 0.0)
+    if round_dtype is not None:
+        p = p.to(round_dtype).double()
+    o = torch.matmul(p, vd)
+    o = o.masked_fill(empty.view(1, 1, -1, 1), 0.0)
+    return o.permute(0, 2, 1, 3), lse
+
+
+def make(B, S, H, D, dtype, layout, outliers, gen):
+    """a (B,S,H,D) view with the given layout, inside a guarded allocation"""
+    if layout == "bshd":
+        base = torch.empty(B, S, H, D + 0, dtype=dtype, device="cuda")
+        x = base
+    elif layout == "bhsd":  # seq stride D, head stride S*D
+        base = torch.empty(B, H, S, D, dtype=dtype, device="cuda")
+        x = base.permute(0, 2, 1, 3)
+    elif layout == "padded":  # head stride D+8*... , seq stride bigger
+        base = torch.empty(B, S + 1, H + 1, D + 24, dtype=dtype, device="cuda")
+        x = base[:, :S, :H, :D]
+    else:
+        raise ValueError(layout)
+    vals = torch.randn(B, S, H, D, generator=gen, device="cuda", dtype=torch.float32)
+    if outliers:
+        m = torch.rand(B, S, H, D, generator=gen, device="cuda") < 1e-3
+        vals = torch.where(m, vals * 30.0, vals)
+    base.fill_(float("nan"))
+    x.copy_(vals.to(dtype))
+    return x, base
+
+
+def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="bshd",
+              outliers=False, seed=0, with_lse=True):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    q, _ = make(B, Sq, Hq, D, dtype, layout, outliers, gen)
+    k, _ = make(B, Sk, Hkv, D, dtype, layout, outliers, gen)
+    v, _ = make(B, Sk, Hkv, D, dtype, layout, outliers, gen)
+    o, obase = make(B, Sq, Hq, D, dtype, layout, False, gen)
+    obase.fill_(float("nan"))  # poison: unwritten elements fail
+    guard = torch.full((B * Hq * Sq + 64,), 12345.0, device="cuda")
+    lse = guard[32:32 + B * Hq * Sq].view(B, Hq, Sq) if with_lse else None
+    if with_lse:
+        lse.fill_(float("nan"))
+    scale = 1.0 / math.sqrt(D)
+    fwd(q, k, v, o, lse, scale, causal, wl, wr)
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(q, k, v, scale, causal, wl, wr)
+    low_o, _ = reference(q, k, v, scale, causal, wl, wr, round_dtype=dtype)
+    od = o.double()
+    nan_o = int(torch.isnan(od).sum())
+    err = (od - ref_o).abs().max().item() if nan_o == 0 else float("nan")
+    low = (low_o - ref_o).abs().max().item()
+    ok = nan_o == 0 and err <= 2 * low + 1e-5
+    lse_err = 0.0
+    if with_lse:
+        fin = torch.isfinite(ref_lse)
+        same_inf = bool(((lse == float("-inf")) == ~fin).all())
+        nan_l = int(torch.isnan(lse).sum())
+        lse_err = (lse.double()[fin] - ref_lse[fin]).abs().max().item() if fin.any() else 0.0
+        guard_ok = bool((guard[:32] == 12345.0).all() and (guard[32 + B * Hq * Sq:] == 12345.0).all())
+        ok = ok and same_inf and nan_l == 0 and lse_err < 1e-3 and guard_ok
+    # elements outside the O view must be untouched (still NaN)
+    outside = obase.clone()
+    if layout == "padded":
+        outside[:, :Sq, :Hq, :D] = float("nan")
+        ok = ok and bool(torch.isnan(outside).all())
+    return ok, err, low, lse_err, nan_o
+
+
+def run_check():
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cases = []
+    bf, hf = torch.bfloat16, torch.float16
+    # (B, Sq, Sk, Hq, Hkv, D, dtype, causal, wl, wr, layout, outliers)
+    for D in (64, 128):
+        for dt in (bf, hf):
+            cases += [
+                (1, 1, 1, 1, 1, D, dt, False, -1, -1, "bshd", False),
+                (1, 17, 17, 2, 1, D, dt, True, -1, -1, "bshd", False),
+                (2, 127, 127, 4, 2, D, dt, False, -1, -1, "bshd", False),
+                (2, 127, 127, 4, 2, D, dt, True, -1, -1, "padded", False),
+                (1, 128, 128, 2, 2, D, dt, True, -1, -1, "bshd", False),
+                (2, 1000, 1000, 3, 1, D, dt, True, -1, -1, "bhsd", False),
+                (1, 1000, 1000, 2, 2, D, dt, False, -1, -1, "padded", True),
+                (1, 4097, 4097, 2, 1, D, dt, True, -1, -1, "bshd", False),
+                (1, 4097, 4097, 1, 1, D, dt, False, -1, -1, "bshd", True),
+                # seqlen_q != seqlen_k, both ways (bottom-right causal: rows with no key)
+                (2, 100, 300, 4, 4, D, dt, True, -1, -1, "bshd", False),
+                (2, 300, 100, 4, 2, D, dt, True, -1, -1, "bshd", False),
+                (1, 1, 1000, 2, 1, D, dt, True, -1, -1, "bshd", False),
+                (1, 1000, 1, 2, 1, D, dt, True, -1, -1, "bshd", False),
+                (1, 1000, 1, 2, 1, D, dt, False, -1, -1, "bshd", False),
+                (1, 513, 2049, 2, 2, D, dt, False, -1, -1, "bhsd", False),
+                (1, 2049, 513, 2, 2, D, dt, False, -1, -1, "bshd", False),
+                # sliding windows
+                (2, 1000, 1000, 2, 1, D, dt, False, 100, 0, "bshd", False),
+                (1, 1000, 1000, 2, 2, D, dt, False, 64, 64, "padded", False),
+                (1, 777, 1234, 2, 2, D, dt, False, 0, 0, "bshd", False),
+                (1, 1234, 777, 2, 2, D, dt, False, 300, 5, "bshd", False),
+                (1, 1234, 777, 2, 1, D, dt, False, 0, -1, "bshd", False),
+                (1, 500, 500, 2, 1, D, dt, False, -1, 3, "bshd", False),
+                (1, 300, 500, 2, 1, D, dt, False, 10, 10, "bshd", True),
+                # MQA, many heads, batch
+                (3, 257, 257, 8, 1, D, dt, True, -1, -1, "bshd", False),
+                (4, 64, 64, 16, 4, D, dt, False, -1, -1, "bhsd", False),
+            ]
+    fails = 0
+    print(f"{'case':<72} {'err':>10} {'lowp':>10} {'lse_err':>9}  ok")
+    for n, c in enumerate(cases):
+        B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr, layout, outl = c
+        ok, err, low, lse_err, nan_o = check_one(B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr,
+                                                 layout, outl, seed=n, with_lse=(n % 5 != 4))
+        name = (f"B{B} Sq{Sq} Sk{Sk} H{Hq}/{Hkv} D{D} {str(dt)[6:]} "
+                f"{'causal' if causal else f'win{wl},{wr}'} {layout}{' outl' if outl else ''}")
+        print(f"{name:<72} {err:10.3e} {low:10.3e} {lse_err:9.2e}  {'PASS' if ok else 'FAIL'}"
+              + (f" nan={nan_o}" if nan_o else ""))
+        fails += not ok
+    print(f"check: {len(cases) - fails}/{len(cases)} passed")
+    return fails
+
+
+def time_ms(fn, iters=30, warmup=5):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def graph_us(fn, calls=100):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    return time_ms(lambda: g.replay(), iters=20, warmup=3) * 1000.0 / calls
+
+
+def run_bench():
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"cudnn {torch.backends.cudnn.version()}")
+    print(f"{'shape (FA3 suite, bf16)':<34} {'ours':>8} {'flash':>8} {'cudnn':>8}  TFLOP/s  ours/flash")
+    for D in (64, 128):
+        for causal in (False, True):
+            for S in (512, 1024, 2048, 4096, 8192, 16384):
+                B, H = 16384 // S, 2048 // D
+                q = torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16)
+                k, v = torch.randn_like(q), torch.randn_like(q)
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                scale = 1.0 / math.sqrt(D)
+                flops = 4 * B * H * S * S * D / (2 if causal else 1)
+                ours = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal))
+                qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+                res = {}
+                for name, be in (("flash", SDPBackend.FLASH_ATTENTION),
+                                 ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+                    try:
+                        with sdpa_kernel(be):
+                            res[name] = time_ms(lambda: F.scaled_dot_product_attention(
+                                qt, kt, vt, is_causal=causal))
+                    except Exception as e:  # noqa
+                        res[name] = float("nan")
+                tf = lambda ms: flops / ms / 1e9
+                print(f"B{B} S{S} H{H} D{D} {'causal' if causal else 'full':<6}"
+                      f"{'':<6} {tf(ours):8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f}"
+                      f"          {res['flash'] / ours:5.2f}")
+    print("small shapes (fp16), GPU us per call in a CUDA graph of 100 calls")
+    for (B, H, S, D, causal) in ((1, 1, 32, 64, False), (1, 1, 128, 64, False),
+                                 (1, 8, 512, 64, False), (2, 8, 128, 64, False),
+                                 (8, 8, 128, 64, True), (16, 8, 512, 64, True)):
+        q = torch.randn(B, S, H, D, device="cuda", dtype=torch.float16)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+        scale = 1.0 / math.sqrt(D)
+        ours = graph_us(lambda: fwd(q, k, v, o, lse, scale, causal,
+                                    stream=torch.cuda.current_stream().cuda_stream))
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            fl = graph_us(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal))
+        print(f"  {B},{H},{S},{D}{' causal' if causal else '':<7} ours {ours:6.2f} us   flash {fl:6.2f} us")
+
+
+if __name__ == "__main__":
+    LIB = ctypes.CDLL(sys.argv[1])
+    LIB.cudadent_sm80_fwd.restype = ctypes.c_int
+    LIB.cudadent_sm80_fwd.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    what = sys.argv[2]
+    rc = 0
+    if what in ("check", "all"):
+        rc = run_check()
+    if what in ("bench", "all"):
+        run_bench()
+    sys.exit(1 if rc else 0)

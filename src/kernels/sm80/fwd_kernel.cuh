@@ -1,0 +1,345 @@
+/*
+ * fwd_kernel.cuh - the portable attention forward (FlashAttention-2 style), mma.sync path.
+ *
+ * Computes, for one (query tile, head, batch) per CTA,
+ *     O[i,:] = sum_j softmax_j(scale * Q[i,:] . K[j,:]) V[j,:]   over the visible keys j,
+ *     LSE[i] = log sum_j exp(scale * Q[i,:] . K[j,:])             (natural log; -inf if none)
+ * with bottom-right aligned causal / sliding-window masking (mask.cuh), GQA/MQA (query head h
+ * reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
+ *
+ * Warps: WARPS warps, all alike. Warp w owns query rows [w*ROWS_W, (w+1)*ROWS_W) of the tile
+ * (ROWS_W = BLOCK_M / WARPS = 16 * M_TILES); it computes its S = Q K^T slab, its online softmax
+ * and its O slab alone, so warps only meet at the pipeline's barriers.
+ *
+ * Shared memory (dynamic, 16-bit elements, every tile row-major with D contiguous):
+ *     sQ [BLOCK_M][D]                 query tile; reused at the end to stage O for 16-byte stores
+ *     sK [2][BLOCK_N][D]              key tiles, double buffered
+ *     sV [2][BLOCK_N][D]              value tiles, double buffered
+ * Rows are split in 16-byte chunks; chunk c of row r sits at position c ^ (r % 8) of that row
+ * (XOR swizzle), so the 8 row addresses of each ldmatrix 8x8 matrix (8 consecutive rows, one
+ * logical chunk) hit 8 different 16-byte bank groups: conflict-free for D = 64, 128, 256.
+ *
+ * Pipeline (cp.async, one commit group per tile load), key tiles visited from the last to the
+ * first (the partially masked diagonal / ragged-end tiles first):
+ *     prologue:  {Q, K[n_last]} {V[n_last]}
+ *     iteration for tile n (buffer b):
+ *         wait K[n] (V[n] may still fly); barrier        (also: all warps are done with b^1)
+ *         issue {K[n-1]} {V[n-1]} into b^1                (empty groups after the last tile)
+ *         S = Q K[n]^T  (ldmatrix Q and K fragments, mma.sync m16n8k16, fp32 accumulators)
+ *         element mask, only if the tile is partially masked (cd_mask_tile_partial)
+ *         online softmax in registers (softmax.cuh); P converted to 16-bit A fragments in place
+ *         wait V[n]; barrier
+ *         O += P V[n]   (V fragments by ldmatrix.trans)
+ * so each load has a whole tile iteration of compute to land in. Key tiles that no row of the
+ * query tile sees are never visited (loop bounds from cd_mask_keys_of_rows).
+ *
+ * Epilogue: O /= rowsum (0 for a row that saw no key), rounded to 16 bits, staged through the
+ * warp's own rows of sQ (same swizzle), stored with 16-byte coalesced stores, rows >= seqlen_q
+ * skipped; LSE = max * scale + log(sum) written by one thread per row.
+ *
+ * Grid: 1-D, batch * heads_q * m_blocks CTAs; the (batch, head) index runs fastest and the query
+ * tile index runs from the last (heaviest under a causal mask) to the first.
+ */
+#ifndef CUDADENT_SM80_FWD_KERNEL_CUH
+#define CUDADENT_SM80_FWD_KERNEL_CUH
+
+#include <stdint.h>
+#include "kernels/common/ptx.cuh"
+#include "kernels/common/softmax.cuh"
+#include "kernels/common/mask.cuh"
+
+/* Everything the kernel needs, by value. Strides in elements. */
+typedef struct cd_fwd_args {
+  const void *q, *k, *v;
+  void *o;
+  float *lse; /* [batch][heads_q][seqlen_q] or NULL */
+  int64_t q_sb, q_ss, q_sh;
+  int64_t k_sb, k_ss, k_sh;
+  int64_t v_sb, v_ss, v_sh;
+  int64_t o_sb, o_ss, o_sh;
+  int batch, heads_q, group; /* group = heads_q / heads_kv */
+  int m_blocks;              /* ceil(seqlen_q / BLOCK_M) */
+  cd_mask_t mask;            /* seqlen_q, seqlen_k, windows */
+  float scale;               /* softmax_scale */
+  float scale_log2;          /* softmax_scale * log2(e) */
+} cd_fwd_args_t;
+
+/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
+template <int CHUNKS>
+CUDADENT_DEVICE uint32_t cd_swz(int r, int c) {
+  return (uint32_t)((r * CHUNKS + (c ^ (r & 7))) * 16);
+}
+
+/* Shared address of a swizzled ldmatrix access: lane base (see the kernel), plus a row offset
+ * (multiple of 8 rows), at 16-element k-step (or n-step) kk. */
+CUDADENT_DEVICE uint32_t cd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int kk) {
+  return (lane_base ^ (uint32_t)((kk & 3) * 32)) + (uint32_t)((kk >> 2) * 128 + row_off_bytes);
+}
+
+/* Start cp.async loads of this thread's share of a ROWS x D tile. The thread copies the 16-byte
+ * chunk tid % CHUNKS of rows r0 + it * ROWS_PER_PASS, r0 = tid / CHUNKS (ROWS_PER_PASS = THREADS /
+ * CHUNKS, a multiple of 8, so the swizzle repeats and shared offsets are immediates).
+ *   dst:  shared address of the thread's first chunk, cd_swz(r0, tid % CHUNKS) into the tile
+ *   src:  global address of that chunk; row_stride: elements between rows
+ *   left: rows_valid - r0; rows at or past it are zero-filled (read from safe instead) */
+template <typename T, int ROWS, int D, int THREADS>
+CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
+                                  const void *safe) {
+  constexpr int CHUNKS = D / 8;
+  constexpr int ROWS_PER_PASS = THREADS / CHUNKS;
+  static_assert(THREADS % CHUNKS == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0,
+                "tile rows must divide among threads");
+  const int64_t step = (int64_t)ROWS_PER_PASS * row_stride;
+#pragma unroll
+  for (int it = 0; it < ROWS / ROWS_PER_PASS; ++it) {
+    const bool valid = it * ROWS_PER_PASS < left;
+    cd_cp_async_cg16_zfill(dst + it * ROWS_PER_PASS * CHUNKS * 16, valid ? (const void *)src : safe,
+                           valid);
+    src += step;
+  }
+}
+
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd_args_t a) {
+  constexpr int THREADS = WARPS * 32;
+  constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
+  constexpr int M_TILES = ROWS_W / 16;      // m16 tiles per warp
+  constexpr int S_TILES = BLOCK_N / 8;      // n8 tiles of S per warp row slab
+  constexpr int O_TILES = D / 8;            // n8 tiles of O
+  constexpr int CHUNKS = D / 8;             // 16-byte chunks per row
+  constexpr int ROW_BYTES = D * 2;
+  static_assert(ROWS_W % 16 == 0 && D % 64 == 0 && BLOCK_N % 16 == 0, "bad tile shape");
+
+  extern __shared__ __align__(1024) unsigned char cd_smem[];
+  const uint32_t sQ = cd_smem_addr(cd_smem);                         // [BLOCK_M][D]
+  const uint32_t sK = sQ + BLOCK_M * D * 2;                          // [2][BLOCK_N][D]
+  const uint32_t sV = sK + 2 * BLOCK_N * D * 2;                      // [2][BLOCK_N][D]
+  constexpr uint32_t KV_TILE_BYTES = BLOCK_N * D * 2;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int g = lane / 4; // row within an m16 half
+  const int t = lane % 4; // column pair
+
+  /* ---- which tile: (batch, head) fastest, query tiles from the last ---- */
+  const int64_t bh_count = (int64_t)a.batch * a.heads_q;
+  const int64_t bh = (int64_t)blockIdx.x % bh_count;
+  const int m_block = a.m_blocks - 1 - (int)((int64_t)blockIdx.x / bh_count);
+  const int b = (int)(bh / a.heads_q);
+  const int h = (int)(bh % a.heads_q);
+  const int hk = h / a.group;
+  const int seqlen_q = a.mask.seqlen_q;
+  const int seqlen_k = a.mask.seqlen_k;
+  const int m0 = m_block * BLOCK_M;
+  const int rows_valid = min(BLOCK_M, seqlen_q - m0);
+
+  const T *gQ = (const T *)a.q + (int64_t)b * a.q_sb + (int64_t)h * a.q_sh + (int64_t)m0 * a.q_ss;
+  const T *gK = (const T *)a.k + (int64_t)b * a.k_sb + (int64_t)hk * a.k_sh;
+  const T *gV = (const T *)a.v + (int64_t)b * a.v_sb + (int64_t)hk * a.v_sh;
+
+  int key0, key1;
+  cd_mask_keys_of_rows(a.mask, m0, m0 + rows_valid, &key0, &key1);
+  const int n_first = key0 / BLOCK_N;
+  const int n_last = key1 > key0 ? (key1 - 1) / BLOCK_N : n_first - 1; // n_last < n_first: none
+
+  float o[M_TILES][O_TILES][4];
+  float row_max[2 * M_TILES], row_sum[2 * M_TILES];
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt) {
+#pragma unroll
+    for (int ot = 0; ot < O_TILES; ++ot)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][ot][e] = 0.f;
+    row_max[2 * mt] = row_max[2 * mt + 1] = CD_NEG_INF;
+    row_sum[2 * mt] = row_sum[2 * mt + 1] = 0.f;
+  }
+
+  if (n_last >= n_first) {
+    /* ---- prologue: {Q, K[n_last]} {V[n_last]} ---- */
+    /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
+     * down one tile per iteration */
+    const int ld_r = tid / CHUNKS, ld_c = tid % CHUNKS;
+    const uint32_t ld_off = cd_swz<CHUNKS>(ld_r, ld_c);
+    const T *kp = gK + (int64_t)(n_last * BLOCK_N + ld_r) * a.k_ss + ld_c * 8;
+    const T *vp = gV + (int64_t)(n_last * BLOCK_N + ld_r) * a.v_ss + ld_c * 8;
+    cd_load_tile<T, BLOCK_M, D, THREADS>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
+                                         a.q_ss, rows_valid - ld_r, a.q);
+    cd_load_tile<T, BLOCK_N, D, THREADS>(sK + ld_off, kp, a.k_ss,
+                                         seqlen_k - n_last * BLOCK_N - ld_r, a.k);
+    cd_cp_async_commit();
+    cd_load_tile<T, BLOCK_N, D, THREADS>(sV + ld_off, vp, a.v_ss,
+                                         seqlen_k - n_last * BLOCK_N - ld_r, a.v);
+    cd_cp_async_commit();
+
+    /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES >= 128 bytes and tiles start
+     * 128-byte aligned, so the swizzled chunk (2*kk + c) ^ (row % 8) of k-step kk becomes
+     * (base ^ ((kk % 4) * 32)) + (kk / 4) * 128 with the lane's own (c ^ row % 8) in base: one
+     * LOP3 per k-step and immediate offsets for everything else (cd_ldsm_addr). */
+    const int x = lane & 7; // row % 8 of the lane's ldmatrix row (row bases are multiples of 8)
+    const uint32_t q_base = sQ + (warp * ROWS_W + x + ((lane >> 3) & 1) * 8) * ROW_BYTES +
+                            (((lane >> 4) ^ x) * 16);           // A: m0-7,m8-15 | k0-7,k8-15
+    const uint32_t k_base = sK + (x + (lane >> 4) * 8) * ROW_BYTES +
+                            ((((lane >> 3) & 1) ^ x) * 16);     // B (K): n0-7,n8-15 | k0-7,k8-15
+    const uint32_t v_base = sV + (x + ((lane >> 3) & 1) * 8) * ROW_BYTES +
+                            (((lane >> 4) ^ x) * 16);           // B (V^T): k0-7,k8-15 | n0-7,n8-15
+
+    int buf = 0;
+    for (int n = n_last; n >= n_first; --n, buf ^= 1) {
+      cd_cp_async_wait<1>(); // K[n] (and Q) landed; V[n] may be in flight
+      __syncthreads();       // ...for every thread; and all warps left buffer buf^1
+      if (n > n_first) {
+        const int left = seqlen_k - (n - 1) * BLOCK_N - ld_r;
+        kp -= (int64_t)BLOCK_N * a.k_ss;
+        vp -= (int64_t)BLOCK_N * a.v_ss;
+        cd_load_tile<T, BLOCK_N, D, THREADS>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp, a.k_ss,
+                                             left, a.k);
+        cd_cp_async_commit();
+        cd_load_tile<T, BLOCK_N, D, THREADS>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp, a.v_ss,
+                                             left, a.v);
+        cd_cp_async_commit();
+      } else {
+        cd_cp_async_commit(); // empty groups keep the wait counts uniform
+        cd_cp_async_commit();
+      }
+
+      /* ---- S = Q K^T  [ROWS_W, BLOCK_N] per warp ---- */
+      float s[M_TILES][S_TILES][4];
+#pragma unroll
+      for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < S_TILES; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
+      const uint32_t k_buf = k_base + buf * KV_TILE_BYTES;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t qa[M_TILES][4];
+#pragma unroll
+        for (int mt = 0; mt < M_TILES; ++mt)
+          cd_ldmatrix_x4(qa[mt], cd_ldsm_addr(q_base, mt * 16 * ROW_BYTES, kk));
+#pragma unroll
+        for (int np = 0; np < S_TILES / 2; ++np) {
+          uint32_t kb[4];
+          cd_ldmatrix_x4(kb, cd_ldsm_addr(k_buf, np * 16 * ROW_BYTES, kk));
+#pragma unroll
+          for (int mt = 0; mt < M_TILES; ++mt) {
+            cd_mma_m16n8k16<T>(s[mt][2 * np], qa[mt], &kb[0]);
+            cd_mma_m16n8k16<T>(s[mt][2 * np + 1], qa[mt], &kb[2]);
+          }
+        }
+      }
+
+      /* ---- element mask on partially masked tiles only ---- */
+      const int n0 = n * BLOCK_N;
+      if (cd_mask_tile_partial(a.mask, m0, m0 + rows_valid, n0, n0 + BLOCK_N)) {
+#pragma unroll
+        for (int mt = 0; mt < M_TILES; ++mt) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int i = m0 + warp * ROWS_W + mt * 16 + half * 8 + g;
+            const int lo = cd_mask_key_lo(a.mask, i) - n0; // tile-local visible [lo, hi)
+            const int hi = cd_mask_key_hi(a.mask, i) - n0;
+#pragma unroll
+            for (int nt = 0; nt < S_TILES; ++nt) {
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int j = nt * 8 + 2 * t + e;
+                if (j < lo || j >= hi) s[mt][nt][2 * half + e] = CD_NEG_INF;
+              }
+            }
+          }
+        }
+      }
+
+      /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
+      cd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
+
+      cd_cp_async_wait<2>(); // V[n] landed (K[n-1], V[n-1] may be in flight)
+      __syncthreads();
+
+      /* ---- O += P V  [ROWS_W, D] per warp; P's C fragments are V's A fragments ---- */
+      const uint32_t v_buf = v_base + buf * KV_TILE_BYTES;
+#pragma unroll
+      for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+        uint32_t pa[M_TILES][4];
+#pragma unroll
+        for (int mt = 0; mt < M_TILES; ++mt) {
+          pa[mt][0] = cd_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);         // row g,   k 2t
+          pa[mt][1] = cd_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);         // row g+8, k 2t
+          pa[mt][2] = cd_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]); // row g, k 2t+8
+          pa[mt][3] = cd_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]); // row g+8,k 2t+8
+        }
+#pragma unroll
+        for (int dp = 0; dp < O_TILES / 2; ++dp) {
+          uint32_t vb[4];
+          cd_ldmatrix_x4_trans(vb, cd_ldsm_addr(v_buf, kk * 16 * ROW_BYTES, dp));
+#pragma unroll
+          for (int mt = 0; mt < M_TILES; ++mt) {
+            cd_mma_m16n8k16<T>(o[mt][2 * dp], pa[mt], &vb[0]);
+            cd_mma_m16n8k16<T>(o[mt][2 * dp + 1], pa[mt], &vb[2]);
+          }
+        }
+      }
+    }
+    cd_cp_async_wait<0>(); // nothing may still write sQ when O is staged there
+  }
+
+  /* ---- epilogue: normalize, LSE, stage O in the warp's rows of sQ, 16-byte stores ---- */
+  {
+  /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
+  const int64_t bh_e = (int64_t)blockIdx.x % bh_count;
+  const int b_e = (int)(bh_e / a.heads_q), h_e = (int)(bh_e % a.heads_q);
+  T *gO = (T *)a.o + (int64_t)b_e * a.o_sb + (int64_t)h_e * a.o_sh + (int64_t)m0 * a.o_ss;
+  float *lse_row = a.lse + (bh_e * seqlen_q + m0); /* [batch][heads_q][seqlen_q] */
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = 2 * mt + half;
+      const float l = cd_quad_sum(row_sum[r]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+      for (int ot = 0; ot < O_TILES; ++ot) {
+        o[mt][ot][2 * half] *= inv;
+        o[mt][ot][2 * half + 1] *= inv;
+      }
+      const int i = warp * ROWS_W + mt * 16 + half * 8 + g; // tile row
+      if (a.lse != NULL && t == 0 && m0 + i < seqlen_q)
+        lse_row[i] = l > 0.f ? row_max[r] * a.scale + logf(l) : CD_NEG_INF;
+    }
+  }
+  unsigned char *sO = cd_smem; // the warp's own Q rows: only this warp ever read them
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = warp * ROWS_W + mt * 16 + half * 8 + g;
+#pragma unroll
+      for (int ot = 0; ot < O_TILES; ++ot) {
+        const uint32_t v = cd_pack2<T>(o[mt][ot][2 * half], o[mt][ot][2 * half + 1]);
+        *(uint32_t *)(sO + cd_swz<CHUNKS>(r, ot) + t * 4) = v;
+      }
+    }
+  }
+  __syncwarp(); // the warp's staged rows are complete
+#pragma unroll
+  for (int it = 0; it < ROWS_W * CHUNKS / 32; ++it) {
+    const int idx = lane + it * 32;
+    const int r = warp * ROWS_W + idx / CHUNKS;
+    const int c = idx % CHUNKS;
+    if (m0 + r < seqlen_q) {
+      const uint4 v = *(const uint4 *)(sO + cd_swz<CHUNKS>(r, c));
+      *(uint4 *)(gO + (int64_t)r * a.o_ss + c * 8) = v;
+    }
+  }
+  }
+}
+
+/* Dynamic shared memory of one CTA. */
+template <int D, int BLOCK_M, int BLOCK_N>
+constexpr int cd_sm80_fwd_smem_bytes() {
+  return (BLOCK_M + 4 * BLOCK_N) * D * 2;
+}
+
+#endif /* CUDADENT_SM80_FWD_KERNEL_CUH */
