@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""check_fwd.py - correctness and timing of the sm90 forward variants (dev/sm90_fwd/sm90_dev.cu,
+built as a shared library), in one process with PyTorch's SDPA (cuDNN backend) for the ratio.
+
+  python3 dev/sm90_fwd/check_fwd.py LIB check [--variants 0,1,2]
+  python3 dev/sm90_fwd/check_fwd.py LIB bench [--variants 0,1,2] [--suite fa3|quick] [--iters N]
+
+check: fresh random inputs (normal; some cases with rare large outliers), poisoned (NaN) outputs,
+float64 torch reference, flash-attn's criterion max|o - ref| <= 2 max|o_lowp - ref| + 1e-5 where
+o_lowp is computed with 16-bit inputs, 16-bit scores and 16-bit P. LSE checked against the float64
+log-sum-exp (fully masked rows: -inf). bench: CUDA events around each call after warm-up, median
+of --iters; FLOPs 4 B H Sq Sk D, halved for causal.
+"""
+import ctypes
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("stride_batch", ctypes.c_int64),
+                ("stride_seq", ctypes.c_int64), ("stride_head", ctypes.c_int64),
+                ("stride_dim", ctypes.c_int64)]
+
+
+class Params(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("dtype", ctypes.c_int), ("batch", ctypes.c_int),
+                ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int), ("heads_q", ctypes.c_int),
+                ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int), ("q", Tensor),
+                ("k", Tensor), ("v", Tensor), ("o", Tensor), ("lse", ctypes.c_void_p),
+                ("softmax_scale", ctypes.c_float), ("causal", ctypes.c_int),
+                ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
+                ("deterministic", ctypes.c_int)]
+
+
+def tdesc(t):  # t: (B, S, H, D) view
+    sb, ss, sh, sd = t.stride()
+    return Tensor(t.data_ptr(), sb, ss, sh, sd)
+
+
+def make_tensor(B, S, H, D, dtype, layout, outliers, gen):
+    if layout == "bshd":
+        t = torch.randn(B, S, H, D, generator=gen, device="cuda")
+    elif layout == "bhsd":
+        t = torch.randn(B, H, S, D, generator=gen, device="cuda").transpose(1, 2)
+    else:  # padded: head stride D + 64, seq stride H * (D + 64) + 8
+        base = torch.randn(B, S * (H * (D + 64) + 8) + 64, generator=gen, device="cuda")
+        t = base.as_strided((B, S, H, D), (base.stride(0), H * (D + 64) + 8, D + 64, 1))
+    if outliers:  # in place, so the layout (strides) stays
+        mask = torch.rand(t.shape, generator=gen, device="cuda") < 1e-3
+        t.mul_(torch.where(mask, 20.0, 1.0))
+    out = torch.empty_strided(t.shape, t.stride(), dtype=dtype, device="cuda")
+    out.copy_(t)
+    return out
+
+
+class Lib:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.sm90_dev_fwd.restype = ctypes.c_int
+        self.lib.sm90_dev_fwd.argtypes = [ctypes.c_int, ctypes.POINTER(Params), ctypes.c_void_p]
+
+    def params(self, q, k, v, o, lse, causal, wl, wr, scale):
+        B, Sq, Hq, D = q.shape
+        Sk, Hkv = k.shape[1], k.shape[2]
+        p = Params()
+        p.struct_size = ctypes.sizeof(Params)
+        p.dtype = 0 if q.dtype == torch.float16 else 1
+        p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = B, Sq, Sk, Hq, Hkv, D
+        p.q, p.k, p.v, p.o = tdesc(q), tdesc(k), tdesc(v), tdesc(o)
+        p.lse = lse.data_ptr() if lse is not None else None
+        p.softmax_scale = scale
+        # normalized as api.c does
+        if causal:
+            wr = 0
+        if wl >= Sk:
+            wl = -1
+        if wr >= Sq:
+            wr = -1
+        p.causal, p.window_left, p.window_right, p.deterministic = 0, wl, wr, 0
+        return p
+
+    def run(self, variant, p):
+        rc = self.lib.sm90_dev_fwd(variant, ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if rc != 0:
+            raise RuntimeError("sm90_dev_fwd returned cudaError %d" % rc)
+
+
+def visible(Sq, Sk, causal, wl, wr):
+    if causal:
+        wr = 0
+    i = torch.arange(Sq, device="cuda")[:, None]
+    j = torch.arange(Sk, device="cuda")[None, :]
+    sh = Sk - Sq
+    ok = torch.ones(Sq, Sk, dtype=torch.bool, device="cuda")
+    if wl >= 0:
+        ok &= j >= i + sh - wl
+    if wr >= 0:
+        ok &= j <= i + sh + wr
+    return ok
+
+
+def reference(q, k, v, scale, causal, wl, wr):
+    B, Sq, Hq, D = q.shape
+    Sk, Hkv = k.shape[1], k.shape[2]
+    g = Hq // Hkv
+    ok = visible(Sq, Sk, causal, wl, wr)
+    qd = q.double().transpose(1, 2)
+    kd = k.double().transpose(1, 2).repeat_interleave(g, dim=1)
+    vd = v.double().transpose(1, 2).repeat_interleave(g, dim=1)
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    s = s.masked_fill(~ok, -math.inf)
+    lse = torch.logsumexp(s, dim=-1)  # -inf where no key is visible
+    pr = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    o = (pr @ vd).transpose(1, 2)
+    # low precision: 16-bit inputs, scores rounded to 16 bits, P rounded to 16 bits
+    dt = q.dtype
+    s_lp = ((q.float().transpose(1, 2) @ k.float().transpose(1, 2).repeat_interleave(g, dim=1).transpose(-1, -2)) * scale).to(dt).float()
+    s_lp = s_lp.masked_fill(~ok, -math.inf)
+    p_lp = torch.softmax(s_lp, dim=-1).nan_to_num(0.0).to(dt)
+    o_lp = (p_lp.float() @ v.float().transpose(1, 2).repeat_interleave(g, dim=1)).to(dt).transpose(1, 2)
+    return o, lse, o_lp
+
+
+CASES = [
+    # B, Sq, Sk, Hq, Hkv, D, dtype, causal, wl, wr, layout, outliers
+    (1, 128, 128, 1, 1, 64, "bf16", 0, -1, -1, "bshd", 0),
+    (1, 128, 128, 1, 1, 128, "bf16", 0, -1, -1, "bshd", 0),
+    (2, 256, 256, 2, 2, 64, "bf16", 0, -1, -1, "bshd", 0),
+    (2, 384, 512, 4, 2, 128, "bf16", 0, -1, -1, "bshd", 0),
+    (1, 1, 1, 2, 2, 64, "fp16", 0, -1, -1, "bshd", 0),
+    (2, 17, 17, 4, 4, 128, "bf16", 1, -1, -1, "bhsd", 0),
+    (1, 127, 127, 4, 2, 64, "fp16", 0, -1, -1, "padded", 1),
+    (1, 1000, 1000, 2, 1, 128, "bf16", 1, -1, -1, "bshd", 0),
+    (1, 4097, 4097, 2, 2, 64, "bf16", 0, -1, -1, "bhsd", 0),
+    (2, 128, 1000, 16, 2, 128, "fp16", 1, -1, -1, "bshd", 1),
+    (2, 1000, 128, 4, 1, 64, "bf16", 1, -1, -1, "padded", 0),
+    (1, 17, 4097, 2, 2, 128, "bf16", 0, 33, 7, "bshd", 0),
+    (3, 257, 300, 8, 8, 64, "fp16", 0, 33, 7, "bhsd", 0),
+    (1, 1, 1000, 4, 4, 128, "bf16", 1, 64, -1, "bshd", 0),
+    (2, 300, 257, 8, 1, 64, "bf16", 1, 64, -1, "padded", 1),
+    (1, 1000, 1000, 4, 4, 128, "fp16", 0, 100, 0, "bshd", 0),
+    (2, 2048, 2048, 4, 4, 64, "bf16", 1, -1, -1, "bshd", 0),
+    (1, 2048, 2048, 8, 8, 128, "bf16", 0, -1, -1, "bshd", 0),
+    (1, 777, 1500, 6, 3, 128, "bf16", 0, 200, 300, "bshd", 0),
+    (4, 512, 512, 16, 16, 64, "fp16", 1, -1, -1, "bshd", 0),
+]
+
+
+def check(lib, variants):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    fails = 0
+    for c in CASES:
+        B, Sq, Sk, Hq, Hkv, D, dts, causal, wl, wr, layout, outl = c
+        dt = torch.float16 if dts == "fp16" else torch.bfloat16
+        q = make_tensor(B, Sq, Hq, D, dt, layout, outl, gen)
+        k = make_tensor(B, Sk, Hkv, D, dt, layout, outl, gen)
+        v = make_tensor(B, Sk, Hkv, D, dt, layout, outl, gen)
+        scale = 1.0 / math.sqrt(D)
+        o_ref, lse_ref, o_lp = reference(q, k, v, scale, causal, wl, wr)
+        err_lp = (o_lp.double() - o_ref).abs().max().item()
+        tol = 2 * err_lp + 1e-5
+        lse_ref_b = lse_ref  # [B, H, Sq]
+        for var in variants:
+            o = make_tensor(B, Sq, Hq, D, dt, layout, 0, gen)
+            o.fill_(float("nan"))
+            lse = torch.full((B, Hq, Sq), float("nan"), device="cuda")
+            p = lib.params(q, k, v, o, lse, causal, wl, wr, scale)
+            lib.run(var, p)
+            torch.cuda.synchronize()
+            nan = torch.isnan(o).any().item()
+            err = (o.double() - o_ref).abs().max().item()
+            fin = torch.isfinite(lse_ref_b)
+            lse_err = (lse[fin].double() - lse_ref_b[fin]).abs().max().item() if fin.any() else 0.0
+            lse_inf_ok = bool((lse[~fin] == -math.inf).all().item()) if (~fin).any() else True
+            ok = (not nan) and err <= tol and lse_err < 1e-3 and lse_inf_ok
+            fails += not ok
+            print("%s v%d %-60s err %.3e lowp %.3e (tol %.3e) lse %.2e inf_ok %d nan %d" % (
+                "PASS" if ok else "FAIL", var, str(c), err, err_lp, tol, lse_err, lse_inf_ok, nan), flush=True)
+    print("check: %d failures" % fails, flush=True)
+    return fails
+
+
+def time_fn(fn, iters):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def bench(lib, variants, suite, iters):
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    configs = []
+    seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
+    for D in (64, 128):
+        for causal in (0, 1):
+            for S in seqs:
+                configs.append((16384 // S, S, 2048 // D, D, causal))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(7)
+    print("%-30s %s %10s %7s" % ("B,S,H,D,causal", " ".join("%9s" % ("v%d" % v) for v in variants), "cudnn", "best/cudnn"))
+    ratios = []
+    for B, S, H, D, causal in configs:
+        dt = torch.bfloat16
+        q = make_tensor(B, S, H, D, dt, "bshd", 0, gen)
+        k = make_tensor(B, S, H, D, dt, "bshd", 0, gen)
+        v = make_tensor(B, S, H, D, dt, "bshd", 0, gen)
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda")
+        scale = 1.0 / math.sqrt(D)
+        flops = 4.0 * B * H * S * S * D / (2 if causal else 1)
+        res = []
+        for var in variants:
+            p = lib.params(q, k, v, o, lse, causal, -1, -1, scale)
+            ms = time_fn(lambda: lib.run(var, p), iters)
+            res.append(flops / ms / 1e9)
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            ms = time_fn(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=bool(causal), scale=scale), iters)
+        cud = flops / ms / 1e9
+        best = max(res)
+        ratios.append(best / cud)
+        print("%-30s %s %10.1f %7.3f" % ("%d,%d,%d,%d,%d" % (B, S, H, D, causal), " ".join("%9.1f" % r for r in res), cud, best / cud), flush=True)
+    gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print("geomean best/cudnn %.3f, min %.3f" % (gm, min(ratios)), flush=True)
+
+
+if __name__ == "__main__":
+    lib = Lib(sys.argv[1])
+    mode = sys.argv[2]
+    args = sys.argv[3:]
+    variants = [0, 1, 2]
+    suite, iters = "fa3", 20
+    for i, a in enumerate(args):
+        if a == "--variants":
+            variants = [int(x) for x in args[i + 1].split(",")]
+        if a == "--suite":
+            suite = args[i + 1]
+        if a == "--iters":
+            iters = int(args[i + 1])
+    print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
+    if mode == "check":
+        sys.exit(1 if check(lib, variants) else 0)
+    else:
+        bench(lib, variants, suite, iters)

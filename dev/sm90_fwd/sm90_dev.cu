@@ -1,0 +1,29 @@
+/*
+ * sm90_dev.cu - every variant of the sm90 forward behind one C entry point, built as a shared
+ * library for dev/sm90_fwd/check_fwd.py (correctness against a float64 torch reference, and
+ * timing side by side with SDPA's cuDNN backend in one process).
+ *   nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
+ *        -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu -o build-sm90/libsm90dev.so
+ * The params are normalized by the caller as api.c does (causal folded into window_right = 0).
+ */
+#include "kernels/sm90/fwd_launch.cuh"
+
+template <int V>
+static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (p->head_dim == 64)
+    return fp16 ? sm90_fwd_launch<64, true, V>(p, s) : sm90_fwd_launch<64, false, V>(p, s);
+  if (p->head_dim == 128)
+    return fp16 ? sm90_fwd_launch<128, true, V>(p, s) : sm90_fwd_launch<128, false, V>(p, s);
+  return cudaErrorNotSupported;
+}
+
+extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (variant) {
+    case SM90_FWD_SIMPLE: return (int)dev_launch<SM90_FWD_SIMPLE>(p, s);
+    case SM90_FWD_OVERLAP: return (int)dev_launch<SM90_FWD_OVERLAP>(p, s);
+    case SM90_FWD_OVERLAP_PINGPONG: return (int)dev_launch<SM90_FWD_OVERLAP_PINGPONG>(p, s);
+    default: return (int)cudaErrorInvalidValue;
+  }
+}

@@ -1,0 +1,491 @@
+/*
+ * fwd_kernel.cuh - the Hopper (sm_90a) attention forward: O = softmax(scale * Q K^T + mask) V and
+ * LSE = log of the softmax denominator, per (batch, query head), FlashAttention-3 style.
+ *
+ * Warps. A CTA is 1 + CONSUMER_WGS warpgroups of 128 threads, persistent over tiles
+ * (tile_scheduler.cuh). A tile is BLOCK_M = 64 * CONSUMER_WGS query rows of one (batch, head).
+ *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread issues every TMA
+ *     load: the tile's Q once, then K and V blocks of BLOCK_N keys into a STAGES-deep ring,
+ *     last key block first. The other 127 threads exit.
+ *   warpgroups 1.., consumers: after setmaxnreg.inc to CONSUMER_REGS, warpgroup w owns query
+ *     rows [64 (w-1), 64 w) of the tile. Per key block: S = Q K^T (wgmma, both operands in shared
+ *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
+ *     (exp2 with the scale folded in); P converted to 16 bits in registers becomes the A operand
+ *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor).
+ *   Variant OVERLAP (the default): the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j
+ *     back to back, then does the softmax of S_next while the P V product runs (intra-warpgroup
+ *     overlap, FA3 paper section 3.2).
+ *   Variant PINGPONG (with OVERLAP, 2 consumers): two named barriers make the consumer
+ *     warpgroups take turns issuing their GEMMs, so one's softmax runs under the other's GEMMs
+ *     (FA3 section 3.1).
+ *
+ * Shared memory (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 B):
+ *   Q  [D/64][BLOCK_M][64]            one box of 64 columns per 128-byte swizzled slab
+ *   K  [STAGES][D/64][BLOCK_N][64]    the ring
+ *   V  [STAGES][D/64][BLOCK_N][64]
+ *   O  [CONSUMER_WGS][D/64][64][64]   epilogue staging for the TMA store, one slab per consumer
+ *   mbarriers: q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+ *
+ * Pipeline. full barriers complete by TMA transaction bytes (expect_tx by the producer);
+ * empty barriers by one arrival per consumer warp after the wgmma reading the stage has
+ * completed (wgmma.wait_group). q_empty frees Q after each consumer's last Q K^T of a tile, so
+ * the next tile's Q loads under the current tile's last P V. The epilogue scales O by 1/l,
+ * writes it as 16-bit into the consumer's O slab (swizzled like the TMA box), fences the proxy,
+ * and one thread issues the TMA store (rows past seqlen_q are clipped by TMA); LSE is written by
+ * one thread per row. Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
+ * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
+ */
+#ifndef CUDADENT_SM90_FWD_KERNEL_CUH
+#define CUDADENT_SM90_FWD_KERNEL_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/common/ptx_sm90.cuh"
+#include "kernels/sm90/tile_scheduler.cuh"
+
+/* ---- the tile table: one row per head_dim ------------------------------------------------------
+ * BLOCK_M = 64 * CONSUMER_WGS query rows, BLOCK_N keys per block, STAGES-deep K/V ring.
+ * Registers (65536 per SM, one CTA per SM): 128 * PRODUCER_REGS + 128 * CONSUMER_WGS *
+ * CONSUMER_REGS <= 65536; a consumer holds S (BLOCK_N / 2 fp32), P (BLOCK_N / 4), O (D / 2).
+ * Shared memory: (BLOCK_M * 2 + 2 * STAGES * BLOCK_N) * D * 2 bytes + barriers <= 227 KiB. */
+template <int D> struct sm90_fwd_tile;
+template <> struct sm90_fwd_tile<64> {
+  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+};
+template <> struct sm90_fwd_tile<128> {
+  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+};
+
+/* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
+enum { SM90_FWD_SIMPLE = 0, SM90_FWD_OVERLAP = 1, SM90_FWD_OVERLAP_PINGPONG = 2 };
+
+template <int D> struct sm90_fwd_smem {
+  typedef sm90_fwd_tile<D> tile;
+  static constexpr int CHUNKS = D / 64;                   /* 128-byte slabs per row */
+  static constexpr int Q_BYTES = tile::BLOCK_M * D * 2;   /* [D/64][BLOCK_M][64] */
+  static constexpr int KV_BYTES = tile::BLOCK_N * D * 2;  /* one stage of K or V */
+  static constexpr int OW_BYTES = 64 * D * 2;             /* one consumer's O slab */
+  static constexpr int Q_OFF = 0;
+  static constexpr int K_OFF = Q_OFF + Q_BYTES;
+  static constexpr int V_OFF = K_OFF + tile::STAGES * KV_BYTES;
+  static constexpr int O_OFF = V_OFF + tile::STAGES * KV_BYTES;
+  static constexpr int BAR_OFF = O_OFF + tile::CONSUMER_WGS * OW_BYTES;
+  static constexpr int NUM_BARS = 2 + 4 * tile::STAGES;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+};
+
+struct sm90_fwd_args {
+  float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
+  float scale_log2;  /* softmax_scale * log2(e) */
+  int seqlen_q, seqlen_k;
+  int heads_q, group; /* query head h reads KV head h / group */
+  int window_left, window_right;
+  int m_blocks, num_tiles;
+  int heaviest_first;
+};
+
+/* named barrier ids: 0 is __syncthreads; 1 + w: consumer w's epilogue; 3 + w: pingpong turn */
+#define SM90_BAR_EPILOGUE 1
+#define SM90_BAR_TURN 3
+
+template <bool kFp16>
+__device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (kFp16) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  } else {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  }
+  return r;
+}
+
+/* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
+ * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). */
+template <int D, int BN, bool kFp16>
+__device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
+  constexpr int BM = sm90_fwd_tile<D>::BLOCK_M;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
+    const uint64_t dk = desc_k + (uint64_t)(((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
+    if constexpr (BN == 128) wgmma_m64n128k16_ss<kFp16>(s, dq, dk, kk > 0);
+    else wgmma_m64n64k16_ss<kFp16>(s, dq, dk, kk > 0);
+  }
+}
+
+/* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]: BLOCK_N/16 k-steps of 16 keys = 16 rows of 128 B
+ * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart. */
+template <int D, int BN, bool kFp16>
+__device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4],
+                                             uint64_t desc_v) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk) {
+    const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+    const uint64_t dv = desc_v + (uint64_t)((kk * 2048) >> 4);
+    if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
+    else wgmma_m64n64k16_rs_tb<kFp16>(o, a, dv, 1);
+  }
+}
+
+template <int N>
+__device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) reg_fence(r[i]);
+}
+
+/* Accumulator fragment of wgmma m64nN (per warp 16 rows): element 4j + 2r + e is row
+ * 16 warp + lane/4 + 8r, column 8j + 2 (lane%4) + e. */
+template <int BN>
+__device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0, int seqlen_k,
+                                          int shift, int window_left, int window_right, int lane) {
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int col = key0 + 8 * j + 2 * (lane & 3) + e;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row0 + 8 * r;
+        bool ok = col < seqlen_k;
+        if (window_left >= 0) ok = ok && col >= row + shift - window_left;
+        if (window_right >= 0) ok = ok && col <= row + shift + window_right;
+        if (!ok) s[4 * j + 2 * r + e] = -INFINITY;
+      }
+    }
+  }
+}
+
+/* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
+ * max in log2 units (scaled), l the thread's partial row sum, alpha the factor O must be scaled
+ * by before P V is added. A row with no visible key so far keeps m = -inf and gets P = 0. */
+template <int BN>
+__device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
+                                             float (&alpha)[2], float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[r], mx * scale_log2);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    alpha[r] = ex2_approx(m[r] - m_use);
+    m[r] = m_new;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float pv = ex2_approx(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
+        s[4 * j + 2 * r + e] = pv;
+        sum += pv;
+      }
+    }
+    l[r] = l[r] * alpha[r] + sum;
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void sm90_rescale_o(float (&o)[D / 2], const float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) {
+    o[4 * j + 0] *= alpha[0];
+    o[4 * j + 1] *= alpha[0];
+    o[4 * j + 2] *= alpha[1];
+    o[4 * j + 3] *= alpha[1];
+  }
+}
+
+template <int BN, bool kFp16>
+__device__ __forceinline__ void sm90_convert_p(const float (&s)[BN / 2], uint32_t (&p)[BN / 4]) {
+#pragma unroll
+  for (int i = 0; i < BN / 4; ++i) p[i] = sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
+}
+
+template <int D, bool kFp16, int VARIANT>
+__global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
+    sm90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                    const sm90_fwd_args args) {
+  typedef sm90_fwd_tile<D> tile;
+  typedef sm90_fwd_smem<D> L;
+  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, STAGES = tile::STAGES;
+  constexpr int NCW = tile::CONSUMER_WGS;
+  constexpr bool kOverlap = VARIANT != SM90_FWD_SIMPLE;
+  constexpr bool kPingpong = VARIANT == SM90_FWD_OVERLAP_PINGPONG && NCW == 2;
+
+  extern __shared__ uint8_t smem_raw[];
+  /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sQ = base + L::Q_OFF, sK = base + L::K_OFF, sV = base + L::V_OFF;
+  const uint32_t sO = base + L::O_OFF;
+  const uint32_t bar_q_full = base + L::BAR_OFF, bar_q_empty = bar_q_full + 8;
+  const uint32_t bar_k_full = bar_q_full + 16, bar_k_empty = bar_k_full + 8 * STAGES;
+  const uint32_t bar_v_full = bar_k_empty + 8 * STAGES, bar_v_empty = bar_v_full + 8 * STAGES;
+
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    tma_prefetch_desc(&tm_q);
+    tma_prefetch_desc(&tm_k);
+    tma_prefetch_desc(&tm_v);
+    tma_prefetch_desc(&tm_o);
+    mbar_init(bar_q_full, 1);
+    mbar_init(bar_q_empty, 4 * NCW); /* one arrival per consumer warp */
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(bar_k_full + 8 * s, 1);
+      mbar_init(bar_k_empty + 8 * s, 4 * NCW);
+      mbar_init(bar_v_full + 8 * s, 1);
+      mbar_init(bar_v_empty + 8 * s, 4 * NCW);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  const int heaviest_first = args.heaviest_first;
+  const int shift = args.seqlen_k - args.seqlen_q;
+
+  if (wg == 0) {
+    /* ================================ producer ================================ */
+    setmaxnreg_dec<tile::PRODUCER_REGS>();
+    if (threadIdx.x != 0) return;
+    uint32_t stage = 0, phase = 0, q_iter = 0;
+    for (int t = blockIdx.x; t < args.num_tiles; t += gridDim.x) {
+      const sm90_tile tc = sm90_decode_tile(t, args.m_blocks, args.heads_q, heaviest_first);
+      int n_lo, n_hi;
+      sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+                            args.window_right, &n_lo, &n_hi);
+      if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
+      const int hk = tc.head / args.group;
+      /* Q: wait until both consumers finished the previous tile's Q K^T */
+      mbar_wait(bar_q_empty, (q_iter & 1) ^ 1);
+      mbar_arrive_expect_tx(bar_q_full, L::Q_BYTES);
+#pragma unroll
+      for (int c = 0; c < L::CHUNKS; ++c)
+        tma_load_4d(sQ + c * BM * 128, &tm_q, bar_q_full, 64 * c, tc.m_block * BM, tc.head,
+                    tc.batch);
+      ++q_iter;
+      for (int n = n_hi - 1; n >= n_lo; --n) {
+        mbar_wait(bar_k_empty + 8 * stage, phase ^ 1);
+        mbar_arrive_expect_tx(bar_k_full + 8 * stage, L::KV_BYTES);
+#pragma unroll
+        for (int c = 0; c < L::CHUNKS; ++c)
+          tma_load_4d(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k, bar_k_full + 8 * stage,
+                      64 * c, n * BN, hk, tc.batch);
+        mbar_wait(bar_v_empty + 8 * stage, phase ^ 1);
+        mbar_arrive_expect_tx(bar_v_full + 8 * stage, L::KV_BYTES);
+#pragma unroll
+        for (int c = 0; c < L::CHUNKS; ++c)
+          tma_load_4d(sV + stage * L::KV_BYTES + c * BN * 128, &tm_v, bar_v_full + 8 * stage,
+                      64 * c, n * BN, hk, tc.batch);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  /* ================================ consumers ================================ */
+  setmaxnreg_inc<tile::CONSUMER_REGS>();
+  const int cw = wg - 1;              /* consumer index: query rows [64 cw, 64 cw + 64) */
+  const int ct = threadIdx.x - 128 * wg;
+  const int warp = ct / 32, lane = ct % 32;
+  const int row_in_wg0 = 16 * warp + lane / 4; /* this thread's rows: row_in_wg0 and + 8 */
+
+  /* descriptors: Q rows of this consumer start 64 cw rows into each Q slab (8 KiB, atom aligned) */
+  const uint64_t desc_q = gmma_desc_sw128(sQ + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_k0 = gmma_desc_sw128(sK, 1, 1024);
+  const uint64_t desc_v0 = gmma_desc_sw128(sV, BN * 128, 1024);
+
+  if constexpr (kPingpong) {
+    /* consumer 0 goes first: consumer 1 pre-arrives on consumer 0's turn barrier */
+    if (cw == 1) named_bar_arrive(SM90_BAR_TURN + 0, 256);
+  }
+
+  uint32_t stage = 0, phase = 0, q_iter = 0;
+  for (int t = blockIdx.x; t < args.num_tiles; t += gridDim.x) {
+    const sm90_tile tc = sm90_decode_tile(t, args.m_blocks, args.heads_q, heaviest_first);
+    int n_lo, n_hi;
+    sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+                          args.window_right, &n_lo, &n_hi);
+    const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */
+
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+
+    if (n_hi > n_lo) {
+      float s[BN / 2];
+      uint32_t p[BN / 4];
+      mbar_wait(bar_q_full, q_iter & 1);
+      ++q_iter;
+      const int nblk = n_hi - n_lo;
+
+      if constexpr (!kOverlap) {
+        for (int i = 0; i < nblk; ++i) {
+          const int n = n_hi - 1 - i;
+          mbar_wait(bar_k_full + 8 * stage, phase);
+          wgmma_fence();
+          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          wgmma_commit();
+          wgmma_wait<0>();
+          sm90_fence_regs(s);
+          if (lane == 0) {
+            mbar_arrive(bar_k_empty + 8 * stage);
+            if (i == nblk - 1) mbar_arrive(bar_q_empty);
+          }
+          if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
+                                            args.window_left, args.window_right))
+            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+                          args.window_right, lane);
+          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+          sm90_rescale_o<D>(o, alpha);
+          sm90_convert_p<BN, kFp16>(s, p);
+          mbar_wait(bar_v_full + 8 * stage, phase);
+          sm90_fence_regs(o);
+          wgmma_fence();
+          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4));
+          wgmma_commit();
+          wgmma_wait<0>();
+          sm90_fence_regs(o);
+          if (lane == 0) mbar_arrive(bar_v_empty + 8 * stage);
+          if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      } else {
+        /* first block: S alone */
+        {
+          const int n = n_hi - 1;
+          mbar_wait(bar_k_full + 8 * stage, phase);
+          if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
+          wgmma_fence();
+          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          wgmma_commit();
+          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + (cw ^ 1), 256);
+          wgmma_wait<0>();
+          sm90_fence_regs(s);
+          if (lane == 0) {
+            mbar_arrive(bar_k_empty + 8 * stage);
+            if (nblk == 1) mbar_arrive(bar_q_empty);
+          }
+          if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
+                                            args.window_left, args.window_right))
+            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+                          args.window_right, lane);
+          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+          sm90_convert_p<BN, kFp16>(s, p);
+        }
+        uint32_t v_stage = stage, v_phase = phase;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+        for (int i = 1; i < nblk; ++i) {
+          const int n = n_hi - 1 - i;
+          mbar_wait(bar_k_full + 8 * stage, phase);
+          if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
+          wgmma_fence();
+          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          wgmma_commit();
+          sm90_rescale_o<D>(o, alpha);
+          mbar_wait(bar_v_full + 8 * v_stage, v_phase);
+          sm90_fence_regs(o);
+          wgmma_fence();
+          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+          wgmma_commit();
+          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + (cw ^ 1), 256);
+          wgmma_wait<1>(); /* S done, P V may still run */
+          sm90_fence_regs(s);
+          if (lane == 0) {
+            mbar_arrive(bar_k_empty + 8 * stage);
+            if (i == nblk - 1) mbar_arrive(bar_q_empty);
+          }
+          if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
+                                            args.window_left, args.window_right))
+            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+                          args.window_right, lane);
+          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+          wgmma_wait<0>(); /* P V done: p and V stage free */
+          sm90_fence_regs(o);
+          if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
+          sm90_convert_p<BN, kFp16>(s, p);
+          v_stage = stage;
+          v_phase = phase;
+          if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+        /* last P V */
+        sm90_rescale_o<D>(o, alpha);
+        mbar_wait(bar_v_full + 8 * v_stage, v_phase);
+        sm90_fence_regs(o);
+        wgmma_fence();
+        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+        wgmma_commit();
+        wgmma_wait<0>();
+        sm90_fence_regs(o);
+        if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
+      }
+    }
+
+    /* ---- epilogue: O / l -> 16-bit -> this consumer's O slab -> TMA store; LSE ---- */
+    float inv[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float lt = l[r];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      inv[r] = lt > 0.f ? 1.f / lt : 0.f;
+      if (args.lse != nullptr && (lane & 3) == 0) {
+        const int row = row0 + 8 * r;
+        if (row < args.seqlen_q) {
+          const float lse = lt > 0.f ? (m[r] + log2f(lt)) * 0.69314718055994531f : -INFINITY;
+          args.lse[((int64_t)tc.batch * args.heads_q + tc.head) * args.seqlen_q + row] = lse;
+        }
+      }
+    }
+    /* the previous tile's store must have finished reading the slab before it is overwritten */
+    if (ct == 0) tma_store_wait_read<0>();
+    named_bar_sync(SM90_BAR_EPILOGUE + cw, 128);
+    const uint32_t slab = sO + cw * L::OW_BYTES;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row_in_wg0 + 8 * r;
+        /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
+        const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
+                              (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
+        const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+      }
+    }
+    fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
+    named_bar_sync(SM90_BAR_EPILOGUE + cw, 128);
+    if (ct == 0) {
+#pragma unroll
+      for (int c = 0; c < L::CHUNKS; ++c)
+        tma_store_4d(&tm_o, slab + c * 64 * 128, 64 * c, tc.m_block * BM + 64 * cw, tc.head,
+                     tc.batch);
+      tma_store_commit();
+    }
+  }
+  if (ct == 0) tma_store_wait_all<0>();
+}
+
+#endif /* CUDADENT_SM90_FWD_KERNEL_CUH */

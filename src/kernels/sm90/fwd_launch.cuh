@@ -1,0 +1,118 @@
+/*
+ * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps and the launch of one kernel
+ * instantiation (fwd_kernel.cuh). Included by fwd.cu (the library's launcher) and by the
+ * experiments under dev/sm90_fwd/ (which launch every variant).
+ *
+ * Tensor maps are encoded on the host at every call (they hold the tensor's address), with
+ * cuTensorMapEncodeTiled reached through cudaGetDriverEntryPointByVersion (resolved once,
+ * thread-safely: a function-local static), and passed by value as __grid_constant__ parameters.
+ * Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
+ * columns (one 128-byte swizzle span) by BLOCK_M / BLOCK_N / 64 rows. Nothing is allocated,
+ * copied or synchronized; the return value is cudaGetLastError() after the launch.
+ */
+#ifndef CUDADENT_SM90_FWD_LAUNCH_CUH
+#define CUDADENT_SM90_FWD_LAUNCH_CUH
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include "cudadent.h"
+#include "kernels/sm90/fwd_kernel.cuh"
+
+#define SM90_MAX_DEVICES 64
+
+static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                       &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return (PFN_cuTensorMapEncodeTiled_v12000)fn;
+}
+
+static PFN_cuTensorMapEncodeTiled_v12000 sm90_encode_tiled(void) {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = sm90_resolve_encode_tiled(); /* once */
+  return fn;
+}
+
+/* A 4-d map of t: dims (head_dim, seqlen, heads, batch), strides in bytes; a stride of 0 (only
+ * legal where that dimension has size 1) is replaced by a harmless 16-byte multiple. */
+static cudaError_t sm90_tensor_map(CUtensorMap *map, const cudadent_tensor_t *t, bool fp16,
+                                   int head_dim, int seqlen, int heads, int batch, int box_rows) {
+  PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_tiled();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t fallback = (cuuint64_t)head_dim * 2;
+  cuuint64_t dims[4] = {(cuuint64_t)head_dim, (cuuint64_t)seqlen, (cuuint64_t)heads,
+                        (cuuint64_t)batch};
+  cuuint64_t strides[3] = {(cuuint64_t)t->stride_seq * 2, (cuuint64_t)t->stride_head * 2,
+                           (cuuint64_t)t->stride_batch * 2};
+  for (int i = 0; i < 3; ++i)
+    if (strides[i] == 0) strides[i] = fallback;
+  cuuint32_t box[4] = {64, (cuuint32_t)box_rows, 1, 1};
+  cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  CUresult r = encode(map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                      4, t->data, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <int D, bool kFp16, int VARIANT>
+static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
+  typedef sm90_fwd_tile<D> tile;
+  constexpr int SMEM = sm90_fwd_smem<D>::BYTES;
+  constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
+  void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                 const sm90_fwd_args) = sm90_fwd_kernel<D, kFp16, VARIANT>;
+
+  /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
+   * race between threads only repeats it) */
+  static int sms_of_device[SM90_MAX_DEVICES];
+  int dev = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev < SM90_MAX_DEVICES) sms = __atomic_load_n(&sms_of_device[dev], __ATOMIC_ACQUIRE);
+  if (sms == 0) {
+    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               SMEM);
+    if (err != cudaSuccess) return err;
+    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return err;
+    if (dev < SM90_MAX_DEVICES) __atomic_store_n(&sms_of_device[dev], sms, __ATOMIC_RELEASE);
+  }
+
+  CUtensorMap tm_q, tm_k, tm_v, tm_o;
+  if ((err = sm90_tensor_map(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
+                             tile::BLOCK_M)) != cudaSuccess)
+    return err;
+  if ((err = sm90_tensor_map(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+                             tile::BLOCK_N)) != cudaSuccess)
+    return err;
+  if ((err = sm90_tensor_map(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+                             tile::BLOCK_N)) != cudaSuccess)
+    return err;
+  if ((err = sm90_tensor_map(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 64)) !=
+      cudaSuccess)
+    return err;
+
+  sm90_fwd_args a;
+  a.lse = p->lse;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.seqlen_q = p->seqlen_q;
+  a.seqlen_k = p->seqlen_k;
+  a.heads_q = p->heads_q;
+  a.group = p->heads_q / p->heads_kv;
+  a.window_left = p->window_left;
+  a.window_right = p->window_right;
+  a.m_blocks = (p->seqlen_q + tile::BLOCK_M - 1) / tile::BLOCK_M;
+  const int64_t tiles = (int64_t)a.m_blocks * p->heads_q * p->batch;
+  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  a.num_tiles = (int)tiles;
+  a.heaviest_first = p->window_right >= 0;
+  const int grid = (int)(tiles < sms ? tiles : sms);
+  kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
+  return cudaGetLastError();
+}
+
+#endif /* CUDADENT_SM90_FWD_LAUNCH_CUH */

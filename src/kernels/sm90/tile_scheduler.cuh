@@ -1,0 +1,63 @@
+/*
+ * tile_scheduler.cuh - which (batch, head, query block) a persistent sm90 CTA works on, and which
+ * key blocks a query block must visit.
+ *
+ * The grid is min(#tiles, #SMs) CTAs; CTA c takes tiles c, c + grid, c + 2 grid, ... (static
+ * round robin: producer and consumers walk the same sequence with no communication).
+ * Tile order: query block fastest, then head, then batch, so the CTAs running at one time share
+ * the K/V of one or a few heads in L2 (a 16k-token head of d128 is 8 MiB of K and V). Under a
+ * right window (causal) the query blocks of a head run heaviest first (descending), and since the
+ * grid rarely divides the block count, each CTA's successive tiles sample all block weights: the
+ * static schedule balances on average.
+ */
+#ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
+#define CUDADENT_SM90_TILE_SCHEDULER_CUH
+
+struct sm90_tile {
+  int batch;
+  int head;    /* query head */
+  int m_block; /* query rows [m_block * BLOCK_M, (m_block + 1) * BLOCK_M) */
+};
+
+__device__ __forceinline__ sm90_tile sm90_decode_tile(int tile, int m_blocks, int heads_q,
+                                                      int heaviest_first) {
+  sm90_tile t;
+  const int bh = tile / m_blocks;
+  const int m = tile - bh * m_blocks;
+  t.m_block = heaviest_first ? m_blocks - 1 - m : m;
+  t.batch = bh / heads_q;
+  t.head = bh - t.batch * heads_q;
+  return t;
+}
+
+/* Key blocks [*n_lo, *n_hi) that hold any key visible to a query row of the tile (rows
+ * m0 .. min(m0 + BLOCK_M, seqlen_q) - 1), under the bottom-right aligned window of cudadent.h.
+ * Empty (n_hi <= n_lo) when no row of the tile sees any key. */
+template <int BLOCK_M, int BLOCK_N>
+__device__ __forceinline__ void sm90_kv_range(int m_block, int seqlen_q, int seqlen_k,
+                                              int window_left, int window_right, int *n_lo,
+                                              int *n_hi) {
+  const int shift = seqlen_k - seqlen_q;
+  const int m0 = m_block * BLOCK_M;
+  const int m1 = min(m0 + BLOCK_M, seqlen_q) - 1; /* last real row */
+  int k_lo = 0, k_hi = seqlen_k;                   /* keys [k_lo, k_hi) */
+  if (window_left >= 0) k_lo = max(0, m0 + shift - window_left);
+  if (window_right >= 0) k_hi = min(seqlen_k, m1 + shift + window_right + 1);
+  *n_lo = k_lo / BLOCK_N;
+  *n_hi = k_hi > k_lo ? (k_hi + BLOCK_N - 1) / BLOCK_N : *n_lo;
+}
+
+/* Whether key block n needs the per-element mask for some row of the tile: it crosses the end of
+ * the keys, or the window's right or left edge of some row in [m0, m0 + BLOCK_M). */
+template <int BLOCK_M, int BLOCK_N>
+__device__ __forceinline__ int sm90_block_needs_mask(int n, int m_block, int seqlen_q,
+                                                     int seqlen_k, int window_left,
+                                                     int window_right) {
+  const int shift = seqlen_k - seqlen_q;
+  const int k0 = n * BLOCK_N, k1 = k0 + BLOCK_N - 1;
+  const int m0 = m_block * BLOCK_M, m1 = m0 + BLOCK_M - 1;
+  return (k1 >= seqlen_k) || (window_right >= 0 && k1 > m0 + shift + window_right) ||
+         (window_left >= 0 && k0 < m1 + shift - window_left);
+}
+
+#endif /* CUDADENT_SM90_TILE_SCHEDULER_CUH */
