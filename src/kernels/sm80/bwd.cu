@@ -1,0 +1,590 @@
+/*
+ * bwd.cu - attention backward on the portable tensor-core path (mma.sync m16n8k16, sm_80+),
+ * FlashAttention-2 style: dQ, dK, dV of O = softmax(scale * Q K^T) V, given dO, O and the
+ * forward's LSE.
+ *
+ * Three kernels per call, on one stream:
+ *   1. sm80_bwd_pre    delta[b,h,i] = sum_d dO[b,i,h,d] * O[b,i,h,d] (fp32), and zeroes the fp32
+ *                      dQ accumulator rows (every split slice, padded rows too).
+ *   2. sm80_bwd_main   one CTA per (key tile, KV head, batch); see below.
+ *   3. sm80_bwd_dq     dQ = softmax_scale * (sum of the dQ accumulator slices, in slice order),
+ *                      converted to the input dtype.
+ *
+ * sm80_bwd_main. The CTA keeps K and V of one key tile [BLOCK_N, D] in shared memory and dK, dV
+ * in registers, and walks every (query head of its KV group, query tile that sees the key tile):
+ *     S  = Q K^T                          [BLOCK_M, BLOCK_N]  (warps SDP_WARPS_M x rest)
+ *     P  = exp2(S * scale * log2e - LSE * log2e)   (masked entries 0; LSE = -inf rows: P = 0)
+ *     dP = dO V^T                         [BLOCK_M, BLOCK_N]  (same warp layout as S)
+ *     dS = P * (dP - delta)
+ *     dV += P^T dO                        [BLOCK_N, D]        (warps DKV_WARPS_N x rest)
+ *     dK += dS^T Q                        [BLOCK_N, D]        (same layout as dV)
+ *     dQacc += dS K                       [BLOCK_M, D]        (warps DQ_WARPS_M x rest), added
+ *                                         to the fp32 workspace with red.global.add
+ * GQA/MQA: the query heads sharing a KV head are looped over inside the CTA, so dK/dV are summed
+ * in registers: no extra pass over global memory, and dK/dV are deterministic in every mode.
+ * Deterministic mode: the grid's x dimension is a fixed number of "splits"; split s handles key
+ * tiles s, s + splits, ... one after the other and adds its dQ into its own fp32 slice. Inside a
+ * slice each element is added by one thread, in program order, so every sum has a fixed order;
+ * kernel 3 adds the slices in slice order. Non-deterministic mode: one key tile per CTA, one
+ * shared slice, atomic order left to the hardware.
+ * All 8 warps do all the work (no warp specialization); every matrix product is a warp tile of
+ * m16n8k16 mma.sync fed by ldmatrix from shared memory.
+ *
+ * Shared memory (16-bit elements; every tile row-major, its 16-byte chunks XOR-swizzled by
+ * row % 8 so that ldmatrix and the fragment stores are free of bank conflicts):
+ *     sQ  [2][BLOCK_M][D]   double-buffered query tile
+ *     sdO [2][BLOCK_M][D]   double-buffered dO tile
+ *     sK  [BLOCK_N][D], sV [BLOCK_N][D]
+ *     sP  [BLOCK_M][BLOCK_N], sdS [BLOCK_M][BLOCK_N]   (P and dS in the input dtype)
+ *   The epilogue stages dK in sQ and dV in sdO before coalesced 16-byte stores.
+ *
+ * Pipeline per query tile: wait for its Q/dO (cp.async) + barrier; issue the cp.async of the next
+ * tile into the other buffer; S and dP products; P, dS to shared memory; barrier; dV, dK, dQ
+ * products; dQ reductions to global. Two barriers per query tile.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "kernels/common/ptx.cuh"
+
+/* ---- the tile table: one row per head_dim ------------------------------------------------------ */
+
+template <int D> struct Sm80BwdTile;
+/* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
+template <> struct Sm80BwdTile<64> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
+};
+/* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
+template <> struct Sm80BwdTile<128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
+};
+
+/* Threads of the pre/convert kernels. */
+#define SM80_BWD_ROW_THREADS 256
+#define SM80_BWD_LOG2E 1.4426950408889634f
+
+template <int D> struct Sm80BwdShape {
+  typedef Sm80BwdTile<D> Tile;
+  static constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, THREADS = Tile::WARPS * 32;
+  /* warp tiles */
+  static constexpr int SDP_WN = Tile::WARPS / Tile::SDP_WARPS_M;
+  static constexpr int S_TM = BM / Tile::SDP_WARPS_M, S_TN = BN / SDP_WN;
+  static constexpr int KV_WD = Tile::WARPS / Tile::DKV_WARPS_N;
+  static constexpr int KV_TN = BN / Tile::DKV_WARPS_N, KV_TD = D / KV_WD;
+  static constexpr int Q_WD = Tile::WARPS / Tile::DQ_WARPS_M;
+  static constexpr int Q_TM = BM / Tile::DQ_WARPS_M, Q_TD = D / Q_WD;
+  /* shared memory, bytes */
+  static constexpr int Q_TILE = BM * D * 2, KV_TILE = BN * D * 2, PS_TILE = BM * BN * 2;
+  static constexpr int OFF_Q = 0, OFF_DO = 2 * Q_TILE, OFF_K = 4 * Q_TILE;
+  static constexpr int OFF_V = OFF_K + KV_TILE, OFF_P = OFF_V + KV_TILE, OFF_DS = OFF_P + PS_TILE;
+  static constexpr int SMEM = OFF_DS + PS_TILE;
+  static_assert(S_TM % 16 == 0 && S_TN % 16 == 0, "S warp tile");
+  static_assert(KV_TN % 16 == 0 && KV_TD % 16 == 0, "dK/dV warp tile");
+  static_assert(Q_TM % 16 == 0 && Q_TD % 16 == 0, "dQ warp tile");
+  static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
+  static_assert(D >= 64 && BN >= 64, "swizzle needs rows of >= 8 chunks");
+  static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
+};
+
+/* Everything the kernels need, by value. Strides in elements. */
+typedef struct sm80_bwd_args {
+  const void *q, *k, *v, *o, *dout;
+  void *dq, *dk, *dv;
+  int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh, o_sb, o_ss, o_sh;
+  int64_t do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh, dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh;
+  const float *lse;  /* [batch][heads_q][seqlen_q] */
+  float *dq_acc;     /* [splits][batch][heads_q][sq_pad][D] fp32 */
+  float *delta;      /* [batch][heads_q][sq_pad] fp32 */
+  int64_t slice;     /* elements of one dq_acc slice */
+  int splits;        /* slices in dq_acc (1 when not deterministic) */
+  int det;           /* deterministic: split s uses slice s; otherwise all use slice 0 */
+  int batch, sq, sk, hq, hkv, group, sq_pad, n_blocks;
+  float scale, scale_log2;
+  int wl, wr;        /* -1: unbounded */
+} sm80_bwd_args_t;
+
+/* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR row % 8. */
+template <int ROW> __device__ __forceinline__ uint32_t bwd_swz(int row, int col) {
+  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ (row & 7))) << 4) + ((col & 7) << 1));
+}
+
+/* An ldmatrix.x4 operand in a swizzled tile, as seen by one lane: the byte offset of the row the
+ * lane addresses (warp offset included) and 16 * (its own chunk bits ^ row % 8). The address of a
+ * fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8, chunk_imm with
+ * bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^ 16*chunk_imm): no
+ * per-fragment swizzle arithmetic beyond one XOR. */
+typedef struct bwd_ldm { uint32_t row, x; } bwd_ldm_t;
+
+template <int ROW> __device__ __forceinline__ bwd_ldm_t bwd_ldm(int lane_row, int lane_chunk) {
+  bwd_ldm_t o;
+  o.row = (uint32_t)(lane_row * ROW * 2);
+  o.x = (uint32_t)((lane_chunk ^ (lane_row & 7)) << 4);
+  return o;
+}
+
+template <int ROW> __device__ __forceinline__ uint32_t bwd_ldm_addr(uint32_t base, bwd_ldm_t o, int row_imm,
+                                                                    int chunk_imm) {
+  return base + o.row + (uint32_t)(row_imm * ROW * 2) + (o.x ^ (uint32_t)(chunk_imm << 4));
+}
+
+/* Lane operands for the four ways a warp tile reads a 16x16 (A) or 16x16 = two n8 (B) fragment.
+ *   A(i,k) stored [i][k]: rows i0 + lane%16, chunk lane/16      (moves: row 16 mt, chunk 2 ks)
+ *   A(i,k) stored [k][i]: rows lane-block,  chunk i0/8 + ...    (moves: row 16 ks, chunk 2 mt)
+ *   B(k,n) stored [n][k]: rows n0 + ...,    chunk (j&1)         (moves: row 16 np, chunk 2 ks)
+ *   B(k,n) stored [k][n]: rows lane-block,  chunk n0/8 + (j>>1) (moves: row 16 ks, chunk 2 np)
+ * with j = lane / 8, r = lane % 8 (lanes 8j..8j+7 address matrix j). */
+template <int ROW, bool TRANS> __device__ __forceinline__ bwd_ldm_t bwd_ldm_a(int i0, int lane) {
+  const int r = lane & 7, j = lane >> 3;
+  return TRANS ? bwd_ldm<ROW>((j >> 1) * 8 + r, (i0 >> 3) + (j & 1)) : bwd_ldm<ROW>(i0 + (lane & 15), lane >> 4);
+}
+template <int ROW, bool TRANS> __device__ __forceinline__ bwd_ldm_t bwd_ldm_b(int n0, int lane) {
+  const int r = lane & 7, j = lane >> 3;
+  return TRANS ? bwd_ldm<ROW>((j & 1) * 8 + r, (n0 >> 3) + (j >> 1)) : bwd_ldm<ROW>(n0 + (j >> 1) * 8 + r, j & 1);
+}
+
+/* acc[MT][NT] (a warp tile of (16 MT) x (8 NT)) += A * B over K = 16 KSTEPS, operands in shared
+ * memory at sA / sB, lane operands la / lb from bwd_ldm_a / bwd_ldm_b. A_T: A(i,k) is stored at
+ * [k][i] (else [i][k]); B_T: B(k,n) is stored at [k][n] (else [n][k]). A_ROW / B_ROW: elements per
+ * stored row. The warp offsets i0 / n0 must be multiples of 16 MT / 8 NT (powers of two), so that
+ * compile-time chunk moves never carry into the warp's chunk bits. */
+template <typename T, int MT, int NT, int KSTEPS, int A_ROW, bool A_T, int B_ROW, bool B_T>
+__device__ __forceinline__ void bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t sA, bwd_ldm_t la,
+                                              uint32_t sB, bwd_ldm_t lb) {
+  static_assert(NT % 2 == 0, "B fragments come in pairs of n8 tiles");
+  static_assert((MT & (MT - 1)) == 0 && (NT & (NT - 1)) == 0, "warp tiles are powers of two");
+#pragma unroll
+  for (int ks = 0; ks < KSTEPS; ++ks) {
+    uint32_t af[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      if (!A_T)
+        cd_ldmatrix_x4(af[mt], bwd_ldm_addr<A_ROW>(sA, la, mt * 16, ks * 2));
+      else
+        cd_ldmatrix_x4_trans(af[mt], bwd_ldm_addr<A_ROW>(sA, la, ks * 16, mt * 2));
+    }
+    uint32_t bf[NT / 2][4];
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      if (!B_T)
+        cd_ldmatrix_x4(bf[np], bwd_ldm_addr<B_ROW>(sB, lb, np * 16, ks * 2));
+      else
+        cd_ldmatrix_x4_trans(bf[np], bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2));
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) cd_mma_m16n8k16<T>(acc[mt][nt], af[mt], &bf[nt >> 1][(nt & 1) * 2]);
+  }
+}
+
+template <int MT, int NT> __device__ __forceinline__ void bwd_zero(float (&acc)[MT][NT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
+}
+
+/* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
+ * or past `valid` are zero-filled. g points at row 0 of the tile. */
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
+                                              int valid, int tid) {
+  constexpr int CPR = D / 8; /* 16-byte chunks per row */
+  const int ch = tid % CPR;
+#pragma unroll
+  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+    const int row = tid / CPR + i * (THREADS / CPR);
+    const bool ok = row < valid;
+    const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
+    cd_cp_async_cg16_zfill(s + bwd_swz<D>(row, ch * 8), src, ok);
+  }
+}
+
+/* Write a register warp tile (scaled, converted) into a swizzled [.][D] shared tile. */
+template <typename T, int MT, int NT, int D>
+__device__ __forceinline__ void bwd_stage(unsigned char *s, const float (&acc)[MT][NT][4], int row0,
+                                          int col0, float mul, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int row = row0 + mt * 16 + g + 8 * hh, col = col0 + nt * 8 + 2 * t;
+        *(uint32_t *)(s + bwd_swz<D>(row, col)) =
+            cd_pack2<T>(acc[mt][nt][2 * hh] * mul, acc[mt][nt][2 * hh + 1] * mul);
+      }
+}
+
+/* Copy a staged swizzled [ROWS][D] tile to global rows [0, valid) of g (row stride in elements). */
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void bwd_store_tile(uint16_t *g, int64_t row_stride, const unsigned char *s,
+                                               int valid, int tid) {
+  constexpr int CPR = D / 8;
+  const int ch = tid % CPR;
+#pragma unroll
+  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+    const int row = tid / CPR + i * (THREADS / CPR);
+    if (row < valid)
+      *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + bwd_swz<D>(row, ch * 8));
+  }
+}
+
+/* ---- kernel 1: delta and zeroing ---------------------------------------------------------------- */
+
+template <typename T, int D>
+__global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
+sm80_bwd_pre(const sm80_bwd_args_t a) {
+  constexpr int TPR = D / 8; /* threads per row, 8 elements each */
+  constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
+  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
+  const int c = threadIdx.x % TPR;
+  const int64_t total = (int64_t)a.batch * a.hq * a.sq_pad;
+  const bool in = row < total;
+  const int64_t bh = in ? row / a.sq_pad : 0;
+  const int i = in ? (int)(row - bh * a.sq_pad) : 0;
+  const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
+  float sum = 0.f;
+  if (in && i < a.sq) {
+    const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + b * a.o_sb + i * a.o_ss + h * a.o_sh + c * 8);
+    const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + b * a.do_sb + i * a.do_ss + h * a.do_sh + c * 8);
+    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  }
+#pragma unroll
+  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  if (!in) return;
+  if (c == 0) a.delta[row] = sum;
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int s = 0; s < a.splits; ++s) {
+    float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
+    p[0] = z;
+    p[1] = z;
+  }
+}
+
+/* ---- kernel 3: dQ from the accumulator ----------------------------------------------------------- */
+
+template <typename T, int D>
+__global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
+sm80_bwd_dq(const sm80_bwd_args_t a) {
+  constexpr int TPR = D / 8;
+  constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
+  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq */
+  const int c = threadIdx.x % TPR;
+  if (row >= (int64_t)a.batch * a.hq * a.sq) return;
+  const int64_t bh = row / a.sq;
+  const int i = (int)(row - bh * a.sq);
+  const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
+  const float *src = a.dq_acc + (bh * a.sq_pad + i) * D + c * 8;
+  float acc[8];
+  {
+    const float4 x = ((const float4 *)src)[0], y = ((const float4 *)src)[1];
+    acc[0] = x.x; acc[1] = x.y; acc[2] = x.z; acc[3] = x.w;
+    acc[4] = y.x; acc[5] = y.y; acc[6] = y.z; acc[7] = y.w;
+  }
+  for (int s = 1; s < a.splits; ++s) { /* fixed order: deterministic */
+    const float4 x = ((const float4 *)(src + s * a.slice))[0], y = ((const float4 *)(src + s * a.slice))[1];
+    acc[0] += x.x; acc[1] += x.y; acc[2] += x.z; acc[3] += x.w;
+    acc[4] += y.x; acc[5] += y.y; acc[6] += y.z; acc[7] += y.w;
+  }
+  uint4 out;
+  out.x = cd_pack2<T>(acc[0] * a.scale, acc[1] * a.scale);
+  out.y = cd_pack2<T>(acc[2] * a.scale, acc[3] * a.scale);
+  out.z = cd_pack2<T>(acc[4] * a.scale, acc[5] * a.scale);
+  out.w = cd_pack2<T>(acc[6] * a.scale, acc[7] * a.scale);
+  *(uint4 *)((uint16_t *)a.dq + b * a.dq_sb + i * a.dq_ss + h * a.dq_sh + c * 8) = out;
+}
+
+/* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
+
+template <typename T, int D>
+__global__ void __launch_bounds__(Sm80BwdTile<D>::WARPS * 32, 1)
+sm80_bwd_main(const sm80_bwd_args_t a) {
+  typedef Sm80BwdShape<D> Sh;
+  constexpr int BM = Sh::BM, BN = Sh::BN, THREADS = Sh::THREADS;
+  constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
+  constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
+  constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t s0 = cd_smem_addr(smem);
+  const uint32_t sQ = s0 + Sh::OFF_Q, sdO = s0 + Sh::OFF_DO, sK = s0 + Sh::OFF_K, sV = s0 + Sh::OFF_V;
+  const uint32_t sP = s0 + Sh::OFF_P, sdS = s0 + Sh::OFF_DS;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int hk = blockIdx.y, b = blockIdx.z;
+  /* warp coordinates in the three layouts */
+  const int s_row0 = (warp % Sm80BwdTile<D>::SDP_WARPS_M) * Sh::S_TM;
+  const int s_col0 = (warp / Sm80BwdTile<D>::SDP_WARPS_M) * Sh::S_TN;
+  const int kv_row0 = (warp % Sm80BwdTile<D>::DKV_WARPS_N) * Sh::KV_TN;
+  const int kv_col0 = (warp / Sm80BwdTile<D>::DKV_WARPS_N) * Sh::KV_TD;
+  const int q_row0 = (warp % Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TM;
+  const int q_col0 = (warp / Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TD;
+
+  const bwd_ldm_t l_s_a = bwd_ldm_a<D, false>(s_row0, lane), l_s_b = bwd_ldm_b<D, false>(s_col0, lane);
+  const bwd_ldm_t l_kv_a = bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = bwd_ldm_b<D, true>(kv_col0, lane);
+  const bwd_ldm_t l_q_a = bwd_ldm_a<BN, false>(q_row0, lane), l_q_b = bwd_ldm_b<D, true>(q_col0, lane);
+
+  const long long off = (long long)a.sk - a.sq; /* bottom-right alignment */
+  const int m_tiles = (a.sq + BM - 1) / BM;
+  float *dq_slice = a.dq_acc + (a.det ? (int64_t)blockIdx.x * a.slice : 0);
+
+  for (int n = blockIdx.x; n < a.n_blocks; n += gridDim.x) {
+    const int n0 = n * BN;
+    const int kvalid = min(BN, a.sk - n0);
+    /* query tiles that see any key of [n0, n0 + kvalid) */
+    int m_begin = 0, m_end = m_tiles;
+    if (a.wr >= 0) {
+      const long long lo = (long long)n0 - off - a.wr; /* first row whose right edge reaches n0 */
+      m_begin = lo <= 0 ? 0 : (int)min((long long)m_tiles, lo / BM);
+    }
+    if (a.wl >= 0) {
+      const long long hi = (long long)n0 + kvalid - 1 - off + a.wl; /* last row whose left edge <= last key */
+      m_end = hi < 0 ? 0 : (int)min((long long)m_tiles, hi / BM + 1);
+    }
+    const int m_count = max(0, m_end - m_begin);
+    const int iters = m_count * a.group;
+
+    float dk[KV_MT][KV_NT][4], dv[KV_MT][KV_NT][4];
+    bwd_zero(dk);
+    bwd_zero(dv);
+
+    if (iters > 0) {
+      const uint16_t *kg = (const uint16_t *)a.k + b * a.k_sb + (int64_t)n0 * a.k_ss + hk * a.k_sh;
+      const uint16_t *vg = (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
+      bwd_load_tile<BN, D, THREADS>(sK, kg, a.k_ss, kvalid, tid);
+      bwd_load_tile<BN, D, THREADS>(sV, vg, a.v_ss, kvalid, tid);
+      {
+        const int h = hk * a.group, m0 = m_begin * BM;
+        const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
+        const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
+        bwd_load_tile<BM, D, THREADS>(sQ, qg, a.q_ss, a.sq - m0, tid);
+        bwd_load_tile<BM, D, THREADS>(sdO, dog, a.do_ss, a.sq - m0, tid);
+      }
+      cd_cp_async_commit();
+
+      int h = hk * a.group, m = m_begin;
+      for (int it = 0; it < iters; ++it) {
+        const int buf = it & 1;
+        const int m0 = m * BM;
+        /* next (head, tile) */
+        int h_next = h, m_next = m + 1;
+        if (m_next == m_end) { m_next = m_begin; ++h_next; }
+
+        cd_cp_async_wait<0>();
+        __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
+        if (it + 1 < iters) {
+          const int mn0 = m_next * BM;
+          const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)mn0 * a.q_ss + h_next * a.q_sh;
+          const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)mn0 * a.do_ss + h_next * a.do_sh;
+          bwd_load_tile<BM, D, THREADS>(sQ + (buf ^ 1) * Sh::Q_TILE, qg, a.q_ss, a.sq - mn0, tid);
+          bwd_load_tile<BM, D, THREADS>(sdO + (buf ^ 1) * Sh::Q_TILE, dog, a.do_ss, a.sq - mn0, tid);
+          cd_cp_async_commit();
+        }
+        const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
+
+        /* LSE (log2 units; +inf for padded or fully masked rows so that P = 0) and delta per row */
+        const int64_t bh = (int64_t)b * a.hq + h;
+        float lse2[S_MT][2], dlt[S_MT][2];
+#pragma unroll
+        for (int mt = 0; mt < S_MT; ++mt)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int i = m0 + s_row0 + mt * 16 + g + 8 * hh;
+            float l = __int_as_float(0x7f800000);
+            if (i < a.sq) {
+              const float x = a.lse[bh * a.sq + i];
+              if (x != -__int_as_float(0x7f800000)) l = x * SM80_BWD_LOG2E;
+            }
+            lse2[mt][hh] = l;
+            dlt[mt][hh] = a.delta[bh * a.sq_pad + i];
+          }
+
+        /* S = Q K^T, dP = dO V^T */
+        float s[S_MT][S_NT][4], dp[S_MT][S_NT][4];
+        bwd_zero(s);
+        bwd_zero(dp);
+        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
+        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
+
+        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE) */
+        const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
+        bool need_mask = kvalid < BN;
+        if (a.wr >= 0 && base + (BN - 1) > a.wr) need_mask = true;
+        if (a.wl >= 0 && base - (BM - 1) < -(long long)a.wl) need_mask = true;
+        if (need_mask) {
+          /* visible iff col < kvalid && col - row <= lim_r && col - row >= lim_l */
+          const long long big = 1 << 20;
+          const int lim_r = a.wr < 0 ? (int)big : (int)max(-big, min(big, (long long)a.wr - base));
+          const int lim_l = a.wl < 0 ? -(int)big : (int)max(-big, min(big, -(long long)a.wl - base));
+#pragma unroll
+          for (int mt = 0; mt < S_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < S_NT; ++nt)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int row = s_row0 + mt * 16 + g + 8 * (e >> 1);
+                const int col = s_col0 + nt * 8 + 2 * t + (e & 1);
+                const int d = col - row;
+                if (col >= kvalid || d > lim_r || d < lim_l) s[mt][nt][e] = -__int_as_float(0x7f800000);
+              }
+        }
+
+        /* P and dS, to shared memory in the input dtype */
+#pragma unroll
+        for (int mt = 0; mt < S_MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < S_NT; ++nt)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+              const float p0 = cd_exp2(fmaf(s[mt][nt][2 * hh], a.scale_log2, -lse2[mt][hh]));
+              const float p1 = cd_exp2(fmaf(s[mt][nt][2 * hh + 1], a.scale_log2, -lse2[mt][hh]));
+              const float ds0 = p0 * (dp[mt][nt][2 * hh] - dlt[mt][hh]);
+              const float ds1 = p1 * (dp[mt][nt][2 * hh + 1] - dlt[mt][hh]);
+              const int row = s_row0 + mt * 16 + g + 8 * hh, col = s_col0 + nt * 8 + 2 * t;
+              const uint32_t o = bwd_swz<BN>(row, col);
+              *(uint32_t *)(smem + Sh::OFF_P + o) = cd_pack2<T>(p0, p1);
+              *(uint32_t *)(smem + Sh::OFF_DS + o) = cd_pack2<T>(ds0, ds1);
+            }
+        __syncthreads(); /* sP, sdS complete */
+
+        /* dV += P^T dO, dK += dS^T Q */
+        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+
+        /* dQacc += dS K */
+        {
+          float dq[Q_MT][Q_NT][4];
+          bwd_zero(dq);
+          bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true>(dq, sdS, l_q_a, sK, l_q_b);
+          float *dst = dq_slice + (bh * a.sq_pad + m0 + q_row0) * D + q_col0;
+#pragma unroll
+          for (int mt = 0; mt < Q_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < Q_NT; ++nt)
+#pragma unroll
+              for (int hh = 0; hh < 2; ++hh)
+                cd_red_add_f32x2(dst + (mt * 16 + g + 8 * hh) * D + nt * 8 + 2 * t,
+                                 dq[mt][nt][2 * hh], dq[mt][nt][2 * hh + 1]);
+        }
+        h = h_next;
+        m = m_next;
+      }
+    }
+
+    /* epilogue: dK (scaled), dV via shared memory to global */
+    __syncthreads(); /* all reads of sQ/sdO done */
+    bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, lane);
+    bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, lane);
+    __syncthreads(); /* staged tiles complete */
+    bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
+                                   a.dk_ss, smem + Sh::OFF_Q, kvalid, tid);
+    bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
+                                   a.dv_ss, smem + Sh::OFF_DO, kvalid, tid);
+    __syncthreads(); /* staging buffers are reloaded by the next key tile */
+  }
+}
+
+/* ---- host side ---------------------------------------------------------------------------------- */
+
+static int sm80_bwd_block_m(int head_dim) {
+  return head_dim == 64 ? Sm80BwdTile<64>::BLOCK_M : Sm80BwdTile<128>::BLOCK_M;
+}
+static int sm80_bwd_block_n(int head_dim) {
+  return head_dim == 64 ? Sm80BwdTile<64>::BLOCK_N : Sm80BwdTile<128>::BLOCK_N;
+}
+
+/* Number of dQ slices: 1, or in deterministic mode enough splits of the key tiles to fill the
+ * device's multiprocessors with (batch * heads_kv * splits) CTAs, one CTA per SM. */
+static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
+  if (!p->deterministic) return 1;
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+    (void)cudaGetLastError(); /* no device: size for a large one; the launch re-checks */
+    sms = 132;
+  }
+  const int bn = sm80_bwd_block_n(p->head_dim);
+  const int n_blocks = (p->seqlen_k + bn - 1) / bn;
+  const long long ctas = (long long)p->batch * p->heads_kv;
+  long long s = ctas >= sms ? 1 : sms / ctas;
+  if (s > n_blocks) s = n_blocks;
+  return s < 1 ? 1 : (int)s;
+}
+
+static int64_t sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
+  const int bm = sm80_bwd_block_m(p->head_dim);
+  return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+}
+
+static size_t sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
+
+extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
+  if (p->dtype != CUDADENT_DTYPE_BF16 && p->dtype != CUDADENT_DTYPE_FP16) return 0;
+  return p->head_dim == 64 || p->head_dim == 128;
+}
+
+extern "C" size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
+  const int64_t rows = (int64_t)p->batch * p->heads_q * sm80_bwd_sq_pad(p);
+  const size_t acc = sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
+  return (size_t)sm80_bwd_splits(p) * acc + sm80_bwd_align((size_t)rows * sizeof(float));
+}
+
+template <typename T, int D>
+static cudaError_t sm80_bwd_launch(const sm80_bwd_args_t &a, cudaStream_t stream) {
+  typedef Sm80BwdShape<D> Sh;
+  constexpr int TPR = D / 8, ROWS = SM80_BWD_ROW_THREADS / TPR;
+  const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
+  sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
+  cudaError_t err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         Sh::SMEM);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
+  sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+  const int64_t dq_rows = (int64_t)a.batch * a.hq * a.sq;
+  sm80_bwd_dq<T, D><<<(unsigned)((dq_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                         cudaStream_t stream) {
+  sm80_bwd_args_t a;
+  a.q = p->q.data; a.k = p->k.data; a.v = p->v.data; a.o = p->o.data; a.dout = p->dout.data;
+  a.dq = p->dq.data; a.dk = p->dk.data; a.dv = p->dv.data;
+  a.q_sb = p->q.stride_batch; a.q_ss = p->q.stride_seq; a.q_sh = p->q.stride_head;
+  a.k_sb = p->k.stride_batch; a.k_ss = p->k.stride_seq; a.k_sh = p->k.stride_head;
+  a.v_sb = p->v.stride_batch; a.v_ss = p->v.stride_seq; a.v_sh = p->v.stride_head;
+  a.o_sb = p->o.stride_batch; a.o_ss = p->o.stride_seq; a.o_sh = p->o.stride_head;
+  a.do_sb = p->dout.stride_batch; a.do_ss = p->dout.stride_seq; a.do_sh = p->dout.stride_head;
+  a.dq_sb = p->dq.stride_batch; a.dq_ss = p->dq.stride_seq; a.dq_sh = p->dq.stride_head;
+  a.dk_sb = p->dk.stride_batch; a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
+  a.dv_sb = p->dv.stride_batch; a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
+  a.lse = p->lse;
+  a.batch = p->batch; a.sq = p->seqlen_q; a.sk = p->seqlen_k;
+  a.hq = p->heads_q; a.hkv = p->heads_kv; a.group = p->heads_q / p->heads_kv;
+  a.sq_pad = (int)sm80_bwd_sq_pad(p);
+  a.n_blocks = (p->seqlen_k + sm80_bwd_block_n(p->head_dim) - 1) / sm80_bwd_block_n(p->head_dim);
+  a.scale = p->softmax_scale;
+  a.scale_log2 = p->softmax_scale * SM80_BWD_LOG2E;
+  a.wl = p->window_left;
+  a.wr = p->window_right;
+  a.det = p->deterministic != 0;
+  a.splits = sm80_bwd_splits(p);
+  const int64_t rows = (int64_t)p->batch * p->heads_q * a.sq_pad;
+  const size_t acc_bytes = sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
+  a.slice = (int64_t)(acc_bytes / sizeof(float));
+  a.dq_acc = (float *)workspace;
+  a.delta = (float *)((char *)workspace + (size_t)a.splits * acc_bytes);
+
+  const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
+  if (p->head_dim == 64)
+    return bf16 ? sm80_bwd_launch<__nv_bfloat16, 64>(a, stream) : sm80_bwd_launch<__half, 64>(a, stream);
+  return bf16 ? sm80_bwd_launch<__nv_bfloat16, 128>(a, stream) : sm80_bwd_launch<__half, 128>(a, stream);
+}
