@@ -155,4 +155,18 @@ CUDADENT_DEVICE float cd_exp2(float x) {
 
 /* ---- forward section ends here; the backward (src/kernels/sm80/bwd*) appends below ---- */
 
+/* ---- backward additions ---- */
+
+/* dst[0] += x, dst[1] += y in global memory, atomically per element, no result returned; dst
+ * 8-byte aligned. sm_90: one vector reduction (red.global.add.v2.f32, PTX ISA 8.1); older: two
+ * scalar ones. PTX ISA "Parallel Synchronization and Communication Instructions: red". */
+CUDADENT_DEVICE void cd_red_add_f32x2(float *dst, float x, float y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(x), "f"(y));
+#else
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst), "f"(x));
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 1), "f"(y));
+#endif
+}
+
 #endif /* CUDADENT_PTX_CUH */
