@@ -6,6 +6,7 @@ run_gpu.sh) through ctypes on torch tensors, so our kernel and SDPA run side by 
   python3 fwd80.py LIB check   correctness: fp64 reference on the GPU (torch), flash-attn's
                                criterion max|out-ref| <= 2 max|out_lowp-ref| + 1e-5 (out_lowp: P
                                rounded to the input dtype), NaN-poisoned outputs, guard bands
+  python3 fwd80.py LIB exp     the experiments of exp_variants.cu against the production launcher
   python3 fwd80.py LIB bench   FA3 suite (bf16, 16k tokens, hidden 2048) vs SDPA flash / cudnn,
                                CUDA events, median; small shapes as a CUDA graph of 100 calls
 """
@@ -55,7 +56,7 @@ def normalize(sq, sk, causal, wl, wr):
     return wl, wr
 
 
-def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None):
+def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None, fn=None):
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
     wl, wr = normalize(Sq, Sk, causal, wl, wr)
@@ -69,7 +70,7 @@ def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None):
     p.causal, p.window_left, p.window_right = 0, wl, wr
     if stream is None:
         stream = torch.cuda.current_stream().cuda_stream
-    err = LIB.cudadent_sm80_fwd(ctypes.byref(p), None, ctypes.c_void_p(stream))
+    err = (fn or LIB.cudadent_sm80_fwd)(ctypes.byref(p), None, ctypes.c_void_p(stream))
     if err != 0:
         raise RuntimeError(f"cudadent_sm80_fwd returned cudaError {err}")
 
@@ -125,7 +126,7 @@ def make(B, S, H, D, dtype, layout, outliers, gen):
 
 
 def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="bshd",
-              outliers=False, seed=0, with_lse=True):
+              outliers=False, seed=0, with_lse=True, fn=None):
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
     q, _ = make(B, Sq, Hq, D, dtype, layout, outliers, gen)
@@ -138,7 +139,7 @@ def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="
     if with_lse:
         lse.fill_(float("nan"))
     scale = 1.0 / math.sqrt(D)
-    fwd(q, k, v, o, lse, scale, causal, wl, wr)
+    fwd(q, k, v, o, lse, scale, causal, wl, wr, fn=fn)
     torch.cuda.synchronize()
     ref_o, ref_lse = reference(q, k, v, scale, causal, wl, wr)
     low_o, _ = reference(q, k, v, scale, causal, wl, wr, round_dtype=dtype)
@@ -146,7 +147,10 @@ def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="
     nan_o = int(torch.isnan(od).sum())
     err = (od - ref_o).abs().max().item() if nan_o == 0 else float("nan")
     low = (low_o - ref_o).abs().max().item()
+    # the same with the output rounded to the dtype too, as flash-attn's out_pt (bf16/fp16) is
+    low_r = (low_o.to(dtype).double() - ref_o).abs().max().item()
     ok = nan_o == 0 and err <= 2 * low + 1e-5
+    ok_r = nan_o == 0 and err <= 2 * low_r + 1e-5
     lse_err = 0.0
     if with_lse:
         fin = torch.isfinite(ref_lse)
@@ -160,10 +164,10 @@ def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="
     if layout == "padded":
         outside[:, :Sq, :Hq, :D] = float("nan")
         ok = ok and bool(torch.isnan(outside).all())
-    return ok, err, low, lse_err, nan_o
+    return ok, ok_r, err, low, low_r, lse_err, nan_o
 
 
-def run_check():
+def run_check(fn=None, only=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     cases = []
     bf, hf = torch.bfloat16, torch.float16
@@ -200,19 +204,25 @@ def run_check():
                 (3, 257, 257, 8, 1, D, dt, True, -1, -1, "bshd", False),
                 (4, 64, 64, 16, 4, D, dt, False, -1, -1, "bhsd", False),
             ]
-    fails = 0
-    print(f"{'case':<72} {'err':>10} {'lowp':>10} {'lse_err':>9}  ok")
+    if only is not None:
+        cases = [c for c in cases if only(c)]
+    fails = fails_r = 0
+    print(f"{'case':<66} {'err':>9} {'lowp':>9} {'lowp+rO':>9} {'lse_err':>8}  P-rounding  +O-rounding")
     for n, c in enumerate(cases):
         B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr, layout, outl = c
-        ok, err, low, lse_err, nan_o = check_one(B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr,
-                                                 layout, outl, seed=n, with_lse=(n % 5 != 4))
+        ok, ok_r, err, low, low_r, lse_err, nan_o = check_one(
+            B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr, layout, outl, seed=n,
+            with_lse=(n % 5 != 4), fn=fn)
         name = (f"B{B} Sq{Sq} Sk{Sk} H{Hq}/{Hkv} D{D} {str(dt)[6:]} "
                 f"{'causal' if causal else f'win{wl},{wr}'} {layout}{' outl' if outl else ''}")
-        print(f"{name:<72} {err:10.3e} {low:10.3e} {lse_err:9.2e}  {'PASS' if ok else 'FAIL'}"
+        print(f"{name:<66} {err:9.3e} {low:9.3e} {low_r:9.3e} {lse_err:8.1e}  "
+              f"{'PASS' if ok else 'FAIL':<10}  {'PASS' if ok_r else 'FAIL'}"
               + (f" nan={nan_o}" if nan_o else ""))
         fails += not ok
-    print(f"check: {len(cases) - fails}/{len(cases)} passed")
-    return fails
+        fails_r += not ok_r
+    print(f"check: {len(cases) - fails}/{len(cases)} passed (lowp = P rounded), "
+          f"{len(cases) - fails_r}/{len(cases)} passed (lowp = P and O rounded)")
+    return fails_r
 
 
 def time_ms(fn, iters=30, warmup=5):
@@ -273,9 +283,7 @@ def run_bench():
                       f"{'':<6} {tf(ours):8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f}"
                       f"          {res['flash'] / ours:5.2f}")
     print("small shapes (fp16), GPU us per call in a CUDA graph of 100 calls")
-    for (B, H, S, D, causal) in ((1, 1, 32, 64, False), (1, 1, 128, 64, False),
-                                 (1, 8, 512, 64, False), (2, 8, 128, 64, False),
-                                 (8, 8, 128, 64, True), (16, 8, 512, 64, True)):
+    for (B, H, S, D, causal) in SMALL:
         q = torch.randn(B, S, H, D, device="cuda", dtype=torch.float16)
         k, v = torch.randn_like(q), torch.randn_like(q)
         o = torch.empty_like(q)
@@ -289,6 +297,52 @@ def run_bench():
         print(f"  {B},{H},{S},{D}{' causal' if causal else '':<7} ours {ours:6.2f} us   flash {fl:6.2f} us")
 
 
+def run_exp():
+    """experiments (exp_variants.cu) against the production launcher, same process"""
+    prod = LIB.cudadent_sm80_fwd
+    exps = [("exp01_d128_two_barriers", 128), ("exp03_d128_8warps", 128),
+            ("exp05_d128_bn32", 128), ("exp01_d64_two_barriers", 64), ("exp06_d64_bn64", 64)]
+    for name, D in exps:
+        fn = getattr(LIB, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        nf = run_check(fn, only=lambda c: c[5] == D and c[6] == torch.bfloat16 and c[1] in (17, 1000, 4097))
+        print(f"== {name}: check failures (P and O rounded criterion): {nf}")
+        print(f"{'shape (bf16)':<30} {'prod':>7} {'exp':>7}  TFLOP/s   exp/prod")
+        for causal in (False, True):
+            for S in (512, 2048, 8192, 16384):
+                B, H = 16384 // S, 2048 // D
+                q = torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16)
+                k, v = torch.randn_like(q), torch.randn_like(q)
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                scale = 1.0 / math.sqrt(D)
+                flops = 4 * B * H * S * S * D / (2 if causal else 1)
+                tp = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
+                te = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=fn))
+                tp2 = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
+                tp = min(tp, tp2)
+                print(f"B{B} S{S} H{H} D{D} {'causal' if causal else 'full':<6}      "
+                      f"{flops / tp / 1e9:7.1f} {flops / te / 1e9:7.1f}            {tp / te:5.3f}")
+    fn = LIB.exp04_d64_small_fp16
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    nf = run_check(fn, only=lambda c: c[5] == 64 and c[6] == torch.float16)
+    print(f"== exp04_d64_small_fp16: check failures: {nf}")
+    for (B, H, S, D, causal) in SMALL:
+        q = torch.randn(B, S, H, D, device="cuda", dtype=torch.float16)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+        scale = 1.0 / math.sqrt(D)
+        tp = graph_us(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
+        te = graph_us(lambda: fwd(q, k, v, o, lse, scale, causal, fn=fn))
+        print(f"  {B},{H},{S},{D}{' causal' if causal else '':<7} prod {tp:6.2f} us   exp04 {te:6.2f} us")
+
+
+SMALL = ((1, 1, 32, 64, False), (1, 1, 128, 64, False), (1, 8, 512, 64, False),
+         (2, 8, 128, 64, False), (8, 8, 128, 64, True), (16, 8, 512, 64, True))
+
 if __name__ == "__main__":
     LIB = ctypes.CDLL(sys.argv[1])
     LIB.cudadent_sm80_fwd.restype = ctypes.c_int
@@ -299,4 +353,12 @@ if __name__ == "__main__":
         rc = run_check()
     if what in ("bench", "all"):
         run_bench()
+    if what == "exp":
+        run_exp()
+    if what == "prof":  # one launch each of d128 and d64 (B4 S4096 bf16 full), for ncu
+        for D in (128, 64):
+            q = torch.randn(4, 4096, 2048 // D, D, device="cuda", dtype=torch.bfloat16)
+            k, v, o = torch.randn_like(q), torch.randn_like(q), torch.empty_like(q)
+            fwd(q, k, v, o, None, 1.0 / math.sqrt(D))
+        torch.cuda.synchronize()
     sys.exit(1 if rc else 0)

@@ -20,58 +20,18 @@
 template <int D> struct cd_sm80_fwd_tile;
 template <> struct cd_sm80_fwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 4;
+  static constexpr bool ONE_BARRIER = true;
 };
 template <> struct cd_sm80_fwd_tile<128> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 4;
+  static constexpr bool ONE_BARRIER = true;
 };
-
-#define CD_MAX_DEVICES 64
 
 template <typename T, int D>
 static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   typedef cd_sm80_fwd_tile<D> tile;
-  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, tile::BLOCK_M, tile::BLOCK_N>();
-  void (*kernel)(const cd_fwd_args_t) =
-      cd_sm80_fwd_kernel<T, D, tile::BLOCK_M, tile::BLOCK_N, tile::WARPS>;
-
-  /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
-   * race between threads only repeats it) */
-  static int attr_done[CD_MAX_DEVICES];
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  if (dev >= CD_MAX_DEVICES || !__atomic_load_n(&attr_done[dev], __ATOMIC_ACQUIRE)) {
-    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               SMEM);
-    if (err != cudaSuccess) return err;
-    if (dev < CD_MAX_DEVICES) __atomic_store_n(&attr_done[dev], 1, __ATOMIC_RELEASE);
-  }
-
-  cd_fwd_args_t a;
-  a.q = p->q.data;
-  a.k = p->k.data;
-  a.v = p->v.data;
-  a.o = p->o.data;
-  a.lse = p->lse;
-  a.q_sb = p->q.stride_batch; a.q_ss = p->q.stride_seq; a.q_sh = p->q.stride_head;
-  a.k_sb = p->k.stride_batch; a.k_ss = p->k.stride_seq; a.k_sh = p->k.stride_head;
-  a.v_sb = p->v.stride_batch; a.v_ss = p->v.stride_seq; a.v_sh = p->v.stride_head;
-  a.o_sb = p->o.stride_batch; a.o_ss = p->o.stride_seq; a.o_sh = p->o.stride_head;
-  a.batch = p->batch;
-  a.heads_q = p->heads_q;
-  a.group = p->heads_q / p->heads_kv;
-  a.m_blocks = (p->seqlen_q + tile::BLOCK_M - 1) / tile::BLOCK_M;
-  a.mask.seqlen_q = p->seqlen_q;
-  a.mask.seqlen_k = p->seqlen_k;
-  a.mask.window_left = p->window_left;
-  a.mask.window_right = p->window_right;
-  a.scale = p->softmax_scale;
-  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
-
-  const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
-  if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  kernel<<<(unsigned)ctas, tile::WARPS * 32, SMEM, stream>>>(a);
-  return cudaGetLastError();
+  return cd_sm80_fwd_run<T, D, tile::BLOCK_M, tile::BLOCK_N, tile::WARPS, tile::ONE_BARRIER>(
+      p, stream);
 }
 
 extern "C" int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p) {

@@ -23,14 +23,15 @@
  * first (the partially masked diagonal / ragged-end tiles first):
  *     prologue:  {Q, K[n_last]} {V[n_last]}
  *     iteration for tile n (buffer b):
- *         wait K[n] (V[n] may still fly); barrier        (also: all warps are done with b^1)
- *         issue {K[n-1]} {V[n-1]} into b^1                (empty groups after the last tile)
+ *         wait K[n], V[n]; barrier                      (also: all warps are done with b^1)
+ *         issue {K[n-1]} {V[n-1]} into b^1               (empty groups after the last tile)
  *         S = Q K[n]^T  (ldmatrix Q and K fragments, mma.sync m16n8k16, fp32 accumulators)
  *         element mask, only if the tile is partially masked (cd_mask_tile_partial)
  *         online softmax in registers (softmax.cuh); P converted to 16-bit A fragments in place
- *         wait V[n]; barrier
  *         O += P V[n]   (V fragments by ldmatrix.trans)
- * so each load has a whole tile iteration of compute to land in. Key tiles that no row of the
+ * so each load has a whole tile iteration of compute to land in, with one barrier per tile.
+ * (ONE_BARRIER = false: the first version, kept for the experiment exp01: waits for V[n] and
+ * synchronizes again just before P V.) Key tiles that no row of the
  * query tile sees are never visited (loop bounds from cd_mask_keys_of_rows).
  *
  * Epilogue: O /= rowsum (0 for a row that saw no key), rounded to 16 bits, staged through the
@@ -44,6 +45,8 @@
 #define CUDADENT_SM80_FWD_KERNEL_CUH
 
 #include <stdint.h>
+#include <cuda_runtime.h>
+#include "cudadent.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/softmax.cuh"
 #include "kernels/common/mask.cuh"
@@ -99,7 +102,7 @@ CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride
   }
 }
 
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool ONE_BARRIER>
 __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd_args_t a) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
@@ -122,13 +125,14 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
   const int g = lane / 4; // row within an m16 half
   const int t = lane % 4; // column pair
 
-  /* ---- which tile: (batch, head) fastest, query tiles from the last ---- */
-  const int64_t bh_count = (int64_t)a.batch * a.heads_q;
-  const int64_t bh = (int64_t)blockIdx.x % bh_count;
-  const int m_block = a.m_blocks - 1 - (int)((int64_t)blockIdx.x / bh_count);
-  const int b = (int)(bh / a.heads_q);
-  const int h = (int)(bh % a.heads_q);
-  const int hk = h / a.group;
+  /* ---- which tile: (batch, head) fastest, query tiles from the last. The launcher keeps
+   * batch * heads_q * m_blocks below 2^31, so 32-bit unsigned division is exact. ---- */
+  const unsigned bh_count = (unsigned)a.batch * (unsigned)a.heads_q;
+  const unsigned bh = blockIdx.x % bh_count;
+  const int m_block = a.m_blocks - 1 - (int)(blockIdx.x / bh_count);
+  const int b = (int)(bh / (unsigned)a.heads_q);
+  const int h = (int)(bh % (unsigned)a.heads_q);
+  const int hk = (int)((unsigned)h / (unsigned)a.group);
   const int seqlen_q = a.mask.seqlen_q;
   const int seqlen_k = a.mask.seqlen_k;
   const int m0 = m_block * BLOCK_M;
@@ -186,8 +190,11 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 
     int buf = 0;
     for (int n = n_last; n >= n_first; --n, buf ^= 1) {
-      cd_cp_async_wait<1>(); // K[n] (and Q) landed; V[n] may be in flight
-      __syncthreads();       // ...for every thread; and all warps left buffer buf^1
+      if (ONE_BARRIER)
+        cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
+      else
+        cd_cp_async_wait<1>(); // K[n] (and Q) landed; V[n] may be in flight
+      __syncthreads();         // ...for every thread; and all warps left buffer buf^1
       if (n > n_first) {
         const int left = seqlen_k - (n - 1) * BLOCK_N - ld_r;
         kp -= (int64_t)BLOCK_N * a.k_ss;
@@ -255,8 +262,10 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
       /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
       cd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
 
-      cd_cp_async_wait<2>(); // V[n] landed (K[n-1], V[n-1] may be in flight)
-      __syncthreads();
+      if (!ONE_BARRIER) {
+        cd_cp_async_wait<2>(); // V[n] landed (K[n-1], V[n-1] may be in flight)
+        __syncthreads();
+      }
 
       /* ---- O += P V  [ROWS_W, D] per warp; P's C fragments are V's A fragments ---- */
       const uint32_t v_buf = v_base + buf * KV_TILE_BYTES;
@@ -288,10 +297,10 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
   /* ---- epilogue: normalize, LSE, stage O in the warp's rows of sQ, 16-byte stores ---- */
   {
   /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
-  const int64_t bh_e = (int64_t)blockIdx.x % bh_count;
-  const int b_e = (int)(bh_e / a.heads_q), h_e = (int)(bh_e % a.heads_q);
+  const unsigned bh_e = blockIdx.x % bh_count;
+  const int b_e = (int)(bh_e / (unsigned)a.heads_q), h_e = (int)(bh_e % (unsigned)a.heads_q);
   T *gO = (T *)a.o + (int64_t)b_e * a.o_sb + (int64_t)h_e * a.o_sh + (int64_t)m0 * a.o_ss;
-  float *lse_row = a.lse + (bh_e * seqlen_q + m0); /* [batch][heads_q][seqlen_q] */
+  float *lse_row = a.lse + ((int64_t)bh_e * seqlen_q + m0); /* [batch][heads_q][seqlen_q] */
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
@@ -340,6 +349,56 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 template <int D, int BLOCK_M, int BLOCK_N>
 constexpr int cd_sm80_fwd_smem_bytes() {
   return (BLOCK_M + 4 * BLOCK_N) * D * 2;
+}
+
+#define CD_MAX_DEVICES 64
+
+/* Launch one configuration on the (normalized) params: fills the argument struct, raises the
+ * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool ONE_BARRIER>
+static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
+  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
+  void (*kernel)(const cd_fwd_args_t) =
+      cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, ONE_BARRIER>;
+
+  /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
+   * race between threads only repeats it) */
+  static int attr_done[CD_MAX_DEVICES];
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev >= CD_MAX_DEVICES || !__atomic_load_n(&attr_done[dev], __ATOMIC_ACQUIRE)) {
+    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               SMEM);
+    if (err != cudaSuccess) return err;
+    if (dev < CD_MAX_DEVICES) __atomic_store_n(&attr_done[dev], 1, __ATOMIC_RELEASE);
+  }
+
+  cd_fwd_args_t a;
+  a.q = p->q.data;
+  a.k = p->k.data;
+  a.v = p->v.data;
+  a.o = p->o.data;
+  a.lse = p->lse;
+  a.q_sb = p->q.stride_batch; a.q_ss = p->q.stride_seq; a.q_sh = p->q.stride_head;
+  a.k_sb = p->k.stride_batch; a.k_ss = p->k.stride_seq; a.k_sh = p->k.stride_head;
+  a.v_sb = p->v.stride_batch; a.v_ss = p->v.stride_seq; a.v_sh = p->v.stride_head;
+  a.o_sb = p->o.stride_batch; a.o_ss = p->o.stride_seq; a.o_sh = p->o.stride_head;
+  a.batch = p->batch;
+  a.heads_q = p->heads_q;
+  a.group = p->heads_q / p->heads_kv;
+  a.m_blocks = (p->seqlen_q + BLOCK_M - 1) / BLOCK_M;
+  a.mask.seqlen_q = p->seqlen_q;
+  a.mask.seqlen_k = p->seqlen_k;
+  a.mask.window_left = p->window_left;
+  a.mask.window_right = p->window_right;
+  a.scale = p->softmax_scale;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+
+  const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
+  if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */
+  kernel<<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);
+  return cudaGetLastError();
 }
 
 #endif /* CUDADENT_SM80_FWD_KERNEL_CUH */
