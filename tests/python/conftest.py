@@ -1,0 +1,89 @@
+"""pytest set-up for cudadent's Python tests.
+
+Import: an installed cudadent (pip install .) is used if there is one; otherwise the package of
+this checkout (python/cudadent), which finds the library in the checkout's build folders
+(build-py/, build/) or at $CUDADENT_LIBRARY.
+
+Skips (each with its reason): tests needing torch skip without torch, tests needing a GPU skip
+without a CUDA device, and GPU tests skip when the library reports that the kernel for that case
+is not built (UNSUPPORTED_ARCH / UNSUPPORTED_FEATURE / UNSUPPORTED_HEAD_DIM), unless
+CUDADENT_TEST_STRICT=1 turns those into failures.
+
+The error figures of the correctness tests (DESIGN.md: report the figures, not only pass/fail) are
+printed in a table at the end of the run.
+"""
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+try:
+    import cudadent  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.join(REPO, "python"))
+
+try:
+    import torch
+    HAVE_TORCH = True
+    HAVE_CUDA = torch.cuda.is_available()
+except ImportError:
+    torch = None
+    HAVE_TORCH = False
+    HAVE_CUDA = False
+
+STRICT = os.environ.get("CUDADENT_TEST_STRICT", "0") not in ("", "0")
+
+FIGURES = []  # rows (test, case, quantity, err, err_lowp, bound) for the summary
+
+
+def pytest_report_header(config):
+    lines = []
+    try:
+        import cudadent
+        lines.append(f"cudadent: {os.path.dirname(cudadent.__file__)}")
+        try:
+            lines.append(f"libcudadent: {cudadent.library_path()} "
+                         f"(version {cudadent.library_version()})")
+        except Exception as e:
+            lines.append(f"libcudadent: not loaded ({e})")
+    except ImportError as e:
+        lines.append(f"cudadent: not importable ({e})")
+    if HAVE_TORCH:
+        dev = torch.cuda.get_device_name() if HAVE_CUDA else "no CUDA device"
+        lines.append(f"torch {torch.__version__}, {dev}")
+    else:
+        lines.append("torch: not installed (torch tests skip)")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not FIGURES:
+        return
+    tr = terminalreporter
+    tr.section("cudadent error figures: max|x - ref| vs bound 2*max|x_lowp - ref| + 1e-5")
+    tr.write_line(f"{'test / case':<58} {'qty':>4} {'err':>10} {'err_lowp':>10} {'bound':>10}")
+    for name, case, qty, err, lowp, bound in FIGURES:
+        flag = "" if err <= bound else "  FAIL"
+        tr.write_line(f"{(name + ' ' + case)[:58]:<58} {qty:>4} {err:10.3e} {lowp:10.3e} "
+                      f"{bound:10.3e}{flag}")
+
+
+@pytest.fixture
+def poison_outputs():
+    """NaN-fill outputs before each C call (an unwritten element then fails)."""
+    from cudadent import ops
+    old = ops.POISON_OUTPUTS
+    ops.POISON_OUTPUTS = True
+    yield
+    ops.POISON_OUTPUTS = old
+
+
+def skip_if_kernel_missing(exc):
+    """Call from an except clause: skip (or, strict, fail) for a kernel that is not built."""
+    import cudadent
+    if isinstance(exc, (cudadent.UnsupportedArchError, cudadent.UnsupportedFeatureError,
+                        cudadent.UnsupportedHeadDimError)) and not STRICT:
+        pytest.skip(f"kernel not built: {exc}")
+    raise exc

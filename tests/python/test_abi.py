@@ -1,0 +1,115 @@
+"""The ctypes mirrors (python/cudadent/_abi.py) against include/cudadent.h, and the library's
+device-free entry points through them. Needs neither torch nor a GPU: a C compiler for the layout
+test, the built library for the probes (each skips with its reason when missing)."""
+import ctypes
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+from cudadent import _abi, _library, errors
+
+STRUCTS = {
+    "cudadent_tensor_t": _abi.Tensor,
+    "cudadent_attn_fwd_params_t": _abi.AttnFwdParams,
+    "cudadent_attn_bwd_params_t": _abi.AttnBwdParams,
+}
+
+
+def _compiler():
+    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cc and shutil.which(cc):
+            return cc
+    return None
+
+
+def test_ctypes_layout_matches_header(tmp_path):
+    cc = _compiler()
+    if cc is None:
+        pytest.skip("no C compiler (cc, gcc, clang) to read the header's layout")
+    lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "cudadent.h"',
+             "int main(void) {"]
+    for cname, struct in STRUCTS.items():
+        lines.append(f'  printf("{cname} sizeof %zu\\n", sizeof({cname}));')
+        for field, _ in struct._fields_:
+            lines.append(f'  printf("{cname} {field} %zu\\n", offsetof({cname}, {field}));')
+    lines += ["  return 0;", "}"]
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", "-I", os.path.join(REPO, "include"), str(src), "-o", str(exe)],
+                   check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        cname, field, value = line.split()
+        struct = STRUCTS[cname]
+        got = ctypes.sizeof(struct) if field == "sizeof" else getattr(struct, field).offset
+        assert got == int(value), f"{struct.__name__}.{field}: ctypes {got}, C {value}"
+    # every C field has a ctypes mirror and vice versa (the compile above fails on extra ones)
+    n_fields = sum(len(s._fields_) + 1 for s in STRUCTS.values())
+    assert len(out.splitlines()) == n_fields
+
+
+def test_status_enum_matches_header():
+    text = open(os.path.join(REPO, "include", "cudadent.h")).read()
+    for status in _abi.Status:
+        assert f"CUDADENT_STATUS_{status.name} = {status.value}" in text
+    for dtype in _abi.DType:
+        assert f"CUDADENT_DTYPE_{dtype.name} = {dtype.value}" in text
+
+
+@pytest.fixture(scope="module")
+def lib():
+    try:
+        return _library.load()
+    except errors.LibraryNotFoundError as e:
+        pytest.skip(f"libcudadent not built: {e}")
+
+
+def _fwd_params(**overrides):
+    p = _abi.AttnFwdParams()
+    p.struct_size = ctypes.sizeof(p)
+    p.dtype = _abi.DType.BF16
+    p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = 2, 128, 128, 4, 4, 64
+    for i, name in enumerate(("q", "k", "v", "o")):  # fake, aligned device pointers: the
+        t = getattr(p, name)                          # query never touches memory
+        t.data = 0x7f0000000000 + i * 0x1000000
+        t.stride_batch, t.stride_seq, t.stride_head, t.stride_dim = 128 * 4 * 64, 4 * 64, 64, 1
+    p.lse = 0x7f0010000000
+    p.softmax_scale = 0.125
+    p.window_left = p.window_right = -1
+    for k, v in overrides.items():
+        setattr(p, k, v)
+    return p
+
+
+def _query(lib, p):
+    n = ctypes.c_size_t(12345)
+    status = lib.cudadent_attn_fwd_workspace_size(ctypes.byref(p), ctypes.byref(n))
+    return status, n.value, lib.cudadent_get_last_error_message().decode()
+
+
+def test_library_accepts_our_struct_size(lib):
+    status, _, msg = _query(lib, _fwd_params())
+    assert status in (_abi.Status.SUCCESS, _abi.Status.UNSUPPORTED_HEAD_DIM), msg
+    status, _, msg = _query(lib, _fwd_params(struct_size=ctypes.sizeof(_abi.AttnFwdParams) - 8))
+    assert status == _abi.Status.BAD_STRUCT_SIZE and "struct_size" in msg
+
+
+@pytest.mark.parametrize("overrides,status,exc,word", [
+    (dict(softmax_scale=-1.0), _abi.Status.BAD_SCALE, errors.BadScaleError, "softmax_scale"),
+    (dict(heads_kv=3), _abi.Status.BAD_HEADS, errors.BadHeadsError, "heads_kv"),
+    (dict(window_left=-2), _abi.Status.BAD_WINDOW, errors.BadWindowError, "window_left"),
+    (dict(dtype=_abi.DType.FP8_E4M3), _abi.Status.UNSUPPORTED_DTYPE, errors.UnsupportedDtypeError,
+     "FP8"),
+    (dict(batch=-1), _abi.Status.BAD_SIZE, errors.BadSizeError, "batch"),
+])
+def test_library_status_becomes_exception(lib, overrides, status, exc, word):
+    got, _, msg = _query(lib, _fwd_params(**overrides))
+    assert got == status
+    with pytest.raises(exc, match=word) as info:
+        _library.check(got, "cudadent_attn_fwd_workspace_size")
+    assert info.value.status == status and word in info.value.message

@@ -1,0 +1,157 @@
+"""The custom ops as torch sees them: opcheck, torch.compile(fullgraph=True), CUDA graph capture,
+fake tensors (these last run without a GPU)."""
+import pytest
+
+from helpers import randn, requires_cuda, skip_if_kernel_missing, torch
+
+import cudadent
+
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+
+def _qkv(B=2, Sq=128, Sk=128, Hq=4, Hkv=2, D=64, dtype=torch.bfloat16, grad=True, seed=0):
+    q = randn((B, Sq, Hq, D), dtype, seed)
+    k = randn((B, Sk, Hkv, D), dtype, seed + 1)
+    v = randn((B, Sk, Hkv, D), dtype, seed + 2)
+    return tuple(t.requires_grad_(grad) for t in (q, k, v))
+
+
+# ---- without a GPU: fake tensors -----------------------------------------------------------------
+
+def test_fake_shapes_without_gpu():
+    with FakeTensorMode():
+        q = torch.empty(2, 100, 8, 64, dtype=torch.bfloat16, device="cuda")
+        k = torch.empty(2, 70, 2, 64, dtype=torch.bfloat16, device="cuda")
+        out, lse = torch.ops.cudadent.attn_fwd(q, k, k, 0.125, True, -1, -1, False)
+        assert out.shape == (2, 100, 8, 64) and out.is_contiguous() and out.dtype == q.dtype
+        assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
+        qt = torch.empty(2, 8, 100, 64, dtype=torch.bfloat16, device="cuda").transpose(1, 2)
+        dq, dk, dv = torch.ops.cudadent.attn_bwd(out, qt, k, k, out, lse, 0.125)
+        assert dq.stride() == qt.stride() and dk.shape == k.shape
+
+
+def test_export_has_no_graph_break_without_gpu():
+    class M(torch.nn.Module):
+        def forward(self, q, k, v):
+            return cudadent.attention(q, k, v, causal=True) * 2
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        q = torch.empty(2, 64, 4, 64, dtype=torch.bfloat16, device="cuda")
+        k = torch.empty(2, 64, 2, 64, dtype=torch.bfloat16, device="cuda")
+        v = torch.empty(2, 64, 2, 64, dtype=torch.bfloat16, device="cuda")
+        ep = torch.export.export(M(), (q, k, v))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert "cudadent.attn_fwd.default" in targets
+
+
+# ---- on a GPU ------------------------------------------------------------------------------------
+
+def _call_or_skip(fn):
+    try:
+        return fn()
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+
+
+@requires_cuda
+@pytest.mark.parametrize("causal,window", [(False, (-1, -1)), (True, (-1, -1)), (False, (16, 8))])
+def test_opcheck_attn_fwd(causal, window):
+    q, k, v = _qkv()
+    _call_or_skip(lambda: cudadent.attention(q, k, v, causal=causal, window=window).sum()
+                  .backward())
+    # deterministic=True: opcheck compares gradients of two runs
+    torch.library.opcheck(torch.ops.cudadent.attn_fwd.default,
+                          (q, k, v, 0.125, causal, window[0], window[1], True))
+
+
+@requires_cuda
+def test_opcheck_attn_bwd():
+    q, k, v = _qkv(grad=False)
+    out, lse = _call_or_skip(lambda: torch.ops.cudadent.attn_fwd(q, k, v, 0.125, True, -1, -1,
+                                                                 True))
+    dout = randn(out.shape, out.dtype, 5)
+    _call_or_skip(lambda: torch.ops.cudadent.attn_bwd(dout, q, k, v, out, lse, 0.125, True))
+    torch.library.opcheck(torch.ops.cudadent.attn_bwd.default,
+                          (dout, q, k, v, out, lse, 0.125, True, -1, -1, True))
+
+
+@requires_cuda
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_fullgraph_forward_and_backward(dynamic):
+    torch._dynamo.reset()
+
+    def loss_fn(q, k, v):
+        out = cudadent.attention(q, k, v, causal=True, deterministic=True)
+        return (out.float() ** 2).mean()
+
+    compiled = torch.compile(loss_fn, fullgraph=True, dynamic=dynamic)
+    for seqlen in (128, 192):  # a second shape: recompiles (static) or reuses (dynamic)
+        q, k, v = _qkv(Sq=seqlen, Sk=seqlen, seed=seqlen)
+        ref = _call_or_skip(lambda: loss_fn(q, k, v))
+        ref_grads = torch.autograd.grad(ref, (q, k, v))
+        got = compiled(q, k, v)
+        grads = torch.autograd.grad(got, (q, k, v))
+        torch.testing.assert_close(got, ref)
+        for a, b in zip(grads, ref_grads):
+            torch.testing.assert_close(a, b, atol=2e-3, rtol=2e-2)
+
+
+@requires_cuda
+def test_compile_flash_attn_func_and_strided_qkv():
+    torch._dynamo.reset()
+
+    def f(x, w):
+        B, S, _ = x.shape
+        qkv = (x @ w).view(B, S, 3, 4, 64)
+        q, k, v = qkv.unbind(2)
+        return cudadent.flash_attn_func(q, k, v, causal=True).sum()
+
+    x = randn((2, 96, 256), torch.bfloat16, 1)
+    w = randn((256, 768), torch.bfloat16, 2).mul_(0.05).requires_grad_(True)
+    ref = _call_or_skip(lambda: f(x, w))
+    (gw_ref,) = torch.autograd.grad(ref, (w,))
+    got = torch.compile(f, fullgraph=True)(x, w)
+    (gw,) = torch.autograd.grad(got, (w,))
+    torch.testing.assert_close(got, ref, atol=1e-1, rtol=1e-2)
+    torch.testing.assert_close(gw, gw_ref, atol=1e-1, rtol=5e-2)
+
+
+@requires_cuda
+def test_cuda_graph_capture_forward_and_backward():
+    q, k, v = _qkv(seed=3)
+    dout = randn(q.shape, q.dtype, 4)
+
+    def step():
+        out = cudadent.attention(q, k, v, causal=True, deterministic=True)
+        return (out,) + torch.autograd.grad(out, (q, k, v), dout)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside capture, on the capture stream
+        _call_or_skip(step)
+        step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static = step()
+    # new inputs into the same memory, replay, compare with an eager run
+    with torch.no_grad():
+        for t, seed in ((q, 10), (k, 11), (v, 12), (dout, 13)):
+            t.copy_(randn(t.shape, t.dtype, seed))
+    g.replay()
+    torch.cuda.synchronize()
+    eager = step()
+    for a, b in zip(static, eager):
+        assert torch.equal(a, b)
+
+
+@requires_cuda
+def test_runs_on_current_stream_and_device_guard():
+    q, k, v = _qkv(grad=False, seed=7)
+    ref = _call_or_skip(lambda: cudadent.attention(q, k, v))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        out = cudadent.attention(q, k, v)
+    s.synchronize()
+    assert torch.equal(out, ref)
