@@ -61,7 +61,8 @@ class Lib:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.sm90_dev_fwd.restype = ctypes.c_int
-        self.lib.sm90_dev_fwd.argtypes = [ctypes.c_int, ctypes.POINTER(Params), ctypes.c_void_p]
+        self.lib.sm90_dev_fwd.argtypes = [ctypes.c_int, ctypes.POINTER(Params), ctypes.c_void_p, ctypes.c_int]
+        self.order = -1
 
     def params(self, q, k, v, o, lse, causal, wl, wr, scale):
         B, Sq, Hq, D = q.shape
@@ -84,7 +85,7 @@ class Lib:
         return p
 
     def run(self, variant, p):
-        rc = self.lib.sm90_dev_fwd(variant, ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        rc = self.lib.sm90_dev_fwd(variant, ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream), self.order)
         if rc != 0:
             raise RuntimeError("sm90_dev_fwd returned cudaError %d" % rc)
 
@@ -201,7 +202,7 @@ def time_fn(fn, iters):
     return statistics.median(ts)
 
 
-def bench(lib, variants, suite, iters):
+def bench(lib, variants, suite, iters, only=None):
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
@@ -209,6 +210,8 @@ def bench(lib, variants, suite, iters):
         for causal in (0, 1):
             for S in seqs:
                 configs.append((16384 // S, S, 2048 // D, D, causal))
+    if only is not None:  # e.g. "d128c0" picks head_dim 128 non-causal
+        configs = [c for c in configs if "d%dc%d" % (c[3], c[4]) in only.split(",")]
     gen = torch.Generator(device="cuda")
     gen.manual_seed(7)
     print("%-30s %s %10s %7s" % ("B,S,H,D,causal", " ".join("%9s" % ("v%d" % v) for v in variants), "cudnn", "best/cudnn"))
@@ -243,8 +246,12 @@ if __name__ == "__main__":
     mode = sys.argv[2]
     args = sys.argv[3:]
     variants = [0, 1, 2]
-    suite, iters = "fa3", 20
+    suite, iters, only = "fa3", 20, None
     for i, a in enumerate(args):
+        if a == "--order":
+            lib.order = int(args[i + 1])
+        if a == "--only":
+            only = args[i + 1]
         if a == "--variants":
             variants = [int(x) for x in args[i + 1].split(",")]
         if a == "--suite":
@@ -254,5 +261,15 @@ if __name__ == "__main__":
     print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     if mode == "check":
         sys.exit(1 if check(lib, variants) else 0)
+    elif mode == "one":  # one call of one FA3-suite config, for ncu: one B,S,H,D,causal
+        B, S, H, D, causal = [int(x) for x in args[0].split(",")]
+        gen = torch.Generator(device="cuda")
+        q, k, v = (make_tensor(B, S, H, D, torch.bfloat16, "bshd", 0, gen) for _ in range(3))
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda")
+        p = lib.params(q, k, v, o, lse, causal, -1, -1, 1.0 / math.sqrt(D))
+        for _ in range(2):
+            lib.run(variants[0], p)
+        torch.cuda.synchronize()
     else:
-        bench(lib, variants, suite, iters)
+        bench(lib, variants, suite, iters, only)

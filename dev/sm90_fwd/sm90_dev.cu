@@ -9,21 +9,25 @@
 #include "kernels/sm90/fwd_launch.cuh"
 
 template <int V>
-static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
+static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t s, int order) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
   if (p->head_dim == 64)
-    return fp16 ? sm90_fwd_launch<64, true, V>(p, s) : sm90_fwd_launch<64, false, V>(p, s);
+    return fp16 ? sm90_fwd_launch<64, true, V>(p, s, order)
+                : sm90_fwd_launch<64, false, V>(p, s, order);
   if (p->head_dim == 128)
-    return fp16 ? sm90_fwd_launch<128, true, V>(p, s) : sm90_fwd_launch<128, false, V>(p, s);
+    return fp16 ? sm90_fwd_launch<128, true, V>(p, s, order)
+                : sm90_fwd_launch<128, false, V>(p, s, order);
   return cudaErrorNotSupported;
 }
 
-extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, void *stream) {
+/* order: -1 the launcher's choice, else an SM90_SCHED_* tile order */
+extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, void *stream,
+                            int order) {
   cudaStream_t s = (cudaStream_t)stream;
   switch (variant) {
-    case SM90_FWD_SIMPLE: return (int)dev_launch<SM90_FWD_SIMPLE>(p, s);
-    case SM90_FWD_OVERLAP: return (int)dev_launch<SM90_FWD_OVERLAP>(p, s);
-    case SM90_FWD_OVERLAP_PINGPONG: return (int)dev_launch<SM90_FWD_OVERLAP_PINGPONG>(p, s);
+    case SM90_FWD_SIMPLE: return (int)dev_launch<SM90_FWD_SIMPLE>(p, s, order);
+    case SM90_FWD_OVERLAP: return (int)dev_launch<SM90_FWD_OVERLAP>(p, s, order);
+    case SM90_FWD_OVERLAP_PINGPONG: return (int)dev_launch<SM90_FWD_OVERLAP_PINGPONG>(p, s, order);
     default: return (int)cudaErrorInvalidValue;
   }
 }

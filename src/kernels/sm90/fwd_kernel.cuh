@@ -54,12 +54,18 @@
  * CONSUMER_REGS <= 65536; a consumer holds S (BLOCK_N / 2 fp32), P (BLOCK_N / 4), O (D / 2).
  * Shared memory: (BLOCK_M * 2 + 2 * STAGES * BLOCK_N) * D * 2 bytes + barriers <= 227 KiB. */
 template <int D> struct sm90_fwd_tile;
+#ifndef SM90_D64_STAGES /* experiments override these two from the command line */
+#define SM90_D64_STAGES 4
+#endif
+#ifndef SM90_D128_STAGES
+#define SM90_D128_STAGES 2
+#endif
 template <> struct sm90_fwd_tile<64> {
-  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
+  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = SM90_D64_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<128> {
-  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = SM90_D128_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -87,8 +93,8 @@ struct sm90_fwd_args {
   int seqlen_q, seqlen_k;
   int heads_q, group; /* query head h reads KV head h / group */
   int window_left, window_right;
-  int m_blocks, num_tiles;
-  int heaviest_first;
+  int m_blocks, num_tiles, batch_heads;
+  int order; /* SM90_SCHED_* (tile_scheduler.cuh) */
 };
 
 /* named barrier ids: 0 is __syncthreads; 1 + w: consumer w's epilogue; 3 + w: pingpong turn */
@@ -147,19 +153,21 @@ __device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
 template <int BN>
 __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0, int seqlen_k,
                                           int shift, int window_left, int window_right, int lane) {
+  int lo[2], hi[2]; /* visible keys of each of the thread's two rows: [lo, hi] */
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + 8 * r;
+    lo[r] = window_left >= 0 ? row + shift - window_left : 0;
+    hi[r] = window_right >= 0 ? min(seqlen_k - 1, row + shift + window_right) : seqlen_k - 1;
+  }
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int col = key0 + 8 * j + 2 * (lane & 3) + e;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = row0 + 8 * r;
-        bool ok = col < seqlen_k;
-        if (window_left >= 0) ok = ok && col >= row + shift - window_left;
-        if (window_right >= 0) ok = ok && col <= row + shift + window_right;
-        if (!ok) s[4 * j + 2 * r + e] = -INFINITY;
-      }
+      for (int r = 0; r < 2; ++r)
+        if ((col < lo[r]) | (col > hi[r])) s[4 * j + 2 * r + e] = -INFINITY;
     }
   }
 }
@@ -251,7 +259,6 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
   }
   __syncthreads();
 
-  const int heaviest_first = args.heaviest_first;
   const int shift = args.seqlen_k - args.seqlen_q;
 
   if (wg == 0) {
@@ -259,8 +266,11 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
     setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     uint32_t stage = 0, phase = 0, q_iter = 0;
-    for (int t = blockIdx.x; t < args.num_tiles; t += gridDim.x) {
-      const sm90_tile tc = sm90_decode_tile(t, args.m_blocks, args.heads_q, heaviest_first);
+    for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
+      const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
+      if (pos >= args.num_tiles) continue;
+      const sm90_tile tc =
+          sm90_decode_tile(pos, args.m_blocks, args.heads_q, args.batch_heads, args.order);
       int n_lo, n_hi;
       sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
@@ -314,8 +324,11 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
   }
 
   uint32_t stage = 0, phase = 0, q_iter = 0;
-  for (int t = blockIdx.x; t < args.num_tiles; t += gridDim.x) {
-    const sm90_tile tc = sm90_decode_tile(t, args.m_blocks, args.heads_q, heaviest_first);
+  for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
+    const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
+    if (pos >= args.num_tiles) continue;
+    const sm90_tile tc =
+        sm90_decode_tile(pos, args.m_blocks, args.heads_q, args.batch_heads, args.order);
     int n_lo, n_hi;
     sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);

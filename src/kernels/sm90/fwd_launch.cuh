@@ -59,7 +59,8 @@ static cudaError_t sm90_tensor_map(CUtensorMap *map, const cudadent_tensor_t *t,
 }
 
 template <int D, bool kFp16, int VARIANT>
-static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
+static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream,
+                                   int order_override = -1) {
   typedef sm90_fwd_tile<D> tile;
   constexpr int SMEM = sm90_fwd_smem<D>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
@@ -109,7 +110,10 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   const int64_t tiles = (int64_t)a.m_blocks * p->heads_q * p->batch;
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
   a.num_tiles = (int)tiles;
-  a.heaviest_first = p->window_right >= 0;
+  a.batch_heads = p->heads_q * p->batch;
+  /* under a right window (causal) work grows with the query block: heaviest first, snaking */
+  a.order = order_override >= 0 ? order_override
+                                : (p->window_right >= 0 ? SM90_SCHED_SNAKE : SM90_SCHED_M_FASTEST);
   const int grid = (int)(tiles < sms ? tiles : sms);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
   return cudaGetLastError();

@@ -2,16 +2,22 @@
  * tile_scheduler.cuh - which (batch, head, query block) a persistent sm90 CTA works on, and which
  * key blocks a query block must visit.
  *
- * The grid is min(#tiles, #SMs) CTAs; CTA c takes tiles c, c + grid, c + 2 grid, ... (static
- * round robin: producer and consumers walk the same sequence with no communication).
- * Tile order: query block fastest, then head, then batch, so the CTAs running at one time share
- * the K/V of one or a few heads in L2 (a 16k-token head of d128 is 8 MiB of K and V). Under a
- * right window (causal) the query blocks of a head run heaviest first (descending), and since the
- * grid rarely divides the block count, each CTA's successive tiles sample all block weights: the
- * static schedule balances on average.
+ * The grid is min(#tiles, #SMs) CTAs. In round r, CTA c takes the tile at position r * grid + c
+ * of the order (SM90_SCHED_SNAKE: r * grid + grid - 1 - c in odd rounds); producer and consumers
+ * walk the same sequence with no communication. Orders:
+ *   SM90_SCHED_M_FASTEST   query block fastest, then head, then batch: the CTAs running at one
+ *                          time share the K/V of one or a few heads in L2. Equal-work tiles
+ *                          (no right window).
+ *   SM90_SCHED_SNAKE       heaviest first (query blocks descending, all heads of one block index
+ *                          before the next), snaking across CTAs so the heavy and light halves of
+ *                          consecutive rounds pair up: static balance under a right window
+ *                          (causal), where work grows with the query block.
+ *   SM90_SCHED_HEAD_FASTEST (batch, head) fastest, query blocks ascending (experiment).
  */
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
+
+enum { SM90_SCHED_M_FASTEST = 0, SM90_SCHED_SNAKE = 1, SM90_SCHED_HEAD_FASTEST = 2 };
 
 struct sm90_tile {
   int batch;
@@ -19,12 +25,24 @@ struct sm90_tile {
   int m_block; /* query rows [m_block * BLOCK_M, (m_block + 1) * BLOCK_M) */
 };
 
-__device__ __forceinline__ sm90_tile sm90_decode_tile(int tile, int m_blocks, int heads_q,
-                                                      int heaviest_first) {
+/* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it). */
+__device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
+  return round * grid + ((order == SM90_SCHED_SNAKE && (round & 1)) ? grid - 1 - cta : cta);
+}
+
+__device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, int m_blocks, int heads_q,
+                                                      int batch_heads, int order) {
   sm90_tile t;
-  const int bh = tile / m_blocks;
-  const int m = tile - bh * m_blocks;
-  t.m_block = heaviest_first ? m_blocks - 1 - m : m;
+  int bh, m;
+  if (order == SM90_SCHED_M_FASTEST) {
+    bh = pos / m_blocks;
+    m = pos - bh * m_blocks;
+  } else {
+    m = pos / batch_heads;
+    bh = pos - m * batch_heads;
+    if (order == SM90_SCHED_SNAKE) m = m_blocks - 1 - m;
+  }
+  t.m_block = m;
   t.batch = bh / heads_q;
   t.head = bh - t.batch * heads_q;
   return t;
