@@ -15,8 +15,8 @@
  *   Variant OVERLAP (the default): the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j
  *     back to back, then does the softmax of S_next while the P V product runs (intra-warpgroup
  *     overlap, FA3 paper section 3.2).
- *   Variant PINGPONG (with OVERLAP, 2 consumers): two named barriers make the consumer
- *     warpgroups take turns issuing their GEMMs, so one's softmax runs under the other's GEMMs
+ *   Variant PINGPONG (with OVERLAP): named barriers make the consumer warpgroups take turns
+ *     (round robin) issuing their GEMMs, so one's softmax runs under the others' GEMMs
  *     (FA3 section 3.1).
  *
  * Shared memory (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 B):
@@ -54,15 +54,19 @@
  * CONSUMER_REGS <= 65536; a consumer holds S (BLOCK_N / 2 fp32), P (BLOCK_N / 4), O (D / 2).
  * Shared memory: (BLOCK_M * 2 + 2 * STAGES * BLOCK_N) * D * 2 bytes + barriers <= 227 KiB. */
 template <int D> struct sm90_fwd_tile;
-#ifndef SM90_D64_STAGES /* experiments override these two from the command line */
+#ifndef SM90_D64_STAGES /* experiments override these from the command line */
 #define SM90_D64_STAGES 4
+#endif
+#ifndef SM90_D64_CONSUMERS
+#define SM90_D64_CONSUMERS 2
 #endif
 #ifndef SM90_D128_STAGES
 #define SM90_D128_STAGES 2
 #endif
 template <> struct sm90_fwd_tile<64> {
-  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = SM90_D64_STAGES;
-  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static constexpr int CONSUMER_WGS = SM90_D64_CONSUMERS, BLOCK_M = 64 * CONSUMER_WGS;
+  static constexpr int BLOCK_N = 128, STAGES = SM90_D64_STAGES;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = CONSUMER_WGS == 3 ? 160 : 240;
 };
 template <> struct sm90_fwd_tile<128> {
   static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = SM90_D128_STAGES;
@@ -97,9 +101,10 @@ struct sm90_fwd_args {
   int order; /* SM90_SCHED_* (tile_scheduler.cuh) */
 };
 
-/* named barrier ids: 0 is __syncthreads; 1 + w: consumer w's epilogue; 3 + w: pingpong turn */
+/* named barrier ids: 0 is __syncthreads; 1 + w: consumer w's epilogue; 5 + w: consumer w's turn
+ * to issue GEMMs (pingpong; up to 4 consumers) */
 #define SM90_BAR_EPILOGUE 1
-#define SM90_BAR_TURN 3
+#define SM90_BAR_TURN 5
 
 template <bool kFp16>
 __device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
@@ -230,7 +235,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, STAGES = tile::STAGES;
   constexpr int NCW = tile::CONSUMER_WGS;
   constexpr bool kOverlap = VARIANT != SM90_FWD_SIMPLE;
-  constexpr bool kPingpong = VARIANT == SM90_FWD_OVERLAP_PINGPONG && NCW == 2;
+  constexpr bool kPingpong = VARIANT == SM90_FWD_OVERLAP_PINGPONG && NCW >= 2;
 
   extern __shared__ uint8_t smem_raw[];
   /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
@@ -318,9 +323,11 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
   const uint64_t desc_k0 = gmma_desc_sw128(sK, 1, 1024);
   const uint64_t desc_v0 = gmma_desc_sw128(sV, BN * 128, 1024);
 
+  /* turns go round the consumers 0, 1, .., NCW-1, 0, ..: each waits on its own barrier and, once
+   * its GEMMs are issued, arrives on the next one's; the last pre-arrives so that 0 goes first */
+  const int next_cw = cw + 1 == NCW ? 0 : cw + 1;
   if constexpr (kPingpong) {
-    /* consumer 0 goes first: consumer 1 pre-arrives on consumer 0's turn barrier */
-    if (cw == 1) named_bar_arrive(SM90_BAR_TURN + 0, 256);
+    if (cw == NCW - 1) named_bar_arrive(SM90_BAR_TURN + 0, 256);
   }
 
   uint32_t stage = 0, phase = 0, q_iter = 0;
@@ -388,7 +395,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
           wgmma_fence();
           sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
-          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + (cw ^ 1), 256);
+          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<0>();
           sm90_fence_regs(s);
           if (lane == 0) {
@@ -420,7 +427,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
           wgmma_fence();
           sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
           wgmma_commit();
-          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + (cw ^ 1), 256);
+          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<1>(); /* S done, P V may still run */
           sm90_fence_regs(s);
           if (lane == 0) {

@@ -113,7 +113,7 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   a.batch_heads = p->heads_q * p->batch;
   /* under a right window (causal) work grows with the query block: heaviest first, snaking */
   a.order = order_override >= 0 ? order_override
-                                : (p->window_right >= 0 ? SM90_SCHED_SNAKE : SM90_SCHED_M_FASTEST);
+                                : (p->window_right >= 0 ? SM90_SCHED_SNAKE : SM90_SCHED_M_GROUPED);
   const int grid = (int)(tiles < sms ? tiles : sms);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
   return cudaGetLastError();
