@@ -208,8 +208,12 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
   }
 }
 
+/* O *= alpha per row. Skipped (exactly: alpha is ex2(0) = 1) when no row of the warp got a new
+ * maximum, which after the first blocks of a long row is the common case; the test is a warp
+ * vote, so the branch is uniform. */
 template <int D>
 __device__ __forceinline__ void sm90_rescale_o(float (&o)[D / 2], const float (&alpha)[2]) {
+  if (!__any_sync(0xffffffffu, (alpha[0] != 1.f) | (alpha[1] != 1.f))) return;
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) {
     o[4 * j + 0] *= alpha[0];

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
+#   dev/sm90_fwd/gpu_run.sh STEP...   steps: build check bench benchB ncu tests sanitize small
+# Env: LIBB_FLAGS (extra nvcc flags of the second dev library, e.g. -DSM90_D64_CONSUMERS=3),
+#      B_ONLY (configs benchB times, e.g. d64c0,d64c1), ITERS (default 20). Logs under $OUT.
+set -u
+export PYTHONUNBUFFERED=1
+out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
+A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; S=dev/sm90_fwd/check_fwd.py; IT=${ITERS:-20}
+NV="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu"
+for step in "$@"; do
+  echo "=== $step ($(date +%T))"
+  case $step in
+    build)
+      $NV -o $A > "$out/nvccA.log" 2>&1 & p1=$!
+      if [ -n "${LIBB_FLAGS:-}" ]; then $NV $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
+      { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
+      wait $p1; echo "libA rc $?"; [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB rc $?"; }
+      cmake_pid=$p3 ;;
+    check)
+      timeout 90 python3 $S $A check --variants 2 > "$out/checkA.log" 2>&1; echo "A: $(tail -1 "$out/checkA.log")"
+      grep FAIL "$out/checkA.log" | cut -c1-170
+      if [ -n "${LIBB_FLAGS:-}" ]; then
+        timeout 90 python3 $S $B check --variants 0,2 > "$out/checkB.log" 2>&1; echo "B: $(tail -1 "$out/checkB.log")"
+        grep FAIL "$out/checkB.log" | cut -c1-170
+      fi ;;
+    bench) timeout 150 python3 $S $A bench --variants 2 --iters $IT 2>&1 | tee "$out/benchA.log" | grep -v "^2\.\|^B,S" ;;
+    benchB) echo "B = A + ${LIBB_FLAGS:-}"; timeout 100 python3 $S $B bench --variants 2 --iters $IT --only "${B_ONLY:-d64c0,d64c1}" 2>&1 | tee "$out/benchB.log" | grep -v "^2\.\|^B,S" ;;
+    ncu)
+      timeout 150 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio \
+        python3 $S $A one 1,16384,16,128,0 --variants 2 > "$out/ncu.txt" 2>&1
+      grep -E "Duration|SM Frequency|Compute \(SM\)|stalled" "$out/ncu.txt" | awk '$NF+0 > 0.05 || /Duration|Freq|Compute/' | sed 's/smsp__average_warps_issue_stalled_//' | head -30 ;;
+    tests)
+      wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
+      CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
+      tail -1 "$out/tests_sm90.log"; grep -B3 "FAIL \]" "$out/tests_sm90.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        CUDADENT_KERNEL=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \
+          --batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --head-dim 64 --causal --iters 1 > "$out/san-$tool.log" 2>&1
+        echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool.log" | tail -1)"
+      done ;;
+    small)
+      for path in sm80 sm90; do
+        for sh in "1 1 32 0" "1 1 128 0" "1 8 512 0" "2 8 128 0" "8 8 128 1" "16 8 512 1"; do
+          set -- $sh; c=$([ $4 = 1 ] && echo --causal)
+          r=$(CUDADENT_KERNEL=$path timeout 30 build-sm90/cudadent-bench --batch $1 --heads $2 --seqlen-q $3 --head-dim 64 --dtype fp16 $c --iters 20 --graph 100 2>&1 | tail -2 | tr '\n' ' ')
+          echo "$path B$1 H$2 S$3 causal$4: $r"
+        done
+      done 2>&1 | tee "$out/small.log" ;;
+  esac
+done
