@@ -7,7 +7,8 @@
  * Criterion (DESIGN.md): for each output X in {O, dQ, dK, dV}:
  *   max|X - ref| <= 2 * max|X_lowp - ref| + 1e-5
  * where ref is the exact double reference and X_lowp the reference with P (and dS) rounded to the
- * input dtype. LSE must be within 1e-3 of the reference (it is fp32 and independent of rounding
+ * input dtype and its result rounded to that dtype (flash-attn's out_pt is a tensor of the input
+ * dtype: the rounding of the output itself is part of the allowed error). LSE must be within 1e-3 of the reference (it is fp32 and independent of rounding
  * P); rows that see no key must have O == 0 and LSE == -inf. Every output element must be
  * finite, and the padding between elements of strided outputs must still hold the poison.
  */
