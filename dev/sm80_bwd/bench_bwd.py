@@ -7,7 +7,8 @@ Both backwards get the same inputs: q, k, v, dout random normal; O and LSE from 
 forward. Also reports max|ours - flash| / max|flash| per gradient as a sanity check (both are
 bf16 kernels; expect ~1e-2 or less).
 
-usage: python3 bench_bwd.py LIB.so [--quick] [--det]
+usage: python3 bench_bwd.py LIB.so [--quick] [--det] [--profile D S CAUSAL]
+  --profile: run only our backward on that FA3-suite shape a few times (for ncu)
 """
 import ctypes
 import math
@@ -107,7 +108,28 @@ def run(b, s, h, d, causal, dtype=torch.bfloat16, det_too=False):
     return res
 
 
+def profile(d, s, causal):
+    b, h = 16384 // s, 2048 // d
+    dev = "cuda"
+    q, k, v, do, o = (torch.randn(b, s, h, d, device=dev, dtype=torch.bfloat16) for _ in range(5))
+    lse = torch.randn(b, h, s, device=dev, dtype=torch.float32) + 8.0
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    tens = [q, k, v, o, do, dq, dk, dv]
+    ptrs = (ctypes.c_void_p * 8)(*[t.data_ptr() for t in tens])
+    strides = (ctypes.c_longlong * 24)(*[st for t in tens for st in (t.stride(0), t.stride(1), t.stride(2))])
+    nb = lib.shim_bwd_workspace(BF16, b, s, s, h, h, d, causal, -1, -1, 0)
+    ws = torch.empty(max(nb, 256), dtype=torch.uint8, device=dev)
+    for _ in range(4):
+        lib.shim_bwd(ptrs, strides, lse.data_ptr(), ws.data_ptr(), BF16, b, s, s, h, h, d, causal, -1, -1, 0,
+                     1.0 / math.sqrt(d), torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+
+
 def main():
+    if "--profile" in sys.argv:
+        i = sys.argv.index("--profile")
+        profile(int(sys.argv[i + 1]), int(sys.argv[i + 2]), int(sys.argv[i + 3]))
+        return
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
     rows = []
     seqs = [512, 2048, 16384] if QUICK else [512, 1024, 2048, 4096, 8192, 16384]

@@ -169,4 +169,12 @@ CUDADENT_DEVICE void cd_red_add_f32x2(float *dst, float x, float y) {
 #endif
 }
 
+/* 4-byte copy global -> shared (cached in L1 and L2: .ca, the only mode for 4 bytes) that writes
+ * 4 zero bytes and reads nothing when !valid. PTX ISA "cp.async", cp-size 4 with src-size. */
+CUDADENT_DEVICE void cd_cp_async_ca4_zfill(uint32_t smem_addr, const void *gmem, bool valid) {
+  const int src_size = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr), "l"(gmem),
+               "r"(src_size));
+}
+
 #endif /* CUDADENT_PTX_CUH */

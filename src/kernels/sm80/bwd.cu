@@ -50,17 +50,38 @@
 
 /* ---- the tile table: one row per head_dim ------------------------------------------------------ */
 
+/* SM80_BWD_EXP selects an experimental table row set (dev/sm80_bwd/NOTES.md); 0 is the default. */
+#ifndef SM80_BWD_EXP
+#define SM80_BWD_EXP 0
+#endif
+#ifndef SM80_BWD_EXP_DQ_FIRST /* 1: dQ product before dV, dK (experiment) */
+#define SM80_BWD_EXP_DQ_FIRST 0
+#endif
+
 template <int D> struct Sm80BwdTile;
+#if SM80_BWD_EXP == 1
+/* 4 warps, 64x64 tiles, several CTAs per SM: S/dP 32x32, dK/dV 32x32 (d64) or 32x64 (d128),
+ * dQ 32x32 (d64) or 32x64 (d128). */
+template <> struct Sm80BwdTile<64> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4, CTAS_PER_SM = 2;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 2;
+};
+template <> struct Sm80BwdTile<128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4, CTAS_PER_SM = 2;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 2;
+};
+#else
 /* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
 template <> struct Sm80BwdTile<64> {
-  static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8;
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
 };
 /* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
 template <> struct Sm80BwdTile<128> {
-  static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8;
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
 };
+#endif
 
 /* Threads of the pre/convert kernels. */
 #define SM80_BWD_ROW_THREADS 256
@@ -80,13 +101,16 @@ template <int D> struct Sm80BwdShape {
   static constexpr int Q_TILE = BM * D * 2, KV_TILE = BN * D * 2, PS_TILE = BM * BN * 2;
   static constexpr int OFF_Q = 0, OFF_DO = 2 * Q_TILE, OFF_K = 4 * Q_TILE;
   static constexpr int OFF_V = OFF_K + KV_TILE, OFF_P = OFF_V + KV_TILE, OFF_DS = OFF_P + PS_TILE;
-  static constexpr int SMEM = OFF_DS + PS_TILE;
+  static constexpr int OFF_LSE = OFF_DS + PS_TILE;     /* float [2][BM] */
+  static constexpr int OFF_DELTA = OFF_LSE + 2 * BM * 4; /* float [2][BM] */
+  static constexpr int SMEM = OFF_DELTA + 2 * BM * 4;
   static_assert(S_TM % 16 == 0 && S_TN % 16 == 0, "S warp tile");
   static_assert(KV_TN % 16 == 0 && KV_TD % 16 == 0, "dK/dV warp tile");
   static_assert(Q_TM % 16 == 0 && Q_TD % 16 == 0, "dQ warp tile");
   static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
   static_assert(D >= 64 && BN >= 64, "swizzle needs rows of >= 8 chunks");
   static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
+  static_assert(BM <= THREADS, "one LSE element per thread");
 };
 
 /* Everything the kernels need, by value. Strides in elements. */
@@ -236,6 +260,28 @@ __device__ __forceinline__ void bwd_store_tile(uint16_t *g, int64_t row_stride, 
   }
 }
 
+/* cp.async the query tile m of head h into buffer buf: Q and dO [BM][D] (rows past seqlen_q
+ * zero), LSE [BM] (past seqlen_q zero; the reader masks them) and delta [BM] (padded in the
+ * workspace, always readable). One commit group. */
+template <int D>
+__device__ __forceinline__ void bwd_load_query_tile(const sm80_bwd_args_t &a, uint32_t s0, int buf,
+                                                    int b, int h, int m, int tid) {
+  typedef Sm80BwdShape<D> Sh;
+  const int m0 = m * Sh::BM;
+  const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
+  const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
+  bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid);
+  bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid);
+  const int64_t bh = (int64_t)b * a.hq + h;
+  if (tid < Sh::BM) {
+    const bool ok = m0 + tid < a.sq;
+    cd_cp_async_ca4_zfill(s0 + Sh::OFF_LSE + (buf * Sh::BM + tid) * 4, ok ? a.lse + bh * a.sq + m0 + tid : a.lse, ok);
+  }
+  if (tid < Sh::BM / 4)
+    cd_cp_async_cg16(s0 + Sh::OFF_DELTA + (buf * Sh::BM + tid * 4) * 4, a.delta + bh * a.sq_pad + m0 + tid * 4);
+  cd_cp_async_commit();
+}
+
 /* ---- kernel 1: delta and zeroing ---------------------------------------------------------------- */
 
 template <typename T, int D>
@@ -306,7 +352,7 @@ sm80_bwd_dq(const sm80_bwd_args_t a) {
 /* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
 
 template <typename T, int D>
-__global__ void __launch_bounds__(Sm80BwdTile<D>::WARPS * 32, 1)
+__global__ void __launch_bounds__(Sm80BwdTile<D>::WARPS * 32, Sm80BwdTile<D>::CTAS_PER_SM)
 sm80_bwd_main(const sm80_bwd_args_t a) {
   typedef Sm80BwdShape<D> Sh;
   constexpr int BM = Sh::BM, BN = Sh::BN, THREADS = Sh::THREADS;
@@ -361,14 +407,7 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
       const uint16_t *vg = (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
       bwd_load_tile<BN, D, THREADS>(sK, kg, a.k_ss, kvalid, tid);
       bwd_load_tile<BN, D, THREADS>(sV, vg, a.v_ss, kvalid, tid);
-      {
-        const int h = hk * a.group, m0 = m_begin * BM;
-        const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
-        const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
-        bwd_load_tile<BM, D, THREADS>(sQ, qg, a.q_ss, a.sq - m0, tid);
-        bwd_load_tile<BM, D, THREADS>(sdO, dog, a.do_ss, a.sq - m0, tid);
-      }
-      cd_cp_async_commit();
+      bwd_load_query_tile<D>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
 
       int h = hk * a.group, m = m_begin;
       for (int it = 0; it < iters; ++it) {
@@ -380,31 +419,23 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
 
         cd_cp_async_wait<0>();
         __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
-        if (it + 1 < iters) {
-          const int mn0 = m_next * BM;
-          const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)mn0 * a.q_ss + h_next * a.q_sh;
-          const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)mn0 * a.do_ss + h_next * a.do_sh;
-          bwd_load_tile<BM, D, THREADS>(sQ + (buf ^ 1) * Sh::Q_TILE, qg, a.q_ss, a.sq - mn0, tid);
-          bwd_load_tile<BM, D, THREADS>(sdO + (buf ^ 1) * Sh::Q_TILE, dog, a.do_ss, a.sq - mn0, tid);
-          cd_cp_async_commit();
-        }
+        if (it + 1 < iters) bwd_load_query_tile<D>(a, s0, buf ^ 1, b, h_next, m_next, tid);
         const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
 
         /* LSE (log2 units; +inf for padded or fully masked rows so that P = 0) and delta per row */
         const int64_t bh = (int64_t)b * a.hq + h;
+        const float *lse_s = (const float *)(smem + Sh::OFF_LSE) + buf * BM;
+        const float *dlt_s = (const float *)(smem + Sh::OFF_DELTA) + buf * BM;
         float lse2[S_MT][2], dlt[S_MT][2];
 #pragma unroll
         for (int mt = 0; mt < S_MT; ++mt)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
-            const int i = m0 + s_row0 + mt * 16 + g + 8 * hh;
-            float l = __int_as_float(0x7f800000);
-            if (i < a.sq) {
-              const float x = a.lse[bh * a.sq + i];
-              if (x != -__int_as_float(0x7f800000)) l = x * SM80_BWD_LOG2E;
-            }
-            lse2[mt][hh] = l;
-            dlt[mt][hh] = a.delta[bh * a.sq_pad + i];
+            const int r = s_row0 + mt * 16 + g + 8 * hh;
+            const float x = lse_s[r];
+            lse2[mt][hh] = (m0 + r < a.sq && x != -__int_as_float(0x7f800000))
+                               ? x * SM80_BWD_LOG2E : __int_as_float(0x7f800000);
+            dlt[mt][hh] = dlt_s[r];
           }
 
         /* S = Q K^T, dP = dO V^T */
@@ -455,10 +486,11 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
             }
         __syncthreads(); /* sP, sdS complete */
 
+#if !SM80_BWD_EXP_DQ_FIRST
         /* dV += P^T dO, dK += dS^T Q */
         bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
         bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
-
+#endif
         /* dQacc += dS K */
         {
           float dq[Q_MT][Q_NT][4];
@@ -474,6 +506,10 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
                 cd_red_add_f32x2(dst + (mt * 16 + g + 8 * hh) * D + nt * 8 + 2 * t,
                                  dq[mt][nt][2 * hh], dq[mt][nt][2 * hh + 1]);
         }
+#if SM80_BWD_EXP_DQ_FIRST
+        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+#endif
         h = h_next;
         m = m_next;
       }
@@ -500,9 +536,12 @@ static int sm80_bwd_block_m(int head_dim) {
 static int sm80_bwd_block_n(int head_dim) {
   return head_dim == 64 ? Sm80BwdTile<64>::BLOCK_N : Sm80BwdTile<128>::BLOCK_N;
 }
+static int sm80_bwd_ctas_per_sm(int head_dim) {
+  return head_dim == 64 ? Sm80BwdTile<64>::CTAS_PER_SM : Sm80BwdTile<128>::CTAS_PER_SM;
+}
 
 /* Number of dQ slices: 1, or in deterministic mode enough splits of the key tiles to fill the
- * device's multiprocessors with (batch * heads_kv * splits) CTAs, one CTA per SM. */
+ * device's multiprocessors with (batch * heads_kv * splits) CTAs, CTAS_PER_SM per SM. */
 static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
   if (!p->deterministic) return 1;
   int dev = 0, sms = 0;
@@ -511,6 +550,7 @@ static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
     (void)cudaGetLastError(); /* no device: size for a large one; the launch re-checks */
     sms = 132;
   }
+  sms *= sm80_bwd_ctas_per_sm(p->head_dim);
   const int bn = sm80_bwd_block_n(p->head_dim);
   const int n_blocks = (p->seqlen_k + bn - 1) / bn;
   const long long ctas = (long long)p->batch * p->heads_kv;
@@ -545,6 +585,9 @@ static cudaError_t sm80_bwd_launch(const sm80_bwd_args_t &a, cudaStream_t stream
   sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
   cudaError_t err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          Sh::SMEM);
+  if (err != cudaSuccess) return err;
+  err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
   if (err != cudaSuccess) return err;
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
   sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
