@@ -297,47 +297,35 @@ def run_bench():
         print(f"  {B},{H},{S},{D}{' causal' if causal else '':<7} ours {ours:6.2f} us   flash {fl:6.2f} us")
 
 
-def run_exp():
-    """experiments (exp_variants.cu) against the production launcher, same process"""
-    prod = LIB.cudadent_sm80_fwd
-    exps = [("exp01_d128_two_barriers", 128), ("exp03_d128_8warps", 128),
-            ("exp05_d128_bn32", 128), ("exp01_d64_two_barriers", 64), ("exp06_d64_bn64", 64)]
-    for name, D in exps:
-        fn = getattr(LIB, name)
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        nf = run_check(fn, only=lambda c: c[5] == D and c[6] == torch.bfloat16 and c[1] in (17, 1000, 4097))
-        print(f"== {name}: check failures (P and O rounded criterion): {nf}")
-        print(f"{'shape (bf16)':<30} {'prod':>7} {'exp':>7}  TFLOP/s   exp/prod")
-        for causal in (False, True):
-            for S in (512, 2048, 8192, 16384):
-                B, H = 16384 // S, 2048 // D
-                q = torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16)
-                k, v = torch.randn_like(q), torch.randn_like(q)
-                o = torch.empty_like(q)
-                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-                scale = 1.0 / math.sqrt(D)
-                flops = 4 * B * H * S * S * D / (2 if causal else 1)
-                tp = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
-                te = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=fn))
-                tp2 = time_ms(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
-                tp = min(tp, tp2)
-                print(f"B{B} S{S} H{H} D{D} {'causal' if causal else 'full':<6}      "
-                      f"{flops / tp / 1e9:7.1f} {flops / te / 1e9:7.1f}            {tp / te:5.3f}")
-    fn = LIB.exp04_d64_small_fp16
+def entry(name):
+    fn = getattr(LIB, name)
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    nf = run_check(fn, only=lambda c: c[5] == 64 and c[6] == torch.float16)
-    print(f"== exp04_d64_small_fp16: check failures: {nf}")
-    for (B, H, S, D, causal) in SMALL:
-        q = torch.randn(B, S, H, D, device="cuda", dtype=torch.float16)
-        k, v = torch.randn_like(q), torch.randn_like(q)
-        o = torch.empty_like(q)
-        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-        scale = 1.0 / math.sqrt(D)
-        tp = graph_us(lambda: fwd(q, k, v, o, lse, scale, causal, fn=prod))
-        te = graph_us(lambda: fwd(q, k, v, o, lse, scale, causal, fn=fn))
-        print(f"  {B},{H},{S},{D}{' causal' if causal else '':<7} prod {tp:6.2f} us   exp04 {te:6.2f} us")
+    return fn
+
+
+def run_exp():
+    """exp07: large vs small tiles over grid sizes around the switch (graph timing)"""
+    large, small = entry("exp07_large"), entry("exp07_small")
+    print("exp07: us per call (CUDA graph of 100), large-tile CTAs = B*H*ceil(S/128); "
+          "auto = what cudadent_sm80_fwd picks")
+    for D, dt in ((64, torch.float16), (128, torch.bfloat16)):
+        for S, causal in ((512, False), (512, True), (2048, False), (2048, True)):
+            for BH in (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128):
+                ctas = BH * ((S + 127) // 128)
+                if ctas < 16 or ctas > 1200:
+                    continue
+                B, H = (BH // 8, 8) if BH >= 8 else (1, BH)
+                q = torch.randn(B, S, H, D, device="cuda", dtype=dt)
+                k, v, o = torch.randn_like(q), torch.randn_like(q), torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                sc = 1.0 / math.sqrt(D)
+                tl = graph_us(lambda: fwd(q, k, v, o, lse, sc, causal, fn=large))
+                ts = graph_us(lambda: fwd(q, k, v, o, lse, sc, causal, fn=small))
+                ta = graph_us(lambda: fwd(q, k, v, o, lse, sc, causal))
+                print(f"  D{D} {str(dt)[6:]:<8} S{S:<5} {'causal' if causal else 'full':<6} B{B} H{H} "
+                      f"ctas {ctas:5d}   large {tl:8.2f}  small {ts:8.2f}  auto {ta:8.2f}  "
+                      f"small/large {ts / tl:5.2f}")
 
 
 SMALL = ((1, 1, 32, 64, False), (1, 1, 128, 64, False), (1, 8, 512, 64, False),
@@ -351,6 +339,9 @@ if __name__ == "__main__":
     rc = 0
     if what in ("check", "all"):
         rc = run_check()
+        for name in ("exp07_large", "exp07_small"):
+            print(f"== {name}")
+            rc += run_check(entry(name))
     if what in ("bench", "all"):
         run_bench()
     if what == "exp":

@@ -1,11 +1,15 @@
 /*
  * sanitize_fwd.cu - small shapes through cudadent_sm80_fwd with exactly sized buffers, for
  * compute-sanitizer (memcheck, racecheck, synccheck). Checks nothing itself; exits non-zero on a
- * CUDA error. Build: nvcc -I include -I src dev/sm80_fwd/sanitize_fwd.cu src/kernels/sm80/fwd.cu
+ * CUDA error. Each shape runs through both tile sizes (exp_variants.cu's forced entry points).
+ * Build: nvcc -I include -I src dev/sm80_fwd/sanitize_fwd.cu dev/sm80_fwd/exp_variants.cu
  */
 #include <stdio.h>
 #include <cuda_runtime.h>
 #include "dispatch.h"
+
+extern "C" cudaError_t exp07_large(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s);
+extern "C" cudaError_t exp07_small(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s);
 
 static int run(int B, int sq, int sk, int hq, int hkv, int d, int bf16, int wl, int wr) {
   cudadent_attn_fwd_params_t p = {0};
@@ -24,7 +28,9 @@ static int run(int B, int sq, int sk, int hq, int hkv, int d, int bf16, int wl, 
   cudadent_tensor_t to = {o, (int64_t)sq * hq * d, (int64_t)hq * d, d, 1};
   p.q = tq; p.k = tk; p.v = tv; p.o = to; p.lse = lse;
   p.softmax_scale = 0.125f; p.window_left = wl; p.window_right = wr;
-  cudaError_t e = cudadent_sm80_fwd(&p, NULL, 0);
+  cudaError_t e = exp07_large(&p, NULL, 0);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = exp07_small(&p, NULL, 0);
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   printf("B%d sq%d sk%d h%d/%d d%d %s win %d,%d: %s\n", B, sq, sk, hq, hkv, d, bf16 ? "bf16" : "fp16",
          wl, wr, cudaGetErrorString(e));

@@ -5,33 +5,75 @@
  * This file picks the tile shape for the head_dim from cd_sm80_fwd_tile (the one table), fills
  * the kernel's argument struct from the normalized params (api.c validated them; nothing is
  * checked again here) and launches on the caller's stream. Instantiated: {fp16, bf16} x
- * {64, 128}; masking is decided per key tile at run time, so no mask variants are compiled.
+ * {64, 128} x {large, small tiles}; masking is decided per key tile at run time, so no mask
+ * variants are compiled.
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
 #include "kernels/sm80/fwd_kernel.cuh"
 
-/* ---- the tile table: one row per head_dim ---------------------------------------------------
+/* ---- the tile table: per head_dim, large tiles and small tiles -----------------------------
  * BLOCK_M query rows and BLOCK_N keys per tile, WARPS warps of BLOCK_M / WARPS rows each.
- * Registers: the O slab is (BLOCK_M / WARPS) * D / 32 fp32 per thread and the S slab
- * (BLOCK_M / WARPS) * BLOCK_N / 32, both within __launch_bounds__(., 2) (<= 255 registers).
- * Shared memory (BLOCK_M + 4 * BLOCK_N) * D * 2 bytes: 80 KiB (d64), 96 KiB (d128), so two CTAs
- * per SM on sm_90 (228 KiB) and sm_80 (164 KiB) for d64, one for d128 on sm_80. */
-template <int D> struct cd_sm80_fwd_tile;
-template <> struct cd_sm80_fwd_tile<64> {
+ * Large tiles (grids that fill the GPU): 4 warps of 32 rows, so each K/V fragment read from
+ * shared memory feeds two m16 tiles. Registers: O (32 * D / 32) + S (32 * BLOCK_N / 32) fp32 per
+ * thread, 255 with __launch_bounds__(128, 2). Shared memory (BLOCK_M + 4 * BLOCK_N) * D * 2 bytes:
+ * 80 KiB (d64), 96 KiB (d128): two CTAs per SM on sm_90; on sm_80 (164 KiB) d128 gets one.
+ * Small tiles (grids of fewer than CD_SM80_FWD_SMALL_GRID_PER_SM large CTAs per SM): 64-row
+ * tiles of 4 warps of 16 rows, 64-key tiles: twice the CTAs, a quarter of the work per key tile,
+ * for shapes whose time is one CTA's latency (dev/sm80_fwd/NOTES.md, exp04). */
+template <int D, bool SMALL> struct cd_sm80_fwd_tile;
+template <> struct cd_sm80_fwd_tile<64, false> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 4;
-  static constexpr bool ONE_BARRIER = true;
 };
-template <> struct cd_sm80_fwd_tile<128> {
+template <> struct cd_sm80_fwd_tile<128, false> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 4;
-  static constexpr bool ONE_BARRIER = true;
 };
+template <> struct cd_sm80_fwd_tile<64, true> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
+};
+template <> struct cd_sm80_fwd_tile<128, true> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
+};
+#define CD_SM80_FWD_SMALL_GRID_PER_SM 2
 
 template <typename T, int D>
-static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
-  typedef cd_sm80_fwd_tile<D> tile;
-  return cd_sm80_fwd_run<T, D, tile::BLOCK_M, tile::BLOCK_N, tile::WARPS, tile::ONE_BARRIER>(
-      p, stream);
+static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int small,
+                                      cudaStream_t stream) {
+  typedef cd_sm80_fwd_tile<D, false> L;
+  typedef cd_sm80_fwd_tile<D, true> S;
+  return small ? cd_sm80_fwd_run<T, D, S::BLOCK_M, S::BLOCK_N, S::WARPS>(p, stream)
+               : cd_sm80_fwd_run<T, D, L::BLOCK_M, L::BLOCK_N, L::WARPS>(p, stream);
+}
+
+/* small: -1 decide from the grid size, 0 large tiles, 1 small tiles */
+static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int small,
+                                        cudaStream_t stream) {
+  if (small < 0) {
+    /* multiprocessor count, once per device (idempotent, so a race only repeats the query) */
+    static int sm_count[CD_MAX_DEVICES];
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess) return err;
+    if (dev < CD_MAX_DEVICES) sms = __atomic_load_n(&sm_count[dev], __ATOMIC_ACQUIRE);
+    if (sms == 0) {
+      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+      if (err != cudaSuccess) return err;
+      if (dev < CD_MAX_DEVICES) __atomic_store_n(&sm_count[dev], sms, __ATOMIC_RELEASE);
+    }
+    const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + 127) / 128);
+    small = large_ctas < (int64_t)CD_SM80_FWD_SMALL_GRID_PER_SM * sms;
+  }
+  const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
+  switch (p->head_dim) {
+    case 64:
+      return bf16 ? cd_sm80_fwd_launch<__nv_bfloat16, 64>(p, small, stream)
+                  : cd_sm80_fwd_launch<__half, 64>(p, small, stream);
+    case 128:
+      return bf16 ? cd_sm80_fwd_launch<__nv_bfloat16, 128>(p, small, stream)
+                  : cd_sm80_fwd_launch<__half, 128>(p, small, stream);
+    default:
+      return cudaErrorInvalidValue; /* unreachable: dispatch asked cudadent_sm80_fwd_supports */
+  }
 }
 
 extern "C" int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p) {
@@ -48,15 +90,5 @@ extern "C" size_t cudadent_sm80_fwd_workspace_size(const cudadent_attn_fwd_param
 extern "C" cudaError_t cudadent_sm80_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   (void)workspace;
-  const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
-  switch (p->head_dim) {
-    case 64:
-      return bf16 ? cd_sm80_fwd_launch<__nv_bfloat16, 64>(p, stream)
-                  : cd_sm80_fwd_launch<__half, 64>(p, stream);
-    case 128:
-      return bf16 ? cd_sm80_fwd_launch<__nv_bfloat16, 128>(p, stream)
-                  : cd_sm80_fwd_launch<__half, 128>(p, stream);
-    default:
-      return cudaErrorInvalidValue; /* unreachable: dispatch asked cudadent_sm80_fwd_supports */
-  }
+  return cd_sm80_fwd_dispatch(p, -1, stream);
 }

@@ -30,8 +30,7 @@
  *         online softmax in registers (softmax.cuh); P converted to 16-bit A fragments in place
  *         O += P V[n]   (V fragments by ldmatrix.trans)
  * so each load has a whole tile iteration of compute to land in, with one barrier per tile.
- * (ONE_BARRIER = false: the first version, kept for the experiment exp01: waits for V[n] and
- * synchronizes again just before P V.) Key tiles that no row of the
+ * Key tiles that no row of the
  * query tile sees are never visited (loop bounds from cd_mask_keys_of_rows).
  *
  * Epilogue: O /= rowsum (0 for a row that saw no key), rounded to 16 bits, staged through the
@@ -84,8 +83,9 @@ CUDADENT_DEVICE uint32_t cd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int
  * CHUNKS, a multiple of 8, so the swizzle repeats and shared offsets are immediates).
  *   dst:  shared address of the thread's first chunk, cd_swz(r0, tid % CHUNKS) into the tile
  *   src:  global address of that chunk; row_stride: elements between rows
- *   left: rows_valid - r0; rows at or past it are zero-filled (read from safe instead) */
-template <typename T, int ROWS, int D, int THREADS>
+ *   left: rows_valid - r0; with PRED, rows at or past it are zero-filled (read from safe
+ *         instead); without PRED every row is read (a full tile) */
+template <typename T, int ROWS, int D, int THREADS, bool PRED>
 CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
                                   const void *safe) {
   constexpr int CHUNKS = D / 8;
@@ -95,14 +95,18 @@ CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride
   const int64_t step = (int64_t)ROWS_PER_PASS * row_stride;
 #pragma unroll
   for (int it = 0; it < ROWS / ROWS_PER_PASS; ++it) {
-    const bool valid = it * ROWS_PER_PASS < left;
-    cd_cp_async_cg16_zfill(dst + it * ROWS_PER_PASS * CHUNKS * 16, valid ? (const void *)src : safe,
-                           valid);
+    if (PRED) {
+      const bool valid = it * ROWS_PER_PASS < left;
+      cd_cp_async_cg16_zfill(dst + it * ROWS_PER_PASS * CHUNKS * 16,
+                             valid ? (const void *)src : safe, valid);
+    } else {
+      cd_cp_async_cg16(dst + it * ROWS_PER_PASS * CHUNKS * 16, src);
+    }
     src += step;
   }
 }
 
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool ONE_BARRIER>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd_args_t a) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
@@ -167,12 +171,12 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
     const uint32_t ld_off = cd_swz<CHUNKS>(ld_r, ld_c);
     const T *kp = gK + (int64_t)(n_last * BLOCK_N + ld_r) * a.k_ss + ld_c * 8;
     const T *vp = gV + (int64_t)(n_last * BLOCK_N + ld_r) * a.v_ss + ld_c * 8;
-    cd_load_tile<T, BLOCK_M, D, THREADS>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
+    cd_load_tile<T, BLOCK_M, D, THREADS, true>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
                                          a.q_ss, rows_valid - ld_r, a.q);
-    cd_load_tile<T, BLOCK_N, D, THREADS>(sK + ld_off, kp, a.k_ss,
+    cd_load_tile<T, BLOCK_N, D, THREADS, true>(sK + ld_off, kp, a.k_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, a.k);
     cd_cp_async_commit();
-    cd_load_tile<T, BLOCK_N, D, THREADS>(sV + ld_off, vp, a.v_ss,
+    cd_load_tile<T, BLOCK_N, D, THREADS, true>(sV + ld_off, vp, a.v_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, a.v);
     cd_cp_async_commit();
 
@@ -190,20 +194,18 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 
     int buf = 0;
     for (int n = n_last; n >= n_first; --n, buf ^= 1) {
-      if (ONE_BARRIER)
-        cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
-      else
-        cd_cp_async_wait<1>(); // K[n] (and Q) landed; V[n] may be in flight
-      __syncthreads();         // ...for every thread; and all warps left buffer buf^1
+      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
+      __syncthreads();       // ...for every thread; and all warps left buffer buf^1
       if (n > n_first) {
-        const int left = seqlen_k - (n - 1) * BLOCK_N - ld_r;
+        /* tiles below n_last end before seqlen_k (the ragged last tile is >= n_last): no
+         * predicates */
         kp -= (int64_t)BLOCK_N * a.k_ss;
         vp -= (int64_t)BLOCK_N * a.v_ss;
-        cd_load_tile<T, BLOCK_N, D, THREADS>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp, a.k_ss,
-                                             left, a.k);
+        cd_load_tile<T, BLOCK_N, D, THREADS, false>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp,
+                                                    a.k_ss, 0, a.k);
         cd_cp_async_commit();
-        cd_load_tile<T, BLOCK_N, D, THREADS>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp, a.v_ss,
-                                             left, a.v);
+        cd_load_tile<T, BLOCK_N, D, THREADS, false>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp,
+                                                    a.v_ss, 0, a.v);
         cd_cp_async_commit();
       } else {
         cd_cp_async_commit(); // empty groups keep the wait counts uniform
@@ -262,10 +264,6 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
       /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
       cd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
 
-      if (!ONE_BARRIER) {
-        cd_cp_async_wait<2>(); // V[n] landed (K[n-1], V[n-1] may be in flight)
-        __syncthreads();
-      }
 
       /* ---- O += P V  [ROWS_W, D] per warp; P's C fragments are V's A fragments ---- */
       const uint32_t v_buf = v_base + buf * KV_TILE_BYTES;
@@ -319,6 +317,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
     }
   }
   unsigned char *sO = cd_smem; // the warp's own Q rows: only this warp ever read them
+  __syncwarp(); // every lane's last ldmatrix of these rows is done before any lane writes them
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
@@ -355,11 +354,10 @@ constexpr int cd_sm80_fwd_smem_bytes() {
 
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the
  * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool ONE_BARRIER>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  void (*kernel)(const cd_fwd_args_t) =
-      cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, ONE_BARRIER>;
+  void (*kernel)(const cd_fwd_args_t) = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS>;
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
