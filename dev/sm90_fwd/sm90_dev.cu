@@ -11,12 +11,17 @@
 template <int V>
 static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t s, int order) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-  if (p->head_dim == 64)
-    return fp16 ? sm90_fwd_launch<64, true, V>(p, s, order)
-                : sm90_fwd_launch<64, false, V>(p, s, order);
-  if (p->head_dim == 128)
-    return fp16 ? sm90_fwd_launch<128, true, V>(p, s, order)
-                : sm90_fwd_launch<128, false, V>(p, s, order);
+  switch (sm90_fwd_config(p)) {
+    case SM90_D64_M192:
+      return fp16 ? sm90_fwd_launch<SM90_D64_M192, true, V>(p, s, order)
+                  : sm90_fwd_launch<SM90_D64_M192, false, V>(p, s, order);
+    case SM90_D64_M128:
+      return fp16 ? sm90_fwd_launch<SM90_D64_M128, true, V>(p, s, order)
+                  : sm90_fwd_launch<SM90_D64_M128, false, V>(p, s, order);
+    case SM90_D128_M128:
+      return fp16 ? sm90_fwd_launch<SM90_D128_M128, true, V>(p, s, order)
+                  : sm90_fwd_launch<SM90_D128_M128, false, V>(p, s, order);
+  }
   return cudaErrorNotSupported;
 }
 

@@ -3,8 +3,9 @@
  *
  * The kernel is fwd_kernel.cuh (what it computes, which warps do what, shared-memory layout,
  * pipeline); its tile table is sm90_fwd_tile there; the host side (tensor maps, launch) is
- * fwd_launch.cuh. Instantiated: {fp16, bf16} x {64, 128} of the variant SM90_FWD_VARIANT;
- * masking is decided per key block at run time, so no mask variants are compiled.
+ * fwd_launch.cuh. Instantiated: {fp16, bf16} x the three rows of the tile table, of the variant
+ * SM90_FWD_VARIANT; masking is decided per key block at run time, so no mask variants are
+ * compiled.
  * api.c has validated and normalized the params; nothing is checked again here.
  */
 #include <cuda_runtime.h>
@@ -18,10 +19,17 @@
 /* Set to 1 once the tests pass on the sm90 path: until then only CUDADENT_KERNEL=sm90 runs it. */
 #define SM90_FWD_ENABLED 0
 
+/* Below this much work (batch * heads_q * seqlen_q * seqlen_k) the portable path is as fast or
+ * faster: one tile's latency chain (TMA load, wgmma, TMA store) is longer than its cp.async +
+ * mma.sync one (measured: 1x8x512x512 8.1 us both paths, 2x8x128x128 4.4 vs 3.7 us, d64 fp16,
+ * CUDA graph; NOTES.md step 3). */
+#define SM90_FWD_MIN_WORK ((int64_t)1 << 22)
+
 extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
-  return SM90_FWD_ENABLED && dtype_ok && dim_ok;
+  const int64_t work = (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k;
+  return SM90_FWD_ENABLED && dtype_ok && dim_ok && work >= SM90_FWD_MIN_WORK;
 }
 
 extern "C" size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p) {
@@ -29,20 +37,22 @@ extern "C" size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_param
   return 0;
 }
 
+template <int CFG>
+static cudaError_t sm90_fwd_launch_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
+  return p->dtype == CUDADENT_DTYPE_FP16 ? sm90_fwd_launch<CFG, true, SM90_FWD_VARIANT>(p, s)
+                                         : sm90_fwd_launch<CFG, false, SM90_FWD_VARIANT>(p, s);
+}
+
 extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   (void)workspace;
-  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-  if (p->dtype != CUDADENT_DTYPE_FP16 && p->dtype != CUDADENT_DTYPE_BF16)
-    return cudaErrorNotSupported; /* reachable only when CUDADENT_KERNEL=sm90 forces this path */
-  switch (p->head_dim) {
-    case 64:
-      return fp16 ? sm90_fwd_launch<64, true, SM90_FWD_VARIANT>(p, stream)
-                  : sm90_fwd_launch<64, false, SM90_FWD_VARIANT>(p, stream);
-    case 128:
-      return fp16 ? sm90_fwd_launch<128, true, SM90_FWD_VARIANT>(p, stream)
-                  : sm90_fwd_launch<128, false, SM90_FWD_VARIANT>(p, stream);
-    default:
-      return cudaErrorNotSupported; /* likewise */
+  /* reachable with other dtypes / head dims only when CUDADENT_KERNEL=sm90 forces this path */
+  if ((p->dtype != CUDADENT_DTYPE_FP16 && p->dtype != CUDADENT_DTYPE_BF16) ||
+      (p->head_dim != 64 && p->head_dim != 128))
+    return cudaErrorNotSupported;
+  switch (sm90_fwd_config(p)) {
+    case SM90_D64_M192: return sm90_fwd_launch_dtype<SM90_D64_M192>(p, stream);
+    case SM90_D64_M128: return sm90_fwd_launch_dtype<SM90_D64_M128>(p, stream);
+    default: return sm90_fwd_launch_dtype<SM90_D128_M128>(p, stream);
   }
 }

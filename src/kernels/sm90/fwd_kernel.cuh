@@ -6,7 +6,7 @@
  * (tile_scheduler.cuh). A tile is BLOCK_M = 64 * CONSUMER_WGS query rows of one (batch, head).
  *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread issues every TMA
  *     load: the tile's Q once, then K and V blocks of BLOCK_N keys into a STAGES-deep ring,
- *     last key block first. The other 127 threads exit.
+ *     last key block first, K of block i before V of block i - 1. The other 127 threads exit.
  *   warpgroups 1.., consumers: after setmaxnreg.inc to CONSUMER_REGS, warpgroup w owns query
  *     rows [64 (w-1), 64 w) of the tile. Per key block: S = Q K^T (wgmma, both operands in shared
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
@@ -48,36 +48,34 @@
 #include "kernels/common/ptx_sm90.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
-/* ---- the tile table: one row per head_dim ------------------------------------------------------
- * BLOCK_M = 64 * CONSUMER_WGS query rows, BLOCK_N keys per block, STAGES-deep K/V ring.
- * Registers (65536 per SM, one CTA per SM): 128 * PRODUCER_REGS + 128 * CONSUMER_WGS *
- * CONSUMER_REGS <= 65536; a consumer holds S (BLOCK_N / 2 fp32), P (BLOCK_N / 4), O (D / 2).
- * Shared memory: (BLOCK_M * 2 + 2 * STAGES * BLOCK_N) * D * 2 bytes + barriers <= 227 KiB. */
-template <int D> struct sm90_fwd_tile;
-#ifndef SM90_D64_STAGES /* experiments override these from the command line */
-#define SM90_D64_STAGES 4
-#endif
-#ifndef SM90_D64_CONSUMERS
-#define SM90_D64_CONSUMERS 2
-#endif
-#ifndef SM90_D128_STAGES
-#define SM90_D128_STAGES 2
-#endif
-template <> struct sm90_fwd_tile<64> {
-  static constexpr int CONSUMER_WGS = SM90_D64_CONSUMERS, BLOCK_M = 64 * CONSUMER_WGS;
-  static constexpr int BLOCK_N = 128, STAGES = SM90_D64_STAGES;
-  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = CONSUMER_WGS == 3 ? 160 : 240;
+/* ---- the tile table: one row per configuration --------------------------------------------------
+ * HEAD_DIM, CONSUMER_WGS consumer warpgroups of 64 query rows (BLOCK_M = 64 * CONSUMER_WGS),
+ * BLOCK_N keys per block, a STAGES-deep K/V ring. Registers (65536 per SM, one CTA per SM):
+ * 128 * PRODUCER_REGS + 128 * CONSUMER_WGS * CONSUMER_REGS <= 65536; a consumer thread holds S
+ * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared memory:
+ * (2 BLOCK_M + 2 STAGES BLOCK_N) HEAD_DIM 2 bytes + barriers + 1 KiB alignment slack <= 227 KiB.
+ * Which row a call uses: sm90_fwd_config() in fwd.cu (measured in dev/sm90_fwd/NOTES.md). */
+enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2 };
+template <int CFG> struct sm90_fwd_tile;
+template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
+  static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
-template <> struct sm90_fwd_tile<128> {
-  static constexpr int CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = SM90_D128_STAGES;
+template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
+  static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+};
+template <> struct sm90_fwd_tile<SM90_D128_M128> {
+  static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
 /* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
 enum { SM90_FWD_SIMPLE = 0, SM90_FWD_OVERLAP = 1, SM90_FWD_OVERLAP_PINGPONG = 2 };
 
-template <int D> struct sm90_fwd_smem {
-  typedef sm90_fwd_tile<D> tile;
+template <int CFG> struct sm90_fwd_smem {
+  typedef sm90_fwd_tile<CFG> tile;
+  static constexpr int D = tile::HEAD_DIM;
   static constexpr int CHUNKS = D / 64;                   /* 128-byte slabs per row */
   static constexpr int Q_BYTES = tile::BLOCK_M * D * 2;   /* [D/64][BLOCK_M][64] */
   static constexpr int KV_BYTES = tile::BLOCK_N * D * 2;  /* one stage of K or V */
@@ -121,9 +119,8 @@ __device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
 
 /* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
  * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). */
-template <int D, int BN, bool kFp16>
+template <int D, int BM, int BN, bool kFp16>
 __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
-  constexpr int BM = sm90_fwd_tile<D>::BLOCK_M;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
@@ -183,28 +180,32 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
 template <int BN>
 __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
                                              float (&alpha)[2], float scale_log2) {
+  /* four independent partial maxima and sums per row: short dependency chains (the "wait"
+   * stall dominated ncu's breakdown with one serial chain of 32) */
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float mx = -INFINITY;
+    float mp[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    for (int j = 0; j < BN / 8; ++j)
+      mp[j % 4] = fmaxf(mp[j % 4], fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    float mx = fmaxf(fmaxf(mp[0], mp[1]), fmaxf(mp[2], mp[3]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[r], mx * scale_log2);
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = ex2_approx(m[r] - m_use);
     m[r] = m_new;
-    float sum = 0.f;
+    float sp[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const float pv = ex2_approx(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
         s[4 * j + 2 * r + e] = pv;
-        sum += pv;
+        sp[j % 4] += pv;
       }
     }
-    l[r] = l[r] * alpha[r] + sum;
+    l[r] = l[r] * alpha[r] + ((sp[0] + sp[1]) + (sp[2] + sp[3]));
   }
 }
 
@@ -229,13 +230,14 @@ __device__ __forceinline__ void sm90_convert_p(const float (&s)[BN / 2], uint32_
   for (int i = 0; i < BN / 4; ++i) p[i] = sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 }
 
-template <int D, bool kFp16, int VARIANT>
-__global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
+template <int CFG, bool kFp16, int VARIANT>
+__global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 1)
     sm90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
                     const sm90_fwd_args args) {
-  typedef sm90_fwd_tile<D> tile;
-  typedef sm90_fwd_smem<D> L;
+  typedef sm90_fwd_tile<CFG> tile;
+  typedef sm90_fwd_smem<CFG> L;
+  constexpr int D = tile::HEAD_DIM;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, STAGES = tile::STAGES;
   constexpr int NCW = tile::CONSUMER_WGS;
   constexpr bool kOverlap = VARIANT != SM90_FWD_SIMPLE;
@@ -293,20 +295,33 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
         tma_load_4d(sQ + c * BM * 128, &tm_q, bar_q_full, 64 * c, tc.m_block * BM, tc.head,
                     tc.batch);
       ++q_iter;
-      for (int n = n_hi - 1; n >= n_lo; --n) {
-        mbar_wait(bar_k_empty + 8 * stage, phase ^ 1);
-        mbar_arrive_expect_tx(bar_k_full + 8 * stage, L::KV_BYTES);
+      /* K of block i before V of block i - 1, the order the consumers use them in
+       * (S_i = Q K_i^T is issued before O += P_{i-1} V_{i-1}); K and V of block i share stage
+       * i % STAGES. A K slot frees after its S GEMM, much earlier than the V slot, so K loads run
+       * up to STAGES blocks ahead. */
+      uint32_t v_stage = stage, v_phase = phase;
+      for (int n = n_hi - 1; n >= n_lo - 1; --n) {
+        if (n >= n_lo) {
+          mbar_wait(bar_k_empty + 8 * stage, phase ^ 1);
+          mbar_arrive_expect_tx(bar_k_full + 8 * stage, L::KV_BYTES);
 #pragma unroll
-        for (int c = 0; c < L::CHUNKS; ++c)
-          tma_load_4d(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k, bar_k_full + 8 * stage,
-                      64 * c, n * BN, hk, tc.batch);
-        mbar_wait(bar_v_empty + 8 * stage, phase ^ 1);
-        mbar_arrive_expect_tx(bar_v_full + 8 * stage, L::KV_BYTES);
+          for (int c = 0; c < L::CHUNKS; ++c)
+            tma_load_4d(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k, bar_k_full + 8 * stage,
+                        64 * c, n * BN, hk, tc.batch);
+        }
+        if (n < n_hi - 1) { /* V of the previous block, n + 1 */
+          mbar_wait(bar_v_empty + 8 * v_stage, v_phase ^ 1);
+          mbar_arrive_expect_tx(bar_v_full + 8 * v_stage, L::KV_BYTES);
 #pragma unroll
-        for (int c = 0; c < L::CHUNKS; ++c)
-          tma_load_4d(sV + stage * L::KV_BYTES + c * BN * 128, &tm_v, bar_v_full + 8 * stage,
-                      64 * c, n * BN, hk, tc.batch);
-        if (++stage == STAGES) {
+          for (int c = 0; c < L::CHUNKS; ++c)
+            tma_load_4d(sV + v_stage * L::KV_BYTES + c * BN * 128, &tm_v,
+                        bar_v_full + 8 * v_stage, 64 * c, (n + 1) * BN, hk, tc.batch);
+          if (++v_stage == STAGES) {
+            v_stage = 0;
+            v_phase ^= 1;
+          }
+        }
+        if (n >= n_lo && ++stage == STAGES) {
           stage = 0;
           phase ^= 1;
         }
@@ -362,7 +377,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
           const int n = n_hi - 1 - i;
           mbar_wait(bar_k_full + 8 * stage, phase);
           wgmma_fence();
-          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(s);
@@ -397,7 +412,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
           wgmma_fence();
-          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
           if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<0>();
@@ -423,7 +438,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<D>::CONSUMER_WGS), 1)
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
           wgmma_fence();
-          sm90_gemm_qk<D, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
           sm90_rescale_o<D>(o, alpha);
           mbar_wait(bar_v_full + 8 * v_stage, v_phase);

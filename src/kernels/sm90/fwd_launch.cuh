@@ -21,6 +21,15 @@
 
 #define SM90_MAX_DEVICES 64
 
+/* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
+ * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
+ * (measured, NOTES.md step 3). */
+static inline int sm90_fwd_config(const cudadent_attn_fwd_params_t *p) {
+  if (p->head_dim == 128) return SM90_D128_M128;
+  const int masked = p->window_left >= 0 || p->window_right >= 0;
+  return masked && p->seqlen_q < 2048 ? SM90_D64_M128 : SM90_D64_M192;
+}
+
 static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
@@ -58,14 +67,15 @@ static cudaError_t sm90_tensor_map(CUtensorMap *map, const cudadent_tensor_t *t,
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, bool kFp16, int VARIANT>
+template <int CFG, bool kFp16, int VARIANT>
 static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream,
                                    int order_override = -1) {
-  typedef sm90_fwd_tile<D> tile;
-  constexpr int SMEM = sm90_fwd_smem<D>::BYTES;
+  typedef sm90_fwd_tile<CFG> tile;
+  constexpr int D = tile::HEAD_DIM;
+  constexpr int SMEM = sm90_fwd_smem<CFG>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const sm90_fwd_args) = sm90_fwd_kernel<D, kFp16, VARIANT>;
+                 const sm90_fwd_args) = sm90_fwd_kernel<CFG, kFp16, VARIANT>;
 
   /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
    * race between threads only repeats it) */
