@@ -186,10 +186,7 @@ def check(lib, variants):
     return fails
 
 
-def time_fn(fn, iters):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
+def time_samples(fn, iters):
     ts = []
     for _ in range(iters):
         a = torch.cuda.Event(enable_timing=True)
@@ -199,10 +196,12 @@ def time_fn(fn, iters):
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return ts
 
 
-def bench(lib, variants, suite, iters, only=None):
+def bench(libs, variants, suite, iters, only=None, rounds=3):
+    """Per config: every (lib, variant) and cuDNN, round robin over `rounds` rounds of iters/rounds
+    calls each (so clock and thermal drift hit all alike); median of the pooled samples."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
@@ -214,7 +213,8 @@ def bench(lib, variants, suite, iters, only=None):
         configs = [c for c in configs if "d%dc%d" % (c[3], c[4]) in only.split(",")]
     gen = torch.Generator(device="cuda")
     gen.manual_seed(7)
-    print("%-30s %s %10s %7s" % ("B,S,H,D,causal", " ".join("%9s" % ("v%d" % v) for v in variants), "cudnn", "best/cudnn"))
+    names = ["L%dv%d" % (li, v) for li in range(len(libs)) for v in variants]
+    print("%-22s %s %9s %7s" % ("B,S,H,D,causal", " ".join("%9s" % n for n in names), "cudnn", "L0/cudnn"))
     ratios = []
     for B, S, H, D, causal in configs:
         dt = torch.bfloat16
@@ -225,31 +225,43 @@ def bench(lib, variants, suite, iters, only=None):
         lse = torch.empty(B, H, S, device="cuda")
         scale = 1.0 / math.sqrt(D)
         flops = 4.0 * B * H * S * S * D / (2 if causal else 1)
-        res = []
-        for var in variants:
-            p = lib.params(q, k, v, o, lse, causal, -1, -1, scale)
-            ms = time_fn(lambda: lib.run(var, p), iters)
-            res.append(flops / ms / 1e9)
+        fns = []
+        for lib in libs:
+            for var in variants:
+                p = lib.params(q, k, v, o, lse, causal, -1, -1, scale)
+                fns.append((lambda lib=lib, var=var, p=p: lib.run(var, p)))
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            ms = time_fn(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=bool(causal), scale=scale), iters)
-        cud = flops / ms / 1e9
-        best = max(res)
-        ratios.append(best / cud)
-        print("%-30s %s %10.1f %7.3f" % ("%d,%d,%d,%d,%d" % (B, S, H, D, causal), " ".join("%9.1f" % r for r in res), cud, best / cud), flush=True)
+
+        def cud():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                F.scaled_dot_product_attention(qt, kt, vt, is_causal=bool(causal), scale=scale)
+        fns.append(cud)
+        samples = [[] for _ in fns]
+        for f in fns:  # warm-up
+            for _ in range(3):
+                f()
+        torch.cuda.synchronize()
+        for _ in range(rounds):
+            for i, f in enumerate(fns):
+                samples[i] += time_samples(f, max(3, iters // rounds))
+        tf = [flops / statistics.median(t) / 1e9 for t in samples]
+        ratios.append(tf[0] / tf[-1])
+        print("%-22s %s %9.1f %7.3f" % ("%d,%d,%d,%d,%d" % (B, S, H, D, causal), " ".join("%9.1f" % r for r in tf[:-1]), tf[-1], tf[0] / tf[-1]), flush=True)
     gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print("geomean best/cudnn %.3f, min %.3f" % (gm, min(ratios)), flush=True)
+    print("geomean L0/cudnn %.3f, min %.3f" % (gm, min(ratios)), flush=True)
 
 
 if __name__ == "__main__":
-    lib = Lib(sys.argv[1])
+    libs = [Lib(path) for path in sys.argv[1].split(",")]
+    lib = libs[0]
     mode = sys.argv[2]
     args = sys.argv[3:]
     variants = [0, 1, 2]
     suite, iters, only = "fa3", 20, None
     for i, a in enumerate(args):
         if a == "--order":
-            lib.order = int(args[i + 1])
+            for lb in libs:
+                lb.order = int(args[i + 1])
         if a == "--only":
             only = args[i + 1]
         if a == "--variants":
@@ -272,4 +284,4 @@ if __name__ == "__main__":
             lib.run(variants[0], p)
         torch.cuda.synchronize()
     else:
-        bench(lib, variants, suite, iters, only)
+        bench(libs, variants, suite, iters, only)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
-#   dev/sm90_fwd/gpu_run.sh STEP...   steps: build check bench benchB ncu tests sanitize small
-# Env: LIBB_FLAGS (extra nvcc flags of the second dev library, e.g. -DSM90_D64_CONSUMERS=3),
-#      B_ONLY (configs benchB times, e.g. d64c0,d64c1), ITERS (default 20). Logs under $OUT.
+#   dev/sm90_fwd/gpu_run.sh STEP...   steps: build check bench ncu tests sm80tests sanitize small
+# Env: LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of a second and third dev library, e.g.
+#      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
+#      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1). Logs under $OUT.
 set -u
 export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
-A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; S=dev/sm90_fwd/check_fwd.py; IT=${ITERS:-20}
+A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; C=/tmp/libsm90C.so; S=dev/sm90_fwd/check_fwd.py
+IT=${ITERS:-30}; LIBS=$A
 NV="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu"
 for step in "$@"; do
   echo "=== $step ($(date +%T))"
@@ -14,8 +16,11 @@ for step in "$@"; do
     build)
       $NV -o $A > "$out/nvccA.log" 2>&1 & p1=$!
       if [ -n "${LIBB_FLAGS:-}" ]; then $NV $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
+      if [ -n "${LIBC_FLAGS:-}" ]; then $NV $LIBC_FLAGS -o $C > "$out/nvccC.log" 2>&1 & p4=$!; fi
       { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
-      wait $p1; echo "libA rc $?"; [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB rc $?"; }
+      wait $p1; echo "libA rc $?"
+      [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB ($LIBB_FLAGS) rc $?"; LIBS=$LIBS,$B; }
+      [ -n "${LIBC_FLAGS:-}" ] && { wait $p4; echo "libC ($LIBC_FLAGS) rc $?"; LIBS=$LIBS,$C; }
       cmake_pid=$p3 ;;
     check)
       timeout 90 python3 $S $A check --variants 2 > "$out/checkA.log" 2>&1; echo "A: $(tail -1 "$out/checkA.log")"
@@ -24,8 +29,12 @@ for step in "$@"; do
         timeout 90 python3 $S $B check --variants 0,2 > "$out/checkB.log" 2>&1; echo "B: $(tail -1 "$out/checkB.log")"
         grep FAIL "$out/checkB.log" | cut -c1-170
       fi ;;
-    bench) timeout 150 python3 $S $A bench --variants 2 --iters $IT 2>&1 | tee "$out/benchA.log" | grep -v "^2\.\|^B,S" ;;
-    benchB) echo "B = A + ${LIBB_FLAGS:-}"; timeout 100 python3 $S $B bench --variants 2 --iters $IT --only "${B_ONLY:-d64c0,d64c1}" 2>&1 | tee "$out/benchB.log" | grep -v "^2\.\|^B,S" ;;
+    bench)
+      nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$out/smi.csv" 2>&1 & smi=$!
+      timeout 240 python3 $S $LIBS bench --variants 2 --iters $IT ${ONLY:+--only $ONLY} 2>&1 | tee "$out/bench.log"
+      kill $smi
+      for f in 2 3; do tail -n +2 "$out/smi.csv" | cut -d, -f$f | tr -dc '0-9.\n' | sort -n |
+        awk -v f=$f '{a[NR]=$1} END {print (f==2 ? "SM MHz" : "power W"), "during bench: min", a[1], "median", a[int((NR+1)/2)], "max", a[NR]}'; done ;;
     ncu)
       timeout 150 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 \
         --section SpeedOfLight --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio \
@@ -35,6 +44,9 @@ for step in "$@"; do
       wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
       CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
       tail -1 "$out/tests_sm90.log"; grep -B3 "FAIL \]" "$out/tests_sm90.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
+    sm80tests)
+      CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
+      echo "sm80: $(tail -1 "$out/tests_sm80.log")"; grep -B3 "FAIL \]" "$out/tests_sm80.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
     sanitize)
       for tool in memcheck racecheck; do
         CUDADENT_KERNEL=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \

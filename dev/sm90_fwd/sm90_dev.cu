@@ -5,6 +5,8 @@
  *   nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
  *        -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu -o build-sm90/libsm90dev.so
  * The params are normalized by the caller as api.c does (causal folded into window_right = 0).
+ * Variants 0 and 1 are compiled only with -DSM90_DEV_ALL_VARIANTS; the tile-table row is the
+ * library's choice (sm90_fwd_config).
  */
 #include "kernels/sm90/fwd_launch.cuh"
 
@@ -30,8 +32,10 @@ extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, vo
                             int order) {
   cudaStream_t s = (cudaStream_t)stream;
   switch (variant) {
+#ifdef SM90_DEV_ALL_VARIANTS /* the older variants only on request: build time */
     case SM90_FWD_SIMPLE: return (int)dev_launch<SM90_FWD_SIMPLE>(p, s, order);
     case SM90_FWD_OVERLAP: return (int)dev_launch<SM90_FWD_OVERLAP>(p, s, order);
+#endif
     case SM90_FWD_OVERLAP_PINGPONG: return (int)dev_launch<SM90_FWD_OVERLAP_PINGPONG>(p, s, order);
     default: return (int)cudaErrorInvalidValue;
   }

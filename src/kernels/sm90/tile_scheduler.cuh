@@ -27,7 +27,9 @@ enum {
   SM90_SCHED_HEAD_FASTEST = 2,
   SM90_SCHED_M_GROUPED = 3
 };
+#ifndef SM90_SCHED_GROUP /* experiments override it from the command line */
 #define SM90_SCHED_GROUP 32
+#endif
 
 struct sm90_tile {
   int batch;
