@@ -157,15 +157,18 @@ CUDADENT_DEVICE float cd_exp2(float x) {
 
 /* ---- backward additions ---- */
 
-/* dst[0] += x, dst[1] += y in global memory, atomically per element, no result returned; dst
- * 8-byte aligned. sm_90: one vector reduction (red.global.add.v2.f32, PTX ISA 8.1); older: two
- * scalar ones. PTX ISA "Parallel Synchronization and Communication Instructions: red". */
-CUDADENT_DEVICE void cd_red_add_f32x2(float *dst, float x, float y) {
+/* dst[0..3] += x, y, z, w in global memory, atomically per element, no result; dst 16-byte
+ * aligned. sm_90: one vector reduction (red.global.add.v4.f32, PTX ISA 8.1); older: four scalar
+ * ones. PTX ISA "Parallel Synchronization and Communication Instructions: red". */
+CUDADENT_DEVICE void cd_red_add_f32x4(float *dst, float x, float y, float z, float w) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(x), "f"(y));
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(x), "f"(y), "f"(z),
+               "f"(w));
 #else
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst), "f"(x));
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 1), "f"(y));
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 2), "f"(z));
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 3), "f"(w));
 #endif
 }
 

@@ -8,7 +8,7 @@
  *                      dQ accumulator rows (every split slice, padded rows too).
  *   2. sm80_bwd_main   one CTA per (key tile, KV head, batch); see below.
  *   3. sm80_bwd_dq     dQ = softmax_scale * (sum of the dQ accumulator slices, in slice order),
- *                      converted to the input dtype.
+ *                      converted to the input dtype; one CTA per (query tile, head, batch).
  *
  * sm80_bwd_main. The CTA keeps K and V of one key tile [BLOCK_N, D] in shared memory and dK, dV
  * in registers, and walks every (query head of its KV group, query tile that sees the key tile):
@@ -19,7 +19,8 @@
  *     dV += P^T dO                        [BLOCK_N, D]        (warps DKV_WARPS_N x rest)
  *     dK += dS^T Q                        [BLOCK_N, D]        (same layout as dV)
  *     dQacc += dS K                       [BLOCK_M, D]        (warps DQ_WARPS_M x rest), added
- *                                         to the fp32 workspace with red.global.add
+ *                                         to the fp32 workspace with red.global.add, in mma
+ *                                         fragment order (bwd_dq_frag): 16-byte vector reds
  * GQA/MQA: the query heads sharing a KV head are looped over inside the CTA, so dK/dV are summed
  * in registers: no extra pass over global memory, and dK/dV are deterministic in every mode.
  * Deterministic mode: the grid's x dimension is a fixed number of "splits"; split s handles key
@@ -50,38 +51,30 @@
 
 /* ---- the tile table: one row per head_dim ------------------------------------------------------ */
 
-/* SM80_BWD_EXP selects an experimental table row set (dev/sm80_bwd/NOTES.md); 0 is the default. */
-#ifndef SM80_BWD_EXP
-#define SM80_BWD_EXP 0
+/* Defaults of the DQ_FIRST column; -D overrides are for dev/sm80_bwd experiments only. */
+#ifndef SM80_BWD_DQ_FIRST_64
+#define SM80_BWD_DQ_FIRST_64 1
 #endif
-#ifndef SM80_BWD_EXP_DQ_FIRST /* 1: dQ product before dV, dK (experiment) */
-#define SM80_BWD_EXP_DQ_FIRST 0
+#ifndef SM80_BWD_DQ_FIRST_128
+#define SM80_BWD_DQ_FIRST_128 0
 #endif
 
+/* BLOCK_M x BLOCK_N: query x key tile; WARPS per CTA; CTAS_PER_SM (launch bounds, deterministic
+ * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
+ * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK. */
 template <int D> struct Sm80BwdTile;
-#if SM80_BWD_EXP == 1
-/* 4 warps, 64x64 tiles, several CTAs per SM: S/dP 32x32, dK/dV 32x32 (d64) or 32x64 (d128),
- * dQ 32x32 (d64) or 32x64 (d128). */
-template <> struct Sm80BwdTile<64> {
-  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4, CTAS_PER_SM = 2;
-  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 2;
-};
-template <> struct Sm80BwdTile<128> {
-  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4, CTAS_PER_SM = 2;
-  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 2;
-};
-#else
 /* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
 template <> struct Sm80BwdTile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
+  static constexpr int DQ_FIRST = SM80_BWD_DQ_FIRST_64;
 };
 /* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
 template <> struct Sm80BwdTile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
+  static constexpr int DQ_FIRST = SM80_BWD_DQ_FIRST_128;
 };
-#endif
 
 /* Threads of the pre/convert kernels. */
 #define SM80_BWD_ROW_THREADS 256
@@ -111,6 +104,7 @@ template <int D> struct Sm80BwdShape {
   static_assert(D >= 64 && BN >= 64, "swizzle needs rows of >= 8 chunks");
   static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
   static_assert(BM <= THREADS, "one LSE element per thread");
+  static_assert((BM * D / 4) % THREADS == 0, "dQ convert split");
 };
 
 /* Everything the kernels need, by value. Strides in elements. */
@@ -318,35 +312,53 @@ sm80_bwd_pre(const sm80_bwd_args_t a) {
 
 /* ---- kernel 3: dQ from the accumulator ----------------------------------------------------------- */
 
+/* The fp32 dQ accumulator of one (batch, head, query tile) is a contiguous [BM * D] block in
+ * fragment order: float4 number ((warp * Q_MT + mt) * Q_NT + nt) * 32 + lane holds the mma
+ * accumulator {c0, c1, c2, c3} of that warp / fragment / lane, i.e. rows (g, g, g+8, g+8) and
+ * columns (2t, 2t+1, 2t, 2t+1) of the fragment. Each warp's reduction then covers 512 contiguous
+ * bytes (4 wavefronts) instead of 8 rows. Returns the (row, col) of element c0 of float4 f. */
+template <int D> __device__ __forceinline__ void bwd_dq_frag(int f, int &row, int &col) {
+  typedef Sm80BwdShape<D> Sh;
+  constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
+  const int lane = f & 31, nt = (f >> 5) % Q_NT, mt = (f >> 5) / Q_NT % Q_MT;
+  const int warp = (f >> 5) / (Q_NT * Q_MT);
+  row = (warp % Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
+  col = (warp / Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TD + nt * 8 + 2 * (lane & 3);
+}
+
+/* One CTA per (query tile, head, batch): sums the accumulator slices in slice order
+ * (deterministic), scales, converts, transposes through shared memory ([BM][D], swizzled), and
+ * stores whole rows with 16-byte writes. */
 template <typename T, int D>
-__global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
+__global__ void __launch_bounds__(Sm80BwdShape<D>::THREADS)
 sm80_bwd_dq(const sm80_bwd_args_t a) {
-  constexpr int TPR = D / 8;
-  constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
-  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq */
-  const int c = threadIdx.x % TPR;
-  if (row >= (int64_t)a.batch * a.hq * a.sq) return;
-  const int64_t bh = row / a.sq;
-  const int i = (int)(row - bh * a.sq);
-  const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
-  const float *src = a.dq_acc + (bh * a.sq_pad + i) * D + c * 8;
-  float acc[8];
-  {
-    const float4 x = ((const float4 *)src)[0], y = ((const float4 *)src)[1];
-    acc[0] = x.x; acc[1] = x.y; acc[2] = x.z; acc[3] = x.w;
-    acc[4] = y.x; acc[5] = y.y; acc[6] = y.z; acc[7] = y.w;
-  }
+  typedef Sm80BwdShape<D> Sh;
+  constexpr int BM = Sh::BM, THREADS = Sh::THREADS, F4 = BM * D / 4 / THREADS;
+  __shared__ __align__(16) unsigned char tile[BM * D * 2];
+  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = (int64_t)b * a.hq + h;
+  const float4 *src = (const float4 *)(a.dq_acc + (bh * a.sq_pad + m0) * D);
+  float4 acc[F4];
+#pragma unroll
+  for (int i = 0; i < F4; ++i) acc[i] = src[threadIdx.x + i * THREADS];
   for (int s = 1; s < a.splits; ++s) { /* fixed order: deterministic */
-    const float4 x = ((const float4 *)(src + s * a.slice))[0], y = ((const float4 *)(src + s * a.slice))[1];
-    acc[0] += x.x; acc[1] += x.y; acc[2] += x.z; acc[3] += x.w;
-    acc[4] += y.x; acc[5] += y.y; acc[6] += y.z; acc[7] += y.w;
+    const float4 *p = (const float4 *)((const float *)src + s * a.slice);
+#pragma unroll
+    for (int i = 0; i < F4; ++i) {
+      const float4 x = p[threadIdx.x + i * THREADS];
+      acc[i].x += x.x; acc[i].y += x.y; acc[i].z += x.z; acc[i].w += x.w;
+    }
   }
-  uint4 out;
-  out.x = cd_pack2<T>(acc[0] * a.scale, acc[1] * a.scale);
-  out.y = cd_pack2<T>(acc[2] * a.scale, acc[3] * a.scale);
-  out.z = cd_pack2<T>(acc[4] * a.scale, acc[5] * a.scale);
-  out.w = cd_pack2<T>(acc[6] * a.scale, acc[7] * a.scale);
-  *(uint4 *)((uint16_t *)a.dq + b * a.dq_sb + i * a.dq_ss + h * a.dq_sh + c * 8) = out;
+#pragma unroll
+  for (int i = 0; i < F4; ++i) {
+    int row, col;
+    bwd_dq_frag<D>(threadIdx.x + i * THREADS, row, col);
+    *(uint32_t *)(tile + bwd_swz<D>(row, col)) = cd_pack2<T>(acc[i].x * a.scale, acc[i].y * a.scale);
+    *(uint32_t *)(tile + bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
+  }
+  __syncthreads(); /* tile complete */
+  bwd_store_tile<BM, D, THREADS>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
+                                 a.dq_ss, tile, a.sq - m0, threadIdx.x);
 }
 
 /* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
@@ -422,6 +434,13 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
         if (it + 1 < iters) bwd_load_query_tile<D>(a, s0, buf ^ 1, b, h_next, m_next, tid);
         const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
 
+        /* S = Q K^T, dP = dO V^T */
+        float s[S_MT][S_NT][4], dp[S_MT][S_NT][4];
+        bwd_zero(s);
+        bwd_zero(dp);
+        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
+        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
+
         /* LSE (log2 units; +inf for padded or fully masked rows so that P = 0) and delta per row */
         const int64_t bh = (int64_t)b * a.hq + h;
         const float *lse_s = (const float *)(smem + Sh::OFF_LSE) + buf * BM;
@@ -437,13 +456,6 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
                                ? x * SM80_BWD_LOG2E : __int_as_float(0x7f800000);
             dlt[mt][hh] = dlt_s[r];
           }
-
-        /* S = Q K^T, dP = dO V^T */
-        float s[S_MT][S_NT][4], dp[S_MT][S_NT][4];
-        bwd_zero(s);
-        bwd_zero(dp);
-        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
-        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
 
         /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE) */
         const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
@@ -486,30 +498,28 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
             }
         __syncthreads(); /* sP, sdS complete */
 
-#if !SM80_BWD_EXP_DQ_FIRST
-        /* dV += P^T dO, dK += dS^T Q */
-        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
-#endif
-        /* dQacc += dS K */
+        if (!Sm80BwdTile<D>::DQ_FIRST) {
+          /* dV += P^T dO, dK += dS^T Q */
+          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+        }
+        /* dQacc += dS K, reduced into the fp32 accumulator in fragment order (see bwd_dq_frag) */
         {
           float dq[Q_MT][Q_NT][4];
           bwd_zero(dq);
           bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true>(dq, sdS, l_q_a, sK, l_q_b);
-          float *dst = dq_slice + (bh * a.sq_pad + m0 + q_row0) * D + q_col0;
+          float *dst = dq_slice + (bh * a.sq_pad + m0) * D + (warp * Q_MT * Q_NT * 32 + lane) * 4;
 #pragma unroll
           for (int mt = 0; mt < Q_MT; ++mt)
 #pragma unroll
             for (int nt = 0; nt < Q_NT; ++nt)
-#pragma unroll
-              for (int hh = 0; hh < 2; ++hh)
-                cd_red_add_f32x2(dst + (mt * 16 + g + 8 * hh) * D + nt * 8 + 2 * t,
-                                 dq[mt][nt][2 * hh], dq[mt][nt][2 * hh + 1]);
+              cd_red_add_f32x4(dst + (mt * Q_NT + nt) * 128, dq[mt][nt][0], dq[mt][nt][1], dq[mt][nt][2],
+                               dq[mt][nt][3]);
         }
-#if SM80_BWD_EXP_DQ_FIRST
-        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-        bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
-#endif
+        if (Sm80BwdTile<D>::DQ_FIRST) {
+          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+        }
         h = h_next;
         m = m_next;
       }
@@ -517,8 +527,14 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
 
     /* epilogue: dK (scaled), dV via shared memory to global */
     __syncthreads(); /* all reads of sQ/sdO done */
-    bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, lane);
-    bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, lane);
+    {
+      /* the lane id re-read here (volatile) keeps the compiler from precomputing the staging
+       * addresses before the loop, where they would occupy registers (spills on sm_80) */
+      uint32_t elane;
+      asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(elane));
+      bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
+      bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
+    }
     __syncthreads(); /* staged tiles complete */
     bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
                                    a.dk_ss, smem + Sh::OFF_Q, kvalid, tid);
@@ -566,9 +582,19 @@ static int64_t sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
 
 static size_t sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
+/* dtype and head_dim; and, where a device is present, enough shared memory per block for the tile
+ * (sm_80 and sm_90 have it; sm_86 / sm_89, at 99 KB, do not: no backward there yet). */
 extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   if (p->dtype != CUDADENT_DTYPE_BF16 && p->dtype != CUDADENT_DTYPE_FP16) return 0;
-  return p->head_dim == 64 || p->head_dim == 128;
+  if (p->head_dim != 64 && p->head_dim != 128) return 0;
+  const int need = p->head_dim == 64 ? Sm80BwdShape<64>::SMEM : Sm80BwdShape<128>::SMEM;
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
+    return 1;
+  }
+  return optin >= need;
 }
 
 extern "C" size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
@@ -591,8 +617,8 @@ static cudaError_t sm80_bwd_launch(const sm80_bwd_args_t &a, cudaStream_t stream
   if (err != cudaSuccess) return err;
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
   sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
-  const int64_t dq_rows = (int64_t)a.batch * a.hq * a.sq;
-  sm80_bwd_dq<T, D><<<(unsigned)((dq_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
+  const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
+  sm80_bwd_dq<T, D><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,2 @@
+# Sources of the portable (sm80) attention backward; included by the top-level CMakeLists.txt.
+list(APPEND CUDADENT_SM80_BWD_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/src/kernels/sm80/bwd.cu)
