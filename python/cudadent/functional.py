@@ -48,8 +48,8 @@ def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), determ
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[-1])
     left, right = _window(window, "window")
-    out, lse = torch.ops.cudadent.attn_fwd(q, k, v, float(softmax_scale), bool(causal), left,
-                                           right, bool(deterministic))
+    out, lse = ops.attention_fwd(q, k, v, float(softmax_scale), bool(causal), left, right,
+                                 bool(deterministic))
     return (out, lse) if return_lse else out
 
 

@@ -26,7 +26,7 @@ import torch
 from . import _abi, _library
 from .errors import BadHeadsError, DeviceMismatchError, ShapeError, UnsupportedDtypeError
 
-__all__ = ["attn_fwd", "attn_bwd", "DTYPES"]
+__all__ = ["attn_fwd", "attn_bwd", "attention_fwd", "fwd_impl", "bwd_impl", "DTYPES"]
 
 DTYPES = {torch.float16: _abi.DType.FP16, torch.bfloat16: _abi.DType.BF16}
 
@@ -105,15 +105,16 @@ def check_bwd_extra(dout, out, lse, q):
 
 def _kernel_input(t):
     """t itself when the C API takes its layout as it is, else a contiguous copy."""
-    ok = t.stride(3) == 1 and t.data_ptr() % 16 == 0
-    if ok:
+    st = t.stride()
+    if st[3] == 1 and t.data_ptr() % 16 == 0:
+        eb = t.element_size()
+        shape = t.shape
         for i in range(3):
-            if t.shape[i] > 1:
-                s = t.stride(i)
-                if s == 0 or (s * t.element_size()) % 16 != 0:
-                    ok = False
-                    break
-    return t if ok else t.clone(memory_format=torch.contiguous_format)
+            if shape[i] > 1 and (st[i] == 0 or (st[i] * eb) % 16 != 0):
+                break
+        else:
+            return t
+    return t.clone(memory_format=torch.contiguous_format)
 
 
 def _grad_like(t):
@@ -126,6 +127,16 @@ def _grad_like(t):
 def _desc(t):
     s = t.stride()
     return _abi.Tensor(t.data_ptr(), s[0], s[1], s[2], s[3])
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(device):
+    """cudaStream_t (as an int) of torch's current stream on device."""
+    if _raw_stream is not None:
+        return _raw_stream(device.index)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 class _NoGuard:
@@ -145,19 +156,24 @@ def _device_guard(device):
     return torch.cuda.device(device)
 
 
-def _workspace(query, params, device, function):
-    nbytes = ctypes.c_size_t(0)
-    _library.check(query(ctypes.byref(params), ctypes.byref(nbytes)), function + "_workspace_size")
-    if nbytes.value == 0:
-        return None, 0, None
-    ws = torch.empty(nbytes.value, dtype=torch.uint8, device=device)  # caching allocator: 512-B aligned
-    return ws, nbytes.value, ws.data_ptr()
+def _launch(lib_query, lib_launch, params, device, function):
+    """Workspace query, workspace from torch's allocator, launch on the current stream."""
+    with _device_guard(device):
+        nbytes = ctypes.c_size_t(0)
+        _library.check(lib_query(ctypes.byref(params), ctypes.byref(nbytes)),
+                       function + "_workspace_size")
+        ws, ws_ptr = None, None
+        if nbytes.value:
+            # the caching allocator's blocks are 512-byte aligned (the API asks for 256)
+            ws = torch.empty(nbytes.value, dtype=torch.uint8, device=device)
+            ws_ptr = ws.data_ptr()
+        status = lib_launch(ctypes.byref(params), ws_ptr, nbytes.value, _stream(device))
+    _library.check(status, function)
+    # ws goes back to the caching allocator, which orders its reuse after this stream's work
 
 
-@torch.library.custom_op("cudadent::attn_fwd", mutates_args=())
-def attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float,
-             causal: bool = False, window_left: int = -1, window_right: int = -1,
-             deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
+    """The real forward (shared by the custom op and the eager fast path)."""
     check_qkv(q, k, v)
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
@@ -169,17 +185,43 @@ def attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: f
     qi, ki, vi = _kernel_input(q), _kernel_input(k), _kernel_input(v)
     p = _abi.AttnFwdParams(_FWD_SIZE, DTYPES[q.dtype], B, Sq, Sk, Hq, Hkv, D,
                            _desc(qi), _desc(ki), _desc(vi), _desc(out), lse.data_ptr(),
-                           float(softmax_scale), int(causal), int(window_left), int(window_right),
-                           int(deterministic))
+                           softmax_scale, causal, window_left, window_right, deterministic)
     lib = _library.load()
-    with _device_guard(q.device):
-        ws, nbytes, ws_ptr = _workspace(lib.cudadent_attn_fwd_workspace_size, p, q.device,
-                                        "cudadent_attn_fwd")
-        stream = torch.cuda.current_stream(q.device).cuda_stream
-        status = lib.cudadent_attn_fwd(ctypes.byref(p), ws_ptr, nbytes, stream)
-    _library.check(status, "cudadent_attn_fwd")
-    del ws  # freed to the caching allocator, which orders reuse after this stream's work
+    _launch(lib.cudadent_attn_fwd_workspace_size, lib.cudadent_attn_fwd, p, q.device,
+            "cudadent_attn_fwd")
     return out, lse
+
+
+def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right,
+             deterministic):
+    """The real backward (shared by the custom op and the eager fast path)."""
+    check_qkv(q, k, v)
+    check_bwd_extra(dout, out, lse, q)
+    B, Sq, Hq, D = q.shape
+    Sk, Hkv = k.shape[1], k.shape[2]
+    dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
+    if POISON_OUTPUTS:
+        for t in (dq, dk, dv):
+            t.fill_(math.nan)
+    qi, ki, vi = _kernel_input(q), _kernel_input(k), _kernel_input(v)
+    oi, doi = _kernel_input(out), _kernel_input(dout)
+    if not lse.is_contiguous() or lse.data_ptr() % 16 != 0:
+        lse = lse.clone(memory_format=torch.contiguous_format)
+    p = _abi.AttnBwdParams(_BWD_SIZE, DTYPES[q.dtype], B, Sq, Sk, Hq, Hkv, D,
+                           _desc(qi), _desc(ki), _desc(vi), _desc(oi), _desc(doi),
+                           _desc(dq), _desc(dk), _desc(dv), lse.data_ptr(),
+                           softmax_scale, causal, window_left, window_right, deterministic)
+    lib = _library.load()
+    _launch(lib.cudadent_attn_bwd_workspace_size, lib.cudadent_attn_bwd, p, q.device,
+            "cudadent_attn_bwd")
+    return dq, dk, dv
+
+
+@torch.library.custom_op("cudadent::attn_fwd", mutates_args=())
+def attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float,
+             causal: bool = False, window_left: int = -1, window_right: int = -1,
+             deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic)
 
 
 @attn_fwd.register_fake
@@ -197,32 +239,8 @@ def attn_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tens
              out: torch.Tensor, lse: torch.Tensor, softmax_scale: float, causal: bool = False,
              window_left: int = -1, window_right: int = -1,
              deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_qkv(q, k, v)
-    check_bwd_extra(dout, out, lse, q)
-    B, Sq, Hq, D = q.shape
-    Sk, Hkv = k.shape[1], k.shape[2]
-    dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
-    if POISON_OUTPUTS:
-        for t in (dq, dk, dv):
-            t.fill_(math.nan)
-    qi, ki, vi = _kernel_input(q), _kernel_input(k), _kernel_input(v)
-    oi, doi = _kernel_input(out), _kernel_input(dout)
-    if not lse.is_contiguous() or lse.data_ptr() % 16 != 0:
-        lse = lse.clone(memory_format=torch.contiguous_format)
-    p = _abi.AttnBwdParams(_BWD_SIZE, DTYPES[q.dtype], B, Sq, Sk, Hq, Hkv, D,
-                           _desc(qi), _desc(ki), _desc(vi), _desc(oi), _desc(doi),
-                           _desc(dq), _desc(dk), _desc(dv), lse.data_ptr(),
-                           float(softmax_scale), int(causal), int(window_left), int(window_right),
-                           int(deterministic))
-    lib = _library.load()
-    with _device_guard(q.device):
-        ws, nbytes, ws_ptr = _workspace(lib.cudadent_attn_bwd_workspace_size, p, q.device,
-                                        "cudadent_attn_bwd")
-        stream = torch.cuda.current_stream(q.device).cuda_stream
-        status = lib.cudadent_attn_bwd(ctypes.byref(p), ws_ptr, nbytes, stream)
-    _library.check(status, "cudadent_attn_bwd")
-    del ws
-    return dq, dk, dv
+    return bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right,
+                    deterministic)
 
 
 @attn_bwd.register_fake
@@ -254,3 +272,55 @@ def _fwd_backward(ctx, dout, dlse):
 
 
 attn_fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+
+
+# ---- eager fast path ----------------------------------------------------------------------------
+# In plain eager mode, a custom op pays for the dispatcher and (with gradients) for a Python
+# autograd kernel around it, tens of microseconds that matter for small shapes. attention() then
+# calls the same implementations through this autograd.Function instead. Whenever anything may
+# need the op itself (torch.compile / export tracing, a tensor subclass such as FakeTensor or
+# DTensor, a dispatch or torch-function mode, functorch transforms), the op is used.
+EAGER_FAST_PATH = True
+
+_dispatch_depth = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_function_mode = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+_FAST_PATH_POSSIBLE = None not in (_dispatch_depth, _function_mode, _functorch_active)
+
+
+def use_fast_path(q, k, v):
+    return (EAGER_FAST_PATH and _FAST_PATH_POSSIBLE and not torch.compiler.is_compiling()
+            and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+            and _dispatch_depth() == 0 and not _function_mode() and not _functorch_active())
+
+
+class _EagerAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
+        out, lse = fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right,
+                            deterministic)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.attn_args = (softmax_scale, causal, window_left, window_right, deterministic)
+        ctx.mark_non_differentiable(lse)
+        return out, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dout, dlse):
+        q, k, v, out, lse = ctx.saved_tensors
+        if dout is None:
+            dout = torch.zeros_like(out)
+        dq, dk, dv = bwd_impl(dout, q, k, v, out, lse, *ctx.attn_args)
+        return dq, dk, dv, None, None, None, None, None
+
+
+def attention_fwd(q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
+    """(out, lse) through the eager fast path when possible, else through the custom op."""
+    if use_fast_path(q, k, v):
+        if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+            return _EagerAttention.apply(q, k, v, softmax_scale, causal, window_left,
+                                         window_right, deterministic)
+        return fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right,
+                        deterministic)
+    return torch.ops.cudadent.attn_fwd(q, k, v, softmax_scale, causal, window_left,
+                                       window_right, deterministic)

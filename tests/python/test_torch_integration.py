@@ -181,3 +181,25 @@ def test_runs_on_current_stream_and_device_guard():
         out = cudadent.attention(q, k, v)
     s.synchronize()
     assert torch.equal(out, ref)
+
+
+@requires_cuda
+def test_eager_fast_path_matches_the_custom_op():
+    """attention() in eager mode skips the dispatcher (ops.attention_fwd); the results are the
+    op's, bit for bit."""
+    from cudadent import ops
+    q, k, v = _qkv(seed=21)
+    dout = randn(q.shape, q.dtype, 22)
+    results = {}
+    try:
+        for fast in (True, False):
+            ops.EAGER_FAST_PATH = fast
+            out, lse = cudadent.attention(q, k, v, causal=True, deterministic=True,
+                                          return_lse=True)
+            assert ("EagerAttention" in type(out.grad_fn).__name__) == fast
+            results[fast] = (out, lse) + _call_or_skip(
+                lambda: torch.autograd.grad(out, (q, k, v), dout))
+    finally:
+        ops.EAGER_FAST_PATH = True
+    for a, b in zip(results[True], results[False]):
+        assert torch.equal(a, b)
