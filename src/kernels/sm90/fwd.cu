@@ -16,8 +16,9 @@
 #define SM90_FWD_VARIANT SM90_FWD_OVERLAP_PINGPONG
 #endif
 
-/* Set to 1 once the tests pass on the sm90 path: until then only CUDADENT_KERNEL=sm90 runs it. */
-#define SM90_FWD_ENABLED 0
+/* 1: dispatch picks this path on cc 9.0 (tests/test_gpu_attn.c gpu_fwd passed 55/55 with
+ * CUDADENT_KERNEL=sm90, dev/sm90_fwd/NOTES.md step 4). */
+#define SM90_FWD_ENABLED 1
 
 /* Below this much work (batch * heads_q * seqlen_q * seqlen_k) the portable path is as fast or
  * faster: one tile's latency chain (TMA load, wgmma, TMA store) is longer than its cp.async +

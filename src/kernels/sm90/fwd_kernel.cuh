@@ -15,6 +15,8 @@
  *   Variant OVERLAP (the default): the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j
  *     back to back, then does the softmax of S_next while the P V product runs (intra-warpgroup
  *     overlap, FA3 paper section 3.2).
+ *   Key blocks whose upper 64 keys no row of a consumer can see (the diagonal block under causal,
+ *     a last partial block) run as n64 / half-K GEMMs for that consumer.
  *   Variant PINGPONG (with OVERLAP): named barriers make the consumer warpgroups take turns
  *     (round robin) issuing their GEMMs, so one's softmax runs under the others' GEMMs
  *     (FA3 section 3.1).
@@ -70,6 +72,9 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
+#ifndef SM90_HALF_BLOCKS /* experiment: 0 turns the half-block GEMMs on diagonal blocks off */
+#define SM90_HALF_BLOCKS 1
+#endif
 #ifndef SM90_KV_EVICT_LAST /* experiment: K/V loads with an L2 evict_last policy */
 #define SM90_KV_EVICT_LAST 0
 #endif
@@ -122,9 +127,23 @@ __device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
 }
 
 /* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
- * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). */
+ * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom).
+ * half (BLOCK_N 128 only): the upper 64 keys are masked for every row of this warpgroup, so only
+ * S[:, 0:64] is computed (n64: the first BLOCK_N / 4 accumulator registers); the rest of s is
+ * stale and the mask sets it to -inf. */
 template <int D, int BM, int BN, bool kFp16>
-__device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
+__device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k,
+                                             bool half) {
+  if (BN == 128 && half) {
+    float(&s_lo)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[0]);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
+      const uint64_t dk = desc_k + (uint64_t)(((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
+      wgmma_m64n64k16_ss<kFp16>(s_lo, dq, dk, kk > 0);
+    }
+    return;
+  }
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
@@ -135,17 +154,30 @@ __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q
 }
 
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]: BLOCK_N/16 k-steps of 16 keys = 16 rows of 128 B
- * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart. */
+ * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart.
+ * half: P[:, 64:] is exactly 0 (masked keys), so only the first BLOCK_N / 32 k-steps run. */
 template <int D, int BN, bool kFp16>
 __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4],
-                                             uint64_t desc_v) {
+                                             uint64_t desc_v, bool half) {
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk) {
+    if (kk == BN / 32 && half) break;
     const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
     const uint64_t dv = desc_v + (uint64_t)((kk * 2048) >> 4);
     if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
     else wgmma_m64n64k16_rs_tb<kFp16>(o, a, dv, 1);
   }
+}
+
+/* Whether keys [n BLOCK_N + 64, (n + 1) BLOCK_N) are invisible to every query row up to
+ * last_row: past the end of the keys, or right of the window of last_row (and so of every
+ * earlier row). Decides sm90_gemm_qk / sm90_gemm_pv's half (BLOCK_N 128 only). */
+template <int BN>
+__device__ __forceinline__ bool sm90_upper_half_masked(int n, int last_row, int seqlen_k,
+                                                       int shift, int window_right) {
+  if (BN != 128 || !SM90_HALF_BLOCKS) return false;
+  const int k_mid = n * BN + 64;
+  return k_mid >= seqlen_k || (window_right >= 0 && k_mid > last_row + shift + window_right);
 }
 
 template <int N>
@@ -375,6 +407,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
     const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */
+    const int wg_last_row = tc.m_block * BM + 64 * cw + 63;  /* of this warpgroup */
 
     float o[D / 2];
 #pragma unroll
@@ -391,9 +424,11 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
       if constexpr (!kOverlap) {
         for (int i = 0; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
+          const bool half = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
+                                                       args.window_right);
           mbar_wait(bar_k_full + 8 * stage, phase);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4), half);
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(s);
@@ -411,7 +446,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           mbar_wait(bar_v_full + 8 * stage, phase);
           sm90_fence_regs(o);
           wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4), half);
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(o);
@@ -423,12 +458,16 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         }
       } else {
         /* first block: S alone */
+        bool half_p; /* the P held in p covers only its block's lower 64 keys */
         {
           const int n = n_hi - 1;
+          half_p = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
+                                              args.window_right);
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4),
+                                         half_p);
           wgmma_commit();
           if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<0>();
@@ -451,16 +490,19 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         }
         for (int i = 1; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
+          const bool half_s = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
+                                                         args.window_right);
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4),
+                                         half_s);
           wgmma_commit();
           sm90_rescale_o<D>(o, alpha);
           mbar_wait(bar_v_full + 8 * v_stage, v_phase);
           sm90_fence_regs(o);
           wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4), half_p);
           wgmma_commit();
           if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<1>(); /* S done, P V may still run */
@@ -478,6 +520,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           sm90_fence_regs(o);
           if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
           sm90_convert_p<BN, kFp16>(s, p);
+          half_p = half_s;
           v_stage = stage;
           v_phase = phase;
           if (++stage == STAGES) {
@@ -490,7 +533,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
         wgmma_fence();
-        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4), half_p);
         wgmma_commit();
         wgmma_wait<0>();
         sm90_fence_regs(o);
