@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
-#   dev/sm90_fwd/gpu_run.sh STEP...   steps: build check bench ncu tests sm80tests sanitize small
+#   dev/sm90_fwd/gpu_run.sh STEP...
+#   steps: build check bench ncu tests defaulttests sm80tests sanitize small
 # Env: LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of a second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
 #      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1). Logs under $OUT.
@@ -44,6 +45,9 @@ for step in "$@"; do
       wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
       CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
       tail -1 "$out/tests_sm90.log"; grep -B3 "FAIL \]" "$out/tests_sm90.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
+    defaulttests)
+      timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_default.log" 2>&1
+      echo "default dispatch: $(tail -1 "$out/tests_default.log")"; grep -B3 "FAIL \]" "$out/tests_default.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
     sm80tests)
       CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
       echo "sm80: $(tail -1 "$out/tests_sm80.log")"; grep -B3 "FAIL \]" "$out/tests_sm80.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
@@ -54,10 +58,10 @@ for step in "$@"; do
         echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool.log" | tail -1)"
       done ;;
     small)
-      for path in sm80 sm90; do
+      for path in sm80 sm90 default; do
         for sh in "1 1 32 0" "1 1 128 0" "1 8 512 0" "2 8 128 0" "8 8 128 1" "16 8 512 1"; do
           set -- $sh; c=$([ $4 = 1 ] && echo --causal)
-          r=$(CUDADENT_KERNEL=$path timeout 30 build-sm90/cudadent-bench --batch $1 --heads $2 --seqlen-q $3 --head-dim 64 --dtype fp16 $c --iters 20 --graph 100 2>&1 | tail -2 | tr '\n' ' ')
+          r=$(CUDADENT_KERNEL=$([ $path = default ] || echo $path) timeout 30 build-sm90/cudadent-bench --batch $1 --heads $2 --seqlen-q $3 --head-dim 64 --dtype fp16 $c --iters 20 --graph 100 2>&1 | tail -2 | tr '\n' ' ')
           echo "$path B$1 H$2 S$3 causal$4: $r"
         done
       done 2>&1 | tee "$out/small.log" ;;
