@@ -85,24 +85,6 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap *map
       : "memory");
 }
 
-/* The same with an L2 cache policy (.L2::cache_hint; the policy comes from createpolicy). */
-__device__ __forceinline__ void tma_load_4d_hint(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                                 int c0, int c1, int c2, int c3, uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(dst),
-      "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "l"(policy)
-      : "memory");
-}
-
-/* 9.7.9.18 createpolicy: an L2 eviction policy (here: evict_last for the whole access) for the
- * .L2::cache_hint forms. */
-__device__ __forceinline__ uint64_t l2_policy_evict_last(void) {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
-}
-
 /* 9.7.9.25.4.1 cp.async.bulk.tensor (shared -> global, tile mode, 4-d, bulk_group completion):
  * elements of the box outside the tensor are not written (clipped). */
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, uint32_t src, int c0, int c1,

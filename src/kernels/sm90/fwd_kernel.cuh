@@ -72,11 +72,9 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
-#ifndef SM90_HALF_BLOCKS /* experiment: 0 turns the half-block GEMMs on diagonal blocks off */
-#define SM90_HALF_BLOCKS 1
-#endif
-#ifndef SM90_KV_EVICT_LAST /* experiment: K/V loads with an L2 evict_last policy */
-#define SM90_KV_EVICT_LAST 0
+#ifndef SM90_HALF_BLOCKS /* experiment (off: a runtime branch around wgmma makes ptxas serialize
+                             them, warning C7520; NOTES.md step 5) */
+#define SM90_HALF_BLOCKS 0
 #endif
 
 /* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
@@ -313,7 +311,6 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     uint32_t stage = 0, phase = 0, q_iter = 0;
-    const uint64_t kv_policy = SM90_KV_EVICT_LAST ? l2_policy_evict_last() : 0;
     for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
       const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
       if (pos >= args.num_tiles) continue;
@@ -342,28 +339,17 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           mbar_wait(bar_k_empty + 8 * stage, phase ^ 1);
           mbar_arrive_expect_tx(bar_k_full + 8 * stage, L::KV_BYTES);
 #pragma unroll
-          for (int c = 0; c < L::CHUNKS; ++c) {
-            if constexpr (SM90_KV_EVICT_LAST)
-              tma_load_4d_hint(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k,
-                               bar_k_full + 8 * stage, 64 * c, n * BN, hk, tc.batch, kv_policy);
-            else
-              tma_load_4d(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k, bar_k_full + 8 * stage,
-                          64 * c, n * BN, hk, tc.batch);
-          }
+          for (int c = 0; c < L::CHUNKS; ++c)
+            tma_load_4d(sK + stage * L::KV_BYTES + c * BN * 128, &tm_k, bar_k_full + 8 * stage,
+                        64 * c, n * BN, hk, tc.batch);
         }
         if (n < n_hi - 1) { /* V of the previous block, n + 1 */
           mbar_wait(bar_v_empty + 8 * v_stage, v_phase ^ 1);
           mbar_arrive_expect_tx(bar_v_full + 8 * v_stage, L::KV_BYTES);
 #pragma unroll
-          for (int c = 0; c < L::CHUNKS; ++c) {
-            if constexpr (SM90_KV_EVICT_LAST)
-              tma_load_4d_hint(sV + v_stage * L::KV_BYTES + c * BN * 128, &tm_v,
-                               bar_v_full + 8 * v_stage, 64 * c, (n + 1) * BN, hk, tc.batch,
-                               kv_policy);
-            else
-              tma_load_4d(sV + v_stage * L::KV_BYTES + c * BN * 128, &tm_v,
-                          bar_v_full + 8 * v_stage, 64 * c, (n + 1) * BN, hk, tc.batch);
-          }
+          for (int c = 0; c < L::CHUNKS; ++c)
+            tma_load_4d(sV + v_stage * L::KV_BYTES + c * BN * 128, &tm_v,
+                        bar_v_full + 8 * v_stage, 64 * c, (n + 1) * BN, hk, tc.batch);
           if (++v_stage == STAGES) {
             v_stage = 0;
             v_phase ^= 1;

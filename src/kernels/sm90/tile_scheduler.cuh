@@ -10,13 +10,13 @@
  *                          (no right window).
  *   SM90_SCHED_M_GROUPED   the same within groups of SM90_SCHED_GROUP query blocks (group, then
  *                          head, then block in group): with long sequences the running CTAs
- *                          spread over several heads instead of all reading the same K/V block
- *                          of one head at once (measured: 16k d128 +4%, NOTES.md).
+ *                          spread over ~4 heads instead of all reading the same K/V block of one
+ *                          head at once. The default without a right window; measured within
+ *                          noise of M_FASTEST (dev/sm90_fwd/NOTES.md steps 3-4).
  *   SM90_SCHED_SNAKE       heaviest first (query blocks descending, all heads of one block index
  *                          before the next), snaking across CTAs so the heavy and light halves of
  *                          consecutive rounds pair up: static balance under a right window
  *                          (causal), where work grows with the query block.
- *   SM90_SCHED_HEAD_FASTEST (batch, head) fastest, query blocks ascending (experiment).
  */
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
@@ -24,8 +24,7 @@
 enum {
   SM90_SCHED_M_FASTEST = 0,
   SM90_SCHED_SNAKE = 1,
-  SM90_SCHED_HEAD_FASTEST = 2,
-  SM90_SCHED_M_GROUPED = 3
+  SM90_SCHED_M_GROUPED = 2
 };
 #ifndef SM90_SCHED_GROUP /* experiments override it from the command line */
 #define SM90_SCHED_GROUP 32
@@ -62,10 +61,9 @@ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, int m_blocks, int
       bh = r / rest;
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
-  } else {
-    m = pos / batch_heads;
-    bh = pos - m * batch_heads;
-    if (order == SM90_SCHED_SNAKE) m = m_blocks - 1 - m;
+  } else { /* SM90_SCHED_SNAKE */
+    m = m_blocks - 1 - pos / batch_heads;
+    bh = pos - (m_blocks - 1 - m) * batch_heads;
   }
   t.m_block = m;
   t.batch = bh / heads_q;
