@@ -2,9 +2,10 @@
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
 #   steps: build check bench ncu tests defaulttests sm80tests sanitize small
-# Env: LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of a second and third dev library, e.g.
+# Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
-#      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1). Logs under $OUT.
+#      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1), CMAKE_CUDA_EXTRA (nvcc flags
+#      of the library build that the tests use). Logs under $OUT.
 set -u
 export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
@@ -15,10 +16,10 @@ for step in "$@"; do
   echo "=== $step ($(date +%T))"
   case $step in
     build)
-      $NV -o $A > "$out/nvccA.log" 2>&1 & p1=$!
+      $NV ${LIBA_FLAGS:-} -o $A > "$out/nvccA.log" 2>&1 & p1=$!
       if [ -n "${LIBB_FLAGS:-}" ]; then $NV $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
       if [ -n "${LIBC_FLAGS:-}" ]; then $NV $LIBC_FLAGS -o $C > "$out/nvccC.log" 2>&1 & p4=$!; fi
-      { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
+      { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
       wait $p1; echo "libA rc $?"
       [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB ($LIBB_FLAGS) rc $?"; LIBS=$LIBS,$B; }
       [ -n "${LIBC_FLAGS:-}" ] && { wait $p4; echo "libC ($LIBC_FLAGS) rc $?"; LIBS=$LIBS,$C; }

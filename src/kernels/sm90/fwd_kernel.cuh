@@ -15,8 +15,8 @@
  *   Variant OVERLAP (the default): the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j
  *     back to back, then does the softmax of S_next while the P V product runs (intra-warpgroup
  *     overlap, FA3 paper section 3.2).
- *   Key blocks whose upper 64 keys no row of a consumer can see (the diagonal block under causal,
- *     a last partial block) run as n64 / half-K GEMMs for that consumer.
+ *   The first key block of a tile (the diagonal one under causal; a last partial one) runs its
+ *     P V at half K for a consumer whose rows see none of its upper 64 keys.
  *   Variant PINGPONG (with OVERLAP): named barriers make the consumer warpgroups take turns
  *     (round robin) issuing their GEMMs, so one's softmax runs under the others' GEMMs
  *     (FA3 section 3.1).
@@ -72,8 +72,7 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
-#ifndef SM90_HALF_BLOCKS /* experiment (off: a runtime branch around wgmma makes ptxas serialize
-                             them, warning C7520; NOTES.md step 5) */
+#ifndef SM90_HALF_BLOCKS /* experiment: 0 turns the half P V of diagonal blocks off */
 #define SM90_HALF_BLOCKS 0
 #endif
 
@@ -124,24 +123,16 @@ __device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
   return r;
 }
 
-/* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
- * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom).
- * half (BLOCK_N 128 only): the upper 64 keys are masked for every row of this warpgroup, so only
- * S[:, 0:64] is computed (n64: the first BLOCK_N / 4 accumulator registers); the rest of s is
- * stale and the mask sets it to -inf. */
-template <int D, int BM, int BN, bool kFp16>
-__device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k,
-                                             bool half) {
-  if (BN == 128 && half) {
-    float(&s_lo)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[0]);
+template <int N>
+__device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
-      const uint64_t dk = desc_k + (uint64_t)(((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
-      wgmma_m64n64k16_ss<kFp16>(s_lo, dq, dk, kk > 0);
-    }
-    return;
-  }
+  for (int i = 0; i < N; ++i) reg_fence(r[i]);
+}
+
+/* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
+ * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). */
+template <int D, int BM, int BN, bool kFp16>
+__device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
@@ -153,13 +144,16 @@ __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q
 
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]: BLOCK_N/16 k-steps of 16 keys = 16 rows of 128 B
  * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart.
- * half: P[:, 64:] is exactly 0 (masked keys), so only the first BLOCK_N / 32 k-steps run. */
-template <int D, int BN, bool kFp16>
+ * kHalf (BLOCK_N 128 only): P[:, 64:] is exactly 0 (keys no row of this warpgroup sees), so only
+ * the first BLOCK_N / 32 k-steps run. Compile-time: a run-time branch around wgmma makes ptxas
+ * serialize them (C7520), so callers branch around whole issue-to-wait sequences. (Halving S the
+ * same way, as m64n64, made ptxas serialize the d64 kernels for registers, C7511: not done.) */
+template <int D, int BN, bool kFp16, bool kHalf = false>
 __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4],
-                                             uint64_t desc_v, bool half) {
+                                             uint64_t desc_v) {
+  constexpr int STEPS = (BN == 128 && kHalf) ? BN / 32 : BN / 16;
 #pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk) {
-    if (kk == BN / 32 && half) break;
+  for (int kk = 0; kk < STEPS; ++kk) {
     const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
     const uint64_t dv = desc_v + (uint64_t)((kk * 2048) >> 4);
     if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
@@ -178,11 +172,6 @@ __device__ __forceinline__ bool sm90_upper_half_masked(int n, int last_row, int 
   return k_mid >= seqlen_k || (window_right >= 0 && k_mid > last_row + shift + window_right);
 }
 
-template <int N>
-__device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) reg_fence(r[i]);
-}
 
 /* Accumulator fragment of wgmma m64nN (per warp 16 rows): element 4j + 2r + e is row
  * 16 warp + lane/4 + 8r, column 8j + 2 (lane%4) + e. */
@@ -262,6 +251,63 @@ template <int BN, bool kFp16>
 __device__ __forceinline__ void sm90_convert_p(const float (&s)[BN / 2], uint32_t (&p)[BN / 4]) {
 #pragma unroll
   for (int i = 0; i < BN / 4; ++i) p[i] = sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
+}
+
+/* What a consumer's main-loop step needs besides its registers. */
+struct sm90_step_args {
+  uint64_t desc_q, desc_k0, desc_v0;
+  uint32_t bar_k_full, bar_k_empty, bar_v_full, bar_v_empty, bar_q_empty;
+  int turn_bar, next_turn_bar; /* pingpong */
+  int lane, row0, m_block;
+};
+
+/* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
+ * previous block (P in registers, its V stage v_stage), then the softmax of S under the P V
+ * product; returns with both complete, p holding P_n, and the rings advanced. kHalfPV: the
+ * previous block's P is half (sm90_gemm_pv). */
+template <int CFG, bool kFp16, bool kPingpong, bool kHalfPV>
+__device__ __forceinline__ void sm90_consumer_step(
+    const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
+    uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_tile<CFG>::HEAD_DIM / 2],
+    float (&m)[2], float (&l)[2], float (&alpha)[2], int n, bool last, uint32_t &stage,
+    uint32_t &phase, uint32_t &v_stage, uint32_t &v_phase) {
+  typedef sm90_fwd_tile<CFG> tile;
+  typedef sm90_fwd_smem<CFG> L;
+  constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M, BN = tile::BLOCK_N;
+  const int shift = args.seqlen_k - args.seqlen_q;
+  mbar_wait(sa.bar_k_full + 8 * stage, phase);
+  if constexpr (kPingpong) named_bar_sync(sa.turn_bar, 256);
+  wgmma_fence();
+  sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, sa.desc_k0 + ((stage * L::KV_BYTES) >> 4));
+  wgmma_commit();
+  sm90_rescale_o<D>(o, alpha);
+  mbar_wait(sa.bar_v_full + 8 * v_stage, v_phase);
+  sm90_fence_regs(o);
+  wgmma_fence();
+  sm90_gemm_pv<D, BN, kFp16, kHalfPV>(o, p, sa.desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+  wgmma_commit();
+  if constexpr (kPingpong) named_bar_arrive(sa.next_turn_bar, 256);
+  wgmma_wait<1>(); /* S done, P V may still run */
+  sm90_fence_regs(s);
+  if (sa.lane == 0) {
+    mbar_arrive(sa.bar_k_empty + 8 * stage);
+    if (last) mbar_arrive(sa.bar_q_empty);
+  }
+  if (sm90_block_needs_mask<BM, BN>(n, sa.m_block, args.seqlen_q, args.seqlen_k,
+                                    args.window_left, args.window_right))
+    sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
+                  sa.lane);
+  sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+  wgmma_wait<0>(); /* P V done: p and the V stage are free */
+  sm90_fence_regs(o);
+  if (sa.lane == 0) mbar_arrive(sa.bar_v_empty + 8 * v_stage);
+  sm90_convert_p<BN, kFp16>(s, p);
+  v_stage = stage;
+  v_phase = phase;
+  if (++stage == tile::STAGES) {
+    stage = 0;
+    phase ^= 1;
+  }
 }
 
 template <int CFG, bool kFp16, int VARIANT>
@@ -410,11 +456,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
       if constexpr (!kOverlap) {
         for (int i = 0; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
-          const bool half = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
-                                                       args.window_right);
           mbar_wait(bar_k_full + 8 * stage, phase);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4), half);
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(s);
@@ -432,7 +476,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           mbar_wait(bar_v_full + 8 * stage, phase);
           sm90_fence_regs(o);
           wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4), half);
+          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(o);
@@ -443,17 +487,19 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           }
         }
       } else {
-        /* first block: S alone */
-        bool half_p; /* the P held in p covers only its block's lower 64 keys */
+        /* first block: S alone. Under a right window it is the diagonal block: where this
+         * consumer's rows see none of its upper 64 keys, its P V runs at half size. */
+        /* (not with 160-register consumers: the second instantiation of the step spills there) */
+        const bool half_p = tile::CONSUMER_REGS >= 240 &&
+                            sm90_upper_half_masked<BN>(n_hi - 1, wg_last_row, args.seqlen_k,
+                                                       shift, args.window_right);
         {
           const int n = n_hi - 1;
-          half_p = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
-                                              args.window_right);
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
+          const uint64_t dk = desc_k0 + ((stage * L::KV_BYTES) >> 4);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4),
-                                         half_p);
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
           wgmma_commit();
           if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<0>();
@@ -474,54 +520,48 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           stage = 0;
           phase ^= 1;
         }
+        sm90_step_args sa;
+        sa.desc_q = desc_q;
+        sa.desc_k0 = desc_k0;
+        sa.desc_v0 = desc_v0;
+        sa.bar_k_full = bar_k_full;
+        sa.bar_k_empty = bar_k_empty;
+        sa.bar_v_full = bar_v_full;
+        sa.bar_v_empty = bar_v_empty;
+        sa.bar_q_empty = bar_q_empty;
+        sa.turn_bar = SM90_BAR_TURN + cw;
+        sa.next_turn_bar = SM90_BAR_TURN + next_cw;
+        sa.lane = lane;
+        sa.row0 = row0;
+        sa.m_block = tc.m_block;
         for (int i = 1; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
-          const bool half_s = sm90_upper_half_masked<BN>(n, wg_last_row, args.seqlen_k, shift,
-                                                         args.window_right);
-          mbar_wait(bar_k_full + 8 * stage, phase);
-          if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
-          wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4),
-                                         half_s);
-          wgmma_commit();
-          sm90_rescale_o<D>(o, alpha);
-          mbar_wait(bar_v_full + 8 * v_stage, v_phase);
-          sm90_fence_regs(o);
-          wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4), half_p);
-          wgmma_commit();
-          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
-          wgmma_wait<1>(); /* S done, P V may still run */
-          sm90_fence_regs(s);
-          if (lane == 0) {
-            mbar_arrive(bar_k_empty + 8 * stage);
-            if (i == nblk - 1) mbar_arrive(bar_q_empty);
-          }
-          if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
-                                            args.window_left, args.window_right))
-            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
-                          args.window_right, lane);
-          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
-          wgmma_wait<0>(); /* P V done: p and V stage free */
-          sm90_fence_regs(o);
-          if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
-          sm90_convert_p<BN, kFp16>(s, p);
-          half_p = half_s;
-          v_stage = stage;
-          v_phase = phase;
-          if (++stage == STAGES) {
-            stage = 0;
-            phase ^= 1;
-          }
+          /* the P of the first block may be half: that iteration is a separate instantiation */
+          if (i == 1 && half_p)
+            sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
+                                                            i == nblk - 1, stage, phase,
+                                                            v_stage, v_phase);
+          else
+            sm90_consumer_step<CFG, kFp16, kPingpong, false>(sa, args, s, p, o, m, l, alpha, n,
+                                                             i == nblk - 1, stage, phase,
+                                                             v_stage, v_phase);
         }
         /* last P V */
         sm90_rescale_o<D>(o, alpha);
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
-        wgmma_fence();
-        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4), half_p);
-        wgmma_commit();
-        wgmma_wait<0>();
+        const uint64_t dv = desc_v0 + ((v_stage * L::KV_BYTES) >> 4);
+        if (nblk == 1 && half_p) {
+          wgmma_fence();
+          sm90_gemm_pv<D, BN, kFp16, true>(o, p, dv);
+          wgmma_commit();
+          wgmma_wait<0>();
+        } else {
+          wgmma_fence();
+          sm90_gemm_pv<D, BN, kFp16>(o, p, dv);
+          wgmma_commit();
+          wgmma_wait<0>();
+        }
         sm90_fence_regs(o);
         if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
       }
