@@ -242,6 +242,12 @@ def _flex_compiled():
     import torch
     if "fn" not in _FLEX:
         from torch.nn.attention.flex_attention import flex_attention
+        # One compile per shape and grad mode: above dynamo's default limit of 8 entries it would
+        # silently run the unfused eager fallback (and measure that).
+        for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                     "accumulated_cache_size_limit"):
+            if hasattr(torch._dynamo.config, name):
+                setattr(torch._dynamo.config, name, max(getattr(torch._dynamo.config, name), 512))
         _FLEX["fn"] = torch.compile(flex_attention, dynamic=False)
     return _FLEX["fn"]
 
@@ -273,14 +279,17 @@ def make_forward(backend, q, k, v, causal, sdpa_layout):
             sdpa_kernel([which]), leaves, to_bshd
     if backend == "flex":
         flex = _flex_compiled()
-        block_mask = None
-        if causal:
-            from torch.nn.attention.flex_attention import create_block_mask
+        from torch.nn.attention.flex_attention import create_block_mask
 
-            def causal_mask(b, h, qi, ki):
-                return qi >= ki
-            block_mask = create_block_mask(causal_mask, None, None, q.shape[1], k.shape[1],
-                                           device=q.device)
+        def causal_mask(b, h, qi, ki):
+            return qi >= ki
+
+        def full_mask(b, h, qi, ki):
+            return qi >= 0
+        # Always a block mask made up front: with None, flex builds one on every call (a host to
+        # device copy, which CUDA graph capture refuses). A full mask has only full blocks.
+        block_mask = create_block_mask(causal_mask if causal else full_mask, None, None,
+                                       q.shape[1], k.shape[1], device=q.device)
         return (lambda: flex(qt, kt, vt, block_mask=block_mask)), contextlib.nullcontext(), \
             leaves, to_bshd
     raise ValueError(backend)
@@ -343,6 +352,8 @@ def measure_shape(cfg, backend, args, stream):
             r["tflops"] = flops(B, H, S, D, causal, direction) / (r["ms"] * 1e-3) / 1e12
         except Exception as e:  # n/a in the table; the reason listed under it
             r["error"] = _short_error(e)
+            if isinstance(e, _GraphFailed):
+                r["eager_ms"] = e.eager_ms
             if args.verbose:
                 traceback.print_exc()
             try:
@@ -353,10 +364,19 @@ def measure_shape(cfg, backend, args, stream):
     return results
 
 
+class _GraphFailed(Exception):
+    def __init__(self, eager_ms, cause):
+        super().__init__(f"CUDA graph capture failed: {_short_error(cause)}")
+        self.eager_ms = eager_ms
+
+
 def _time(fn, suite, args, stream):
     if suite == "small":
-        return {"ms": time_graph(fn, stream, args.replays),
-                "eager_ms": time_eager_loop(fn, stream, max(3, args.replays // 4))}
+        eager = time_eager_loop(fn, stream, max(3, args.replays // 4))
+        try:
+            return {"ms": time_graph(fn, stream, args.replays), "eager_ms": eager}
+        except Exception as e:
+            raise _GraphFailed(eager, e) from e
     return {"ms": time_events(fn, args.warmup, args.iters)}
 
 
@@ -478,7 +498,8 @@ def tables(env, results, backends):
                     if r is None:
                         cells.append("-")
                     elif "error" in r:
-                        cells.append("n/a")
+                        cells.append(f"n/a ({r['eager_ms'] * 1e3:.1f})" if "eager_ms" in r
+                                     else "n/a")
                     else:
                         cells.append(f"{r['ms'] * 1e3:.1f} ({r['eager_ms'] * 1e3:.1f})")
                 best = min((r["ms"] for b, r in rs.items()
@@ -511,8 +532,8 @@ def method_text(args):
   {"(batch, heads, seqlen, head_dim) views of that memory (no copy)" if args.sdpa_layout == "bshd"
    else "contiguous (batch, heads, seqlen, head_dim) copies"}.
 - SDPA backends forced one at a time with `torch.nn.attention.sdpa_kernel`; FlexAttention is
-  `torch.compile(flex_attention, dynamic=False)` with a causal `create_block_mask` (compile time
-  excluded){"; with --quick only at head_dim 128, seqlen 8k" if args.quick else ""}.
+  `torch.compile(flex_attention, dynamic=False)` with a causal (or full) `create_block_mask` made
+  before timing (compile time excluded){"; with --quick only at head_dim 128, seqlen 8k" if args.quick else ""}.
 - Forward: the attention call alone. Backward: the backward alone,
   `torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)` on one forward graph made before
   timing (no forward inside the timed region).
@@ -530,13 +551,13 @@ def method_text(args):
 def write_report(env, results, args):
     os.makedirs(args.out, exist_ok=True)
     slug = re.sub(r"[^a-z0-9]+", "-", env["gpu"].lower()).strip("-")
-    stem = f"{slug}-{datetime.date.today().isoformat()}{'-quick' if args.quick else ''}"
+    stem = f"{slug}-{env['date'][:10]}{'-quick' if args.quick else ''}"
     md_path = os.path.join(args.out, stem + ".md")
     backends = [b for b in BACKENDS if b in args.backends]
     header = [f"## cudadent benchmark: {env['gpu']}, {env['date']}\n",
               "| | |", "|---|---|"]
     for key in ("gpu", "sms", "driver", "smi", "torch", "cuda", "cudnn", "python", "cudadent",
-                "commit", "command", "elapsed_s"):
+                "commit", "command", "elapsed_s", "note"):
         if key in env:
             header.append(f"| {key} | `{env[key]}` |")
     text = "\n".join(header) + "\n\n" + tables(env, results, backends) + "\n" + method_text(args)
@@ -629,6 +650,9 @@ def parse_args(argv=None):
     p.add_argument("--sdpa-layout", choices=("bshd", "bhsd"), default="bshd",
                    help="bshd: SDPA gets (B,H,S,D) views of (B,S,H,D) memory; bhsd: copies")
     p.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of failures")
+    p.add_argument("--render", metavar="JSON", default=None,
+                   help="measure nothing: write the .md/.png of a saved .json again (into --out, "
+                   "default the .json's folder)")
     args = p.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in args.backends:
@@ -640,13 +664,28 @@ def parse_args(argv=None):
         args.iters = 10 if args.quick else 30
     if args.replays is None:
         args.replays = 8 if args.quick else 20
+    args.out_given = args.out
     if args.out is None:
         args.out = _default_out()
     return args
 
 
+def render(path, out=None):
+    """Write the .md/.png of a saved .json again (e.g. after annotating a measurement)."""
+    with open(path) as f:
+        saved = json.load(f)
+    args = argparse.Namespace(**saved["args"])
+    args.out = out or os.path.dirname(os.path.abspath(path))
+    return write_report(saved["env"], saved["results"], args)
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.render:
+        md_path, png, text = render(args.render, args.out_given)
+        print(text)
+        print(f"wrote {md_path}" + (f" and {png}" if png else ""))
+        return 0
     env, results = run(args)
     md_path, png, text = write_report(env, results, args)
     print(text)

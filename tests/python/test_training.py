@@ -1,17 +1,21 @@
 """50 training steps of a small transformer: cudadent's loss curve tracks SDPA's.
 
 Model: 2 pre-norm blocks, d_model 256, 4 heads of 64, seqlen 256, causal, vocab 256; fp32
-parameters under bf16 autocast (attention runs in bf16); AdamW lr 2e-3; fixed seed; synthetic data
-(x[t] = (x[t-1] + x[t-2]) mod 256 from random starts: learnable, so the loss falls). The QKV
-projection output is split into q, k, v views (strided, not contiguous), as in real training code.
+parameters under bf16 autocast (attention runs in bf16); AdamW lr 2e-3; fixed seed; synthetic data:
+each sequence alternates two random tokens (a b a b ...), so the next token is the one two places
+back: only attention can fetch it, and the loss falls from ~5.6 to ~2.8 nats within the 50 steps
+(seen with SDPA on a CPU). The QKV projection output is split into q, k, v views (strided, not
+contiguous), as in real training code.
 
-Tolerance: two correct bf16 attentions differ by rounding (bf16 keeps 8 bits: relative 2^-8 on P
-and O), and Adam amplifies such differences a little each step, so the curves cannot agree
-exactly. That noise is measured on this very model and data, as the largest per-step gap between
-two PyTorch backends that are both correct (SDPA's default and its math backend):
-    max_t |L_cudadent(t) - L_sdpa(t)| <= max(3 * max_t |L_math(t) - L_sdpa(t)|, 0.03).
-0.03 is about 1% of the loss over most of the run, far below the ~2+ nats the loss falls, so a
-wrong gradient (even a scaled or transposed one) still fails. The loss must also fall by > 1 nat.
+Tolerance: correct bf16 attentions differ by rounding (bf16 keeps 8 bits: relative 2^-8 on P and
+O), and 50 Adam steps amplify such differences, most where the loss drops fast, so curves cannot
+agree exactly. That noise is measured on this very model and data: the largest per-step gap
+between any two of PyTorch's SDPA backends that run (default, flash, efficient, cudnn, math),
+all correct. cudadent must stay within twice that spread of the default backend:
+    max_t |L_cudadent(t) - L_default(t)| <= max(2 * spread, 0.05)
+(0.05 nats: a floor for when the backends happen to agree closely; ~2% of the loss drop). A wrong
+gradient (zero, scaled, or for the wrong head) changes when the attention head forms, by far more.
+The loss must also fall by more than 1.5 nats.
 """
 from helpers import requires_cuda, skip_if_kernel_missing, torch
 
@@ -60,25 +64,22 @@ def cudadent_attn(q, k, v):
     return cudadent.attention(q, k, v, causal=True)
 
 
-def sdpa_attn(q, k, v):
-    out = torch.nn.functional.scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+def sdpa_attn(q, k, v, backend=None):
+    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    if backend is None:
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    else:
+        from torch.nn.attention import sdpa_kernel
+        with sdpa_kernel([backend]):
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
     return out.transpose(1, 2)
-
-
-def sdpa_math_attn(q, k, v):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel([SDPBackend.MATH]):
-        return sdpa_attn(q, k, v)
 
 
 def batches():
     g = torch.Generator(device="cuda").manual_seed(1)
     for _ in range(STEPS):
-        x = torch.empty(BATCH, SEQ + 1, dtype=torch.long, device="cuda")
-        x[:, :2] = torch.randint(0, VOCAB, (BATCH, 2), generator=g, device="cuda")
-        for t in range(2, SEQ + 1):
-            x[:, t] = (x[:, t - 1] + x[:, t - 2]) % VOCAB
+        pair = torch.randint(0, VOCAB, (BATCH, 2), generator=g, device="cuda")
+        x = pair.repeat(1, (SEQ + 2) // 2)[:, :SEQ + 1]
         yield x[:, :-1], x[:, 1:]
 
 
@@ -99,18 +100,33 @@ def train(attn):
 
 
 def test_loss_curve_tracks_sdpa():
+    from torch.nn.attention import SDPBackend
     try:
         ours = train(cudadent_attn)
     except cudadent.CudadentError as e:
         skip_if_kernel_missing(e)
-    sdpa = train(sdpa_attn)
-    math_ = train(sdpa_math_attn)
-    noise = max(abs(a - b) for a, b in zip(math_, sdpa))
-    gap = max(abs(a - b) for a, b in zip(ours, sdpa))
-    tol = max(3 * noise, 0.03)
-    print(f"\nloss step 0/10/25/49: cudadent {[round(ours[i], 4) for i in (0, 10, 25, 49)]} "
-          f"sdpa {[round(sdpa[i], 4) for i in (0, 10, 25, 49)]}; max gap {gap:.4f}, "
-          f"sdpa-vs-math noise {noise:.4f}, tolerance {tol:.4f}")
-    assert ours[-1] < ours[0] - 1.0, f"cudadent run did not learn: {ours[0]:.3f} -> {ours[-1]:.3f}"
+    default = train(sdpa_attn)
+    curves = {"default": default}
+    for name in ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"):
+        backend = getattr(SDPBackend, name, None)
+        if backend is None:
+            continue
+        try:
+            curves[name.lower()] = train(lambda q, k, v, b=backend: sdpa_attn(q, k, v, b))
+        except RuntimeError:  # this backend does not run here
+            pass
+    assert len(curves) >= 2, "fewer than two SDPA backends ran: no noise estimate"
+    names = list(curves)
+    spread = max(max(abs(a - b) for a, b in zip(curves[x], curves[y]))
+                 for i, x in enumerate(names) for y in names[i + 1:])
+    gap = max(abs(a - b) for a, b in zip(ours, default))
+    tol = max(2 * spread, 0.05)
+    steps = (0, 10, 20, 30, 40, 49)
+    print(f"\nloss at steps {steps}: cudadent {[round(ours[i], 3) for i in steps]}; "
+          + "; ".join(f"{n} {[round(c[i], 3) for i in steps]}" for n, c in curves.items())
+          + f"\nmax gap cudadent-default {gap:.4f}; spread of SDPA backends {spread:.4f} "
+          f"({', '.join(names)}); tolerance {tol:.4f}")
+    assert default[-1] < default[0] - 1.5, "the SDPA run did not learn: the task is broken"
+    assert ours[-1] < ours[0] - 1.5, f"cudadent run did not learn: {ours[0]:.3f} -> {ours[-1]:.3f}"
     assert gap <= tol, (f"max per-step |loss(cudadent) - loss(sdpa)| = {gap:.4f} > {tol:.4f} "
-                        f"(noise between SDPA backends: {noise:.4f})")
+                        f"(spread between SDPA backends: {spread:.4f})")
