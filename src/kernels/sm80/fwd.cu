@@ -18,9 +18,10 @@
  * shared memory feeds two m16 tiles. Registers: O (32 * D / 32) + S (32 * BLOCK_N / 32) fp32 per
  * thread, 255 with __launch_bounds__(128, 2). Shared memory (BLOCK_M + 4 * BLOCK_N) * D * 2 bytes:
  * 80 KiB (d64), 96 KiB (d128): two CTAs per SM on sm_90; on sm_80 (164 KiB) d128 gets one.
- * Small tiles (grids of fewer than CD_SM80_FWD_SMALL_GRID_PER_SM large CTAs per SM): 64-row
- * tiles of 4 warps of 16 rows, 64-key tiles: twice the CTAs, a quarter of the work per key tile,
- * for shapes whose time is one CTA's latency (dev/sm80_fwd/NOTES.md, exp04). */
+ * Small tiles: 64-row tiles of 4 warps of 16 rows, 64-key tiles: twice the CTAs, a quarter of the
+ * work per key tile, for grids too small to fill the GPU (dev/sm80_fwd/NOTES.md, exp04, exp07):
+ * unmasked, when the small-tile grid fits in one CTA per SM (large CTAs <= SMs / 2); masked
+ * (causal / window: uneven query tiles), when there are fewer than 2 large CTAs per SM. */
 template <int D, bool SMALL> struct cd_sm80_fwd_tile;
 template <> struct cd_sm80_fwd_tile<64, false> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 4;
@@ -34,7 +35,6 @@ template <> struct cd_sm80_fwd_tile<64, true> {
 template <> struct cd_sm80_fwd_tile<128, true> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
 };
-#define CD_SM80_FWD_SMALL_GRID_PER_SM 2
 
 template <typename T, int D>
 static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int small,
@@ -60,8 +60,11 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
       if (err != cudaSuccess) return err;
       if (dev < CD_MAX_DEVICES) __atomic_store_n(&sm_count[dev], sms, __ATOMIC_RELEASE);
     }
-    const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + 127) / 128);
-    small = large_ctas < (int64_t)CD_SM80_FWD_SMALL_GRID_PER_SM * sms;
+    constexpr int LM = cd_sm80_fwd_tile<64, false>::BLOCK_M;
+    static_assert(LM == cd_sm80_fwd_tile<128, false>::BLOCK_M, "one large BLOCK_M assumed");
+    const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + LM - 1) / LM);
+    const int masked = p->window_left >= 0 || p->window_right >= 0;
+    small = masked ? large_ctas < 2 * (int64_t)sms : 2 * large_ctas <= (int64_t)sms;
   }
   const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
   switch (p->head_dim) {
