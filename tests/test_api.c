@@ -186,7 +186,7 @@ static int test_bwd_rejects_bad_input(void) {
              "struct_size");
   EXPECT_BWD(p.dtype = CUDADENT_DTYPE_FP8_E4M3, CUDADENT_STATUS_UNSUPPORTED_DTYPE, "FP8");
   EXPECT_BWD(p.seqlen_k = -3, CUDADENT_STATUS_BAD_SIZE, "seqlen_k = -3");
-  EXPECT_BWD(p.heads_q = 6, CUDADENT_STATUS_BAD_HEADS, "heads_q = 6");
+  EXPECT_BWD(p.heads_q = 7, CUDADENT_STATUS_BAD_HEADS, "heads_q = 7");
   EXPECT_BWD(p.head_dim = 48, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 48");
   EXPECT_BWD(p.softmax_scale = -INFINITY, CUDADENT_STATUS_BAD_SCALE, "softmax_scale");
   EXPECT_BWD(p.window_left = -9, CUDADENT_STATUS_BAD_WINDOW, "window_left = -9");
