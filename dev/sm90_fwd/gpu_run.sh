@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu tests defaulttests sm80tests sanitize small
+#   steps: build check bench ncu sass tests defaulttests sm80tests sanitize small
+# More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
+#      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
 #      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1), CMAKE_CUDA_EXTRA (nvcc flags
@@ -25,23 +27,31 @@ for step in "$@"; do
       [ -n "${LIBC_FLAGS:-}" ] && { wait $p4; echo "libC ($LIBC_FLAGS) rc $?"; LIBS=$LIBS,$C; }
       cmake_pid=$p3 ;;
     check)
-      timeout 90 python3 $S $A check --variants 2 > "$out/checkA.log" 2>&1; echo "A: $(tail -1 "$out/checkA.log")"
+      timeout 120 python3 $S $A check --variants ${CHECK_VARIANTS:-2} > "$out/checkA.log" 2>&1; echo "A: $(tail -1 "$out/checkA.log")"
       grep FAIL "$out/checkA.log" | cut -c1-170
       if [ -n "${LIBB_FLAGS:-}" ]; then
-        timeout 90 python3 $S $B check --variants 0,2 > "$out/checkB.log" 2>&1; echo "B: $(tail -1 "$out/checkB.log")"
+        timeout 90 python3 $S $B check --variants 2 > "$out/checkB.log" 2>&1; echo "B: $(tail -1 "$out/checkB.log")"
         grep FAIL "$out/checkB.log" | cut -c1-170
       fi ;;
     bench)
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$out/smi.csv" 2>&1 & smi=$!
-      timeout 240 python3 $S $LIBS bench --variants 2 --iters $IT ${ONLY:+--only $ONLY} 2>&1 | tee "$out/bench.log"
+      timeout 240 python3 $S $LIBS bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} 2>&1 | tee "$out/bench.log"
       kill $smi
       for f in 2 3; do tail -n +2 "$out/smi.csv" | cut -d, -f$f | tr -dc '0-9.\n' | sort -n |
         awk -v f=$f '{a[NR]=$1} END {print (f==2 ? "SM MHz" : "power W"), "during bench: min", a[1], "median", a[int((NR+1)/2)], "max", a[NR]}'; done ;;
     ncu)
-      timeout 150 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 \
-        --section SpeedOfLight --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio \
-        python3 $S $A one 1,16384,16,128,0 --variants 2 > "$out/ncu.txt" 2>&1
-      grep -E "Duration|SM Frequency|Compute \(SM\)|stalled" "$out/ncu.txt" | awk '$NF+0 > 0.05 || /Duration|Freq|Compute/' | sed 's/smsp__average_warps_issue_stalled_//' | head -30 ;;
+      for cfg in ${NCU_CONFIGS:-1,16384,16,128,0}; do
+        timeout 120 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 \
+          --section SpeedOfLight --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_tensor.*cycles_active\.avg\.pct_of_peak_sustained_active' \
+          python3 $S $A one $cfg --variants 2 > "$out/ncu-${cfg//,/_}.txt" 2>&1
+        echo "ncu $cfg:"; grep -E "Duration|SM Frequency|Compute \(SM\)|stalled|pipe_tensor" "$out/ncu-${cfg//,/_}.txt" | awk '$NF+0 > 0.1 || /Duration|Freq|Compute|pipe/' | sed 's/smsp__average_warps_issue_stalled_//' | head -24
+      done ;;
+    sass)
+      o=$(find build-sm90 -name 'fwd.cu.o' -path '*sm90*' | head -1); echo "object: $o"
+      cuobjdump -sass "$o" > "$out/sm90_fwd.sass" 2>&1
+      echo "HGMMA: $(grep -c HGMMA "$out/sm90_fwd.sass"), LDL/STL: $(grep -c 'LDL\|STL' "$out/sm90_fwd.sass")"
+      grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
+      grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//' ;;
     tests)
       wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
       CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
@@ -56,7 +66,10 @@ for step in "$@"; do
       for tool in memcheck racecheck; do
         CUDADENT_KERNEL=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \
           --batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --head-dim 64 --causal --iters 1 > "$out/san-$tool.log" 2>&1
-        echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool.log" | tail -1)"
+        echo "$tool d64 causal rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool.log" | tail -1)"
+        CUDADENT_KERNEL=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \
+          --batch 1 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 --head-dim 128 --window 33,7 --dtype fp16 --iters 1 > "$out/san2-$tool.log" 2>&1
+        echo "$tool d128 window rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san2-$tool.log" | tail -1)"
       done ;;
     small)
       for path in sm80 sm90 default; do

@@ -12,14 +12,13 @@
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
  *     (exp2 with the scale folded in); P converted to 16 bits in registers becomes the A operand
  *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor).
- *   Variant OVERLAP (the default): the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j
- *     back to back, then does the softmax of S_next while the P V product runs (intra-warpgroup
- *     overlap, FA3 paper section 3.2).
- *   The first key block of a tile (the diagonal one under causal; a last partial one) runs its
- *     P V at half K for a consumer whose rows see none of its upper 64 keys.
- *   Variant PINGPONG (with OVERLAP): named barriers make the consumer warpgroups take turns
- *     (round robin) issuing their GEMMs, so one's softmax runs under the others' GEMMs
- *     (FA3 section 3.1).
+ *   Variant OVERLAP: the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j back to back,
+ *     then does the softmax of S_next while the P V product runs (intra-warpgroup overlap, FA3
+ *     paper section 3.2). O is rescaled only when some row of the warp got a new maximum.
+ *   Variant OVERLAP_PINGPONG (the library's): OVERLAP, and named barriers make the consumer
+ *     warpgroups take turns (round robin) issuing their GEMMs, so one's softmax runs under the
+ *     others' GEMMs (FA3 section 3.1). SIMPLE (S, softmax, P V in order) is kept as the
+ *     readable baseline for dev/sm90_fwd.
  *
  * Shared memory (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 B):
  *   Q  [D/64][BLOCK_M][64]            one box of 64 columns per 128-byte swizzled slab
@@ -72,9 +71,6 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
-#ifndef SM90_HALF_BLOCKS /* experiment: 0 turns the half P V of diagonal blocks off */
-#define SM90_HALF_BLOCKS 0
-#endif
 
 /* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
 enum { SM90_FWD_SIMPLE = 0, SM90_FWD_OVERLAP = 1, SM90_FWD_OVERLAP_PINGPONG = 2 };
@@ -143,35 +139,18 @@ __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q
 }
 
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]: BLOCK_N/16 k-steps of 16 keys = 16 rows of 128 B
- * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart.
- * kHalf (BLOCK_N 128 only): P[:, 64:] is exactly 0 (keys no row of this warpgroup sees), so only
- * the first BLOCK_N / 32 k-steps run. Compile-time: a run-time branch around wgmma makes ptxas
- * serialize them (C7520), so callers branch around whole issue-to-wait sequences. (Halving S the
- * same way, as m64n64, made ptxas serialize the d64 kernels for registers, C7511: not done.) */
-template <int D, int BN, bool kFp16, bool kHalf = false>
+ * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart. */
+template <int D, int BN, bool kFp16>
 __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4],
                                              uint64_t desc_v) {
-  constexpr int STEPS = (BN == 128 && kHalf) ? BN / 32 : BN / 16;
 #pragma unroll
-  for (int kk = 0; kk < STEPS; ++kk) {
+  for (int kk = 0; kk < BN / 16; ++kk) {
     const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
     const uint64_t dv = desc_v + (uint64_t)((kk * 2048) >> 4);
     if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
     else wgmma_m64n64k16_rs_tb<kFp16>(o, a, dv, 1);
   }
 }
-
-/* Whether keys [n BLOCK_N + 64, (n + 1) BLOCK_N) are invisible to every query row up to
- * last_row: past the end of the keys, or right of the window of last_row (and so of every
- * earlier row). Decides sm90_gemm_qk / sm90_gemm_pv's half (BLOCK_N 128 only). */
-template <int BN>
-__device__ __forceinline__ bool sm90_upper_half_masked(int n, int last_row, int seqlen_k,
-                                                       int shift, int window_right) {
-  if (BN != 128 || !SM90_HALF_BLOCKS) return false;
-  const int k_mid = n * BN + 64;
-  return k_mid >= seqlen_k || (window_right >= 0 && k_mid > last_row + shift + window_right);
-}
-
 
 /* Accumulator fragment of wgmma m64nN (per warp 16 rows): element 4j + 2r + e is row
  * 16 warp + lane/4 + 8r, column 8j + 2 (lane%4) + e. */
@@ -263,9 +242,8 @@ struct sm90_step_args {
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
  * previous block (P in registers, its V stage v_stage), then the softmax of S under the P V
- * product; returns with both complete, p holding P_n, and the rings advanced. kHalfPV: the
- * previous block's P is half (sm90_gemm_pv). */
-template <int CFG, bool kFp16, bool kPingpong, bool kHalfPV>
+ * product; returns with both complete, p holding P_n, and the rings advanced. */
+template <int CFG, bool kFp16, bool kPingpong>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
     uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_tile<CFG>::HEAD_DIM / 2],
@@ -284,7 +262,7 @@ __device__ __forceinline__ void sm90_consumer_step(
   mbar_wait(sa.bar_v_full + 8 * v_stage, v_phase);
   sm90_fence_regs(o);
   wgmma_fence();
-  sm90_gemm_pv<D, BN, kFp16, kHalfPV>(o, p, sa.desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+  sm90_gemm_pv<D, BN, kFp16>(o, p, sa.desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
   wgmma_commit();
   if constexpr (kPingpong) named_bar_arrive(sa.next_turn_bar, 256);
   wgmma_wait<1>(); /* S done, P V may still run */
@@ -439,7 +417,6 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
     const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */
-    const int wg_last_row = tc.m_block * BM + 64 * cw + 63;  /* of this warpgroup */
 
     float o[D / 2];
 #pragma unroll
@@ -487,12 +464,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           }
         }
       } else {
-        /* first block: S alone. Under a right window it is the diagonal block: where this
-         * consumer's rows see none of its upper 64 keys, its P V runs at half size. */
-        /* (not with 160-register consumers: the second instantiation of the step spills there) */
-        const bool half_p = tile::CONSUMER_REGS >= 240 &&
-                            sm90_upper_half_masked<BN>(n_hi - 1, wg_last_row, args.seqlen_k,
-                                                       shift, args.window_right);
+        /* first block: S alone */
         {
           const int n = n_hi - 1;
           mbar_wait(bar_k_full + 8 * stage, phase);
@@ -536,32 +508,17 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.m_block = tc.m_block;
         for (int i = 1; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
-          /* the P of the first block may be half: that iteration is a separate instantiation */
-          if (i == 1 && half_p)
-            sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
-                                                            i == nblk - 1, stage, phase,
-                                                            v_stage, v_phase);
-          else
-            sm90_consumer_step<CFG, kFp16, kPingpong, false>(sa, args, s, p, o, m, l, alpha, n,
-                                                             i == nblk - 1, stage, phase,
-                                                             v_stage, v_phase);
+          sm90_consumer_step<CFG, kFp16, kPingpong>(sa, args, s, p, o, m, l, alpha, n,
+                                                    i == nblk - 1, stage, phase, v_stage, v_phase);
         }
         /* last P V */
         sm90_rescale_o<D>(o, alpha);
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
-        const uint64_t dv = desc_v0 + ((v_stage * L::KV_BYTES) >> 4);
-        if (nblk == 1 && half_p) {
-          wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16, true>(o, p, dv);
-          wgmma_commit();
-          wgmma_wait<0>();
-        } else {
-          wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, dv);
-          wgmma_commit();
-          wgmma_wait<0>();
-        }
+        wgmma_fence();
+        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+        wgmma_commit();
+        wgmma_wait<0>();
         sm90_fence_regs(o);
         if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
       }
