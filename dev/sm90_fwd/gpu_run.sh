@@ -47,7 +47,7 @@ for step in "$@"; do
         echo "ncu $cfg:"; grep -E "Duration|SM Frequency|Compute \(SM\)|stalled|pipe_tensor" "$out/ncu-${cfg//,/_}.txt" | awk '$NF+0 > 0.1 || /Duration|Freq|Compute|pipe/' | sed 's/smsp__average_warps_issue_stalled_//' | head -24
       done ;;
     sass)
-      o=$(find build-sm90 -name 'fwd.cu.o' -path '*sm90*' | head -1); echo "object: $o"
+      o=$(find build-sm90 -path '*kernels/sm90/fwd.cu.o' | head -1); echo "object: $o"
       cuobjdump -sass "$o" > "$out/sm90_fwd.sass" 2>&1
       echo "HGMMA: $(grep -c HGMMA "$out/sm90_fwd.sass"), LDL/STL: $(grep -c 'LDL\|STL' "$out/sm90_fwd.sass")"
       grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
