@@ -252,7 +252,7 @@ static void naive_attn(const ref_problem_t *p, const double *q, const double *k,
         const double *doi = dout + (((size_t)b * Sq + i) * Hq + h) * D;
         double *dqi = dq + (((size_t)b * Sq + i) * Hq + h) * D;
         double delta = 0.0;
-        for (int d = 0; d < D; ++d) delta += doi[d] * oi[d];
+        for (int d = 0; d < D; ++d) delta += doi[d] * (lowp ? ref_round_to(p->round_dtype, oi[d]) : oi[d]);
         for (int j = 0; j < Sk; ++j) {
           if (!vis[j]) continue;
           const size_t kvrow = (((size_t)b * Sk + j) * Hkv + g) * D;

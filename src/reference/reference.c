@@ -14,7 +14,9 @@
  * Backward (gradients of L = sum(O * dO)), in double except the marked roundings:
  *
  *   dP_ij   = dO_i . v_j
- *   delta_i = dO_i . O_i               (O_i as above, i.e. computed with P~)
+ *   delta_i = dO_i . O~_i              (O~_i: O_i as above, computed with P~, and in the
+ *                                        low-precision variant rounded to the dtype, as the O a
+ *                                        kernel is handed is: the forward's stored output)
  *   dS_ij   = P_ij (dP_ij - delta_i);  dS~ = round(dS) in the low-precision variant
  *   dQ_i    = scale * sum_j dS~_ij k_j
  *   dK_j    = scale * sum_i dS~_ij q_i      (over the query heads of j's KV head, then rows i)
@@ -421,7 +423,7 @@ static void bwd_rows_unit(void *arg, long unit, scratch_t *w) {
     c->delta[stat] = 0.0;
     if (lo > hi) continue; /* sees no key: no gradient */
     double delta = 0.0;    /* dO_i . O_i */
-    for (int d = 0; d < D; ++d) delta += doi[d] * w->o[d];
+    for (int d = 0; d < D; ++d) delta += doi[d] * ref_round_to(p->round_dtype, w->o[d]);
     c->delta[stat] = delta;
     row_ds(p, doi, vt, delta, lo, hi, w);
     for (int j = lo; j <= hi; ++j) { /* dQ_i = scale sum_j dS~_j k_j */

@@ -11,7 +11,8 @@
  *
  * Low-precision variant: with round_dtype set to CUDADENT_DTYPE_FP16 or _BF16, the probabilities P
  * (normalized) are rounded to that dtype before P V and before P^T dO, and dS is rounded before
- * dS K and dS^T Q: the error a correct kernel with those rounding points makes, which sets the
+ * dS K and dS^T Q, and delta = rowsum(dO * O) uses O rounded to that dtype (a kernel is handed the
+ * forward's stored, rounded O): the error a correct kernel with those rounding points makes, which sets the
  * tolerance of tests (criterion in tests: max|out-ref| <= 2 max|out_lowp-ref| + 1e-5).
  *
  * Work is split over threads (pthreads) by (batch, head) pairs; results do not depend on the
