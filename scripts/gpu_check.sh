@@ -29,9 +29,14 @@ note "build: $(( $(date +%s) - t0 )) s"
 for step in "${steps[@]}"; do
   case $step in
     tests)
-      for path in sm80 sm90; do
-        CUDADENT_KERNEL=$path timeout 900 build-gpu/tests/cudadent_tests > "$out/tests-$path.log" 2>&1
-        note "tests ($path): $(tail -1 "$out/tests-$path.log")"
+      # default dispatch runs everything; then the forward of each path forced (the backward
+      # has only the sm80 path, which default dispatch already runs)
+      for run in default:all sm80:gpu_fwd sm90:gpu_fwd; do
+        path=${run%%:*} filter=${run#*:}
+        [ "$filter" = all ] && filter=""
+        ( [ "$path" = default ] || export CUDADENT_KERNEL=$path
+          timeout 900 build-gpu/tests/cudadent_tests $filter > "$out/tests-$path.log" 2>&1 )
+        note "tests ($path ${filter:-all}): $(tail -1 "$out/tests-$path.log")"
         grep -E '^\[ FAIL' "$out/tests-$path.log" | head -20 | tee -a "$summary"
       done
       (cd build-gpu && ctest -R install --output-on-failure > "$out/install.log" 2>&1)
@@ -39,9 +44,11 @@ for step in "${steps[@]}"; do
     sanitize)
       for tool in memcheck racecheck; do
         for path in sm80 sm90; do
+          # sm90 runs the forward only: the backward has no sm90 kernel
+          bwd=--bwd; [ $path = sm90 ] && bwd=""
           CUDADENT_KERNEL=$path timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 \
-            --heads-kv 2 --head-dim 64 --causal --bwd --iters 1 > "$out/sanitize-$tool-$path.log" 2>&1
+            --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$out/sanitize-$tool-$path.log" 2>&1
           note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool-$path.log" | tail -1)"
         done
       done ;;
@@ -50,11 +57,11 @@ for step in "${steps[@]}"; do
       note "bench default suite: $(tail -1 "$out/bench-default.log")"
       cat "$out/bench-default.log" ;;
     python)
-      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python \
-        timeout 600 python3 -m pytest -q tests/python > "$out/pytest.log" 2>&1
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
+        timeout 600 python3 -m pytest -q -rs tests/python > "$out/pytest.log" 2>&1
       note "pytest: $(tail -1 "$out/pytest.log")" ;;
     pybench-quick|pybench-full)
-      flag=$([ "$step" = pybench-quick ] && echo --quick || echo "")
+      flag=$([ "$step" = pybench-quick ] && echo --quick || echo "--time-limit ${PYBENCH_LIMIT:-300}")
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
         timeout 900 python3 -m cudadent.bench $flag --out "$out" > "$out/pybench.log" 2>&1
       note "pybench: rc $?"; tail -60 "$out/pybench.log" ;;
