@@ -424,6 +424,9 @@ int main(int argc, char **argv) {
       {1, 2048, 2048, 2, 1, 128, 1, -1, -1, BF, 1, 0, 0},
       {1, 1000, 130, 2, 2, 64, 1, -1, -1, BF, 1, 0, 0},
       {1, 700, 500, 4, 4, 64, 0, 100, 20, BF, 1, 1, 0},
+      /* shapes of the lead's gpu_bwd/39 and /47 (few query rows, outliers) */
+      {1, 17, 4097, 2, 2, 128, 1, -1, -1, FP, 0, 1, 1},
+      {1, 1, 1000, 4, 4, 128, 0, 33, 7, BF, 0, 1, 1},
   };
   const int n = (int)(sizeof cases / sizeof cases[0]);
   int fails = 0;

@@ -40,8 +40,9 @@
  *   The epilogue stages dK in sQ and dV in sdO before coalesced 16-byte stores.
  *
  * Pipeline per query tile: wait for its Q/dO (cp.async) + barrier; issue the cp.async of the next
- * tile into the other buffer; S and dP products; P, dS to shared memory; barrier; dV, dK, dQ
- * products; dQ reductions to global. Two barriers per query tile.
+ * tile into the other buffer; S and dP products; P, dS to shared memory; barrier; dV, dK and dQ
+ * products (dQ first where the table says DQ_FIRST), dQ reductions to global. Two barriers per
+ * query tile.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -51,29 +52,22 @@
 
 /* ---- the tile table: one row per head_dim ------------------------------------------------------ */
 
-/* Defaults of the DQ_FIRST column; -D overrides are for dev/sm80_bwd experiments only. */
-#ifndef SM80_BWD_DQ_FIRST_64
-#define SM80_BWD_DQ_FIRST_64 1
-#endif
-#ifndef SM80_BWD_DQ_FIRST_128
-#define SM80_BWD_DQ_FIRST_128 0
-#endif
-
 /* BLOCK_M x BLOCK_N: query x key tile; WARPS per CTA; CTAS_PER_SM (launch bounds, deterministic
  * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
- * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK. */
+ * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
+ * by measurement, dev/sm80_bwd/NOTES.md call 3). */
 template <int D> struct Sm80BwdTile;
 /* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
 template <> struct Sm80BwdTile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
-  static constexpr int DQ_FIRST = SM80_BWD_DQ_FIRST_64;
+  static constexpr int DQ_FIRST = 0;
 };
 /* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
 template <> struct Sm80BwdTile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
-  static constexpr int DQ_FIRST = SM80_BWD_DQ_FIRST_128;
+  static constexpr int DQ_FIRST = 1;
 };
 
 /* Threads of the pre/convert kernels. */
