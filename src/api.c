@@ -153,7 +153,7 @@ static void supported_head_dims(const void *params, int bwd, char *buf, size_t l
     }
     if (ok && used < len) used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? ", " : "", d);
   }
-  if (!buf[0]) snprintf(buf, len, "none: no kernel was built for this dtype");
+  if (!buf[0]) snprintf(buf, len, "none for these params in this build on this device");
 }
 
 /* Windows that reach past every row are the same as none: make them -1, and fold causal into
@@ -303,7 +303,8 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
     char dims[128];
     supported_head_dims(p, 1, dims, sizeof dims);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
-                         "head_dim = %d has no backward kernel (supported: %s)", p->head_dim, dims);
+                         "head_dim = %d has no backward kernel (supported: %s; the sm80 backward needs "
+                         "about 162 KB of shared memory per block: A100/H100 class, not sm_86/89)", p->head_dim, dims);
   }
   const int eb = element_bytes(p->dtype);
   const int dims_q[4] = {p->batch, p->seqlen_q, p->heads_q, p->head_dim};
