@@ -2,14 +2,16 @@
 # The one GPU-machine job: build for Hopper (16 cores), run the C test suite on each kernel path,
 # compute-sanitizer on a small causal GQA shape, the CLI's default suite, and (where torch
 # imports) the Python tests and the side-by-side bench. Logs go to $OUT (or ./gpu-logs).
-#   scripts/gpu_check.sh [tests] [sanitize] [bench] [python] [pybench-quick|pybench-full]
-# With no argument: tests sanitize bench.
+#   scripts/gpu_check.sh [tests] [install] [sanitize] [bwdrepeat] [bench] [python]
+#                        [pybench-quick|pybench-full]
+# With no argument: tests install sanitize bench. Also: bwdrepeat (gpu_bwd three times, fresh
+# seeds each).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize bench)
+[ ${#steps[@]} -gt 0 ] || steps=(tests install sanitize bench)
 summary="$out/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -29,28 +31,45 @@ note "build: $(( $(date +%s) - t0 )) s"
 for step in "${steps[@]}"; do
   case $step in
     tests)
+      : > "$out/tests.log"
       # default dispatch runs everything; then the forward of each path forced (the backward
       # has only the sm80 path, which default dispatch already runs)
       for run in default:all sm80:gpu_fwd sm90:gpu_fwd; do
         path=${run%%:*} filter=${run#*:}
         [ "$filter" = all ] && filter=""
         ( [ "$path" = default ] || export CUDADENT_KERNEL=$path
-          timeout 900 build-gpu/tests/cudadent_tests $filter > "$out/tests-$path.log" 2>&1 )
-        note "tests ($path ${filter:-all}): $(tail -1 "$out/tests-$path.log")"
-        grep -E '^\[ FAIL' "$out/tests-$path.log" | head -20 | tee -a "$summary"
+          timeout 900 build-gpu/tests/cudadent_tests $filter > "$out/tests-run.log" 2>&1 )
+        note "tests ($path ${filter:-all}): $(tail -1 "$out/tests-run.log")"
+        grep -E '^\[ FAIL' "$out/tests-run.log" | head -20 | tee -a "$summary"
+        { echo "==== tests $path ${filter:-all}"; cat "$out/tests-run.log"; } >> "$out/tests.log"
+        rm -f "$out/tests-run.log"
       done
+ ;;
+    install)
       (cd build-gpu && ctest -R install --output-on-failure > "$out/install.log" 2>&1)
-      note "install + README example: $(tail -1 "$out/install.log")" ;;
+      note "install + README example: $(grep -E 'tests passed|tests failed' "$out/install.log")"
+      grep -E 'forward ran|no CUDA device' "$out/install.log" | tee -a "$summary" ;;
     sanitize)
+      : > "$out/sanitize.log"
       for tool in memcheck racecheck; do
         for path in sm80 sm90; do
           # sm90 runs the forward only: the backward has no sm90 kernel
           bwd=--bwd; [ $path = sm90 ] && bwd=""
           CUDADENT_KERNEL=$path timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 \
-            --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$out/sanitize-$tool-$path.log" 2>&1
-          note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool-$path.log" | tail -1)"
+            --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$out/sanitize-run.log" 2>&1
+          note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-run.log" | tail -1)"
+          { echo "==== $tool $path"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
+          rm -f "$out/sanitize-run.log"
         done
+      done ;;
+    bwdrepeat)
+      for rep in 1 2 3; do
+        timeout 300 build-gpu/tests/cudadent_tests gpu_bwd > "$out/tests-run.log" 2>&1
+        note "tests (gpu_bwd repeat $rep): $(tail -1 "$out/tests-run.log")"
+        grep -E '^\[ FAIL' -B8 "$out/tests-run.log" | head -40 | tee -a "$summary"
+        { echo "==== gpu_bwd repeat $rep"; cat "$out/tests-run.log"; } >> "$out/tests.log"
+        rm -f "$out/tests-run.log"
       done ;;
     bench)
       build-gpu/cudadent-bench --suite default > "$out/bench-default.log" 2>&1

@@ -16,8 +16,12 @@ awk '/<!-- readme-example:begin -->/{on=1; next} /<!-- readme-example:end -->/{o
   "$src/README.md" | sed '/^```/d' > "$prefix/example.c"
 [ -s "$prefix/example.c" ] || { echo "no example found in README.md"; exit 1; }
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig"
+# the example calls the CUDA runtime itself: the shared cudart where the toolkit has one, else
+# the static one
+cudart=-lcudart
+ls "$cuda_lib"/libcudart.so* >/dev/null 2>&1 || cudart="-lcudart_static -ldl -lrt -lpthread"
 cc -std=c11 -Wall -Wextra -Werror -o "$prefix/example" "$prefix/example.c" \
-  $(pkg-config --cflags --libs cudadent) -I"$cuda_inc" -L"$cuda_lib" -lcudart \
+  $(pkg-config --cflags --libs cudadent) -I"$cuda_inc" -L"$cuda_lib" $cudart \
   -Wl,-rpath,"$(pkg-config --variable=libdir cudadent)" -Wl,-rpath,"$cuda_lib"
 "$prefix/example"
 echo "README example: built against the installed library with pkg-config and ran"

@@ -454,6 +454,7 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
     ref_problem_of(d, &rp, REF_ROUND_NONE);
     ref_attn_bwd(&rp, q, k, v, dout, g_ref[0], g_ref[1], g_ref[2]);
     ref_problem_of(d, &rp, d->dtype);
+    rp.given_o = o; /* the O the backward was handed: an input of the backward */
     ref_attn_bwd(&rp, q, k, v, dout, g_low[0], g_low[1], g_low[2]);
     const problem_tensor_t *gt[3] = {&pr->dq, &pr->dk, &pr->dv};
     error_figure_t *gf[3] = {&r->dq, &r->dk, &r->dv};

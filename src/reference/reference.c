@@ -423,7 +423,10 @@ static void bwd_rows_unit(void *arg, long unit, scratch_t *w) {
     c->delta[stat] = 0.0;
     if (lo > hi) continue; /* sees no key: no gradient */
     double delta = 0.0;    /* dO_i . O_i */
-    for (int d = 0; d < D; ++d) delta += doi[d] * ref_round_to(p->round_dtype, w->o[d]);
+    if (rounds(p) && p->given_o != NULL)
+      for (int d = 0; d < D; ++d) delta += doi[d] * p->given_o[row + d];
+    else
+      for (int d = 0; d < D; ++d) delta += doi[d] * ref_round_to(p->round_dtype, w->o[d]);
     c->delta[stat] = delta;
     row_ds(p, doi, vt, delta, lo, hi, w);
     for (int j = lo; j <= hi; ++j) { /* dQ_i = scale sum_j dS~_j k_j */
