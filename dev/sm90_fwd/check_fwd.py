@@ -187,16 +187,19 @@ def check(lib, variants):
 
 
 def time_samples(fn, iters):
-    ts = []
-    for _ in range(iters):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
+    """Events around each call, calls queued back to back and one synchronize at the end (as
+    python -m cudadent.bench): GPU time per call, with the host's launch cost hidden whenever the
+    host runs ahead. (Until step 7 each call was synchronized, so host overhead counted: cuDNN's
+    larger one pulled its short-sequence figures down, e.g. d128 causal 512 261 vs 351.)"""
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(iters)]
+    torch.cuda.synchronize()
+    for a, b in ev:
         a.record()
         fn()
         b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return ts
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) for a, b in ev]
 
 
 def bench(libs, variants, suite, iters, only=None, rounds=3):

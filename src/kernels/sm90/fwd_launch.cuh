@@ -21,6 +21,13 @@
 
 #define SM90_MAX_DEVICES 64
 
+/* Masked calls with at most this many query blocks take the tiles head by head
+ * (SM90_SCHED_HEAD_SNAKE, tile_scheduler.cuh), more take SM90_SCHED_SNAKE. Experiments override
+ * it from the command line (0: always SNAKE). */
+#ifndef SM90_HEAD_ORDER_MAX_MBLOCKS
+#define SM90_HEAD_ORDER_MAX_MBLOCKS 16
+#endif
+
 /* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
  * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
  * (measured, NOTES.md step 3). */
@@ -121,9 +128,12 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
   a.num_tiles = (int)tiles;
   a.batch_heads = p->heads_q * p->batch;
-  /* under a right window (causal) work grows with the query block: heaviest first, snaking */
-  a.order = order_override >= 0 ? order_override
-                                : (p->window_right >= 0 ? SM90_SCHED_SNAKE : SM90_SCHED_M_GROUPED);
+  /* under a right window (causal) work grows with the query block: heaviest first, snaking;
+   * whole heads in turn where a head has few query blocks (K/V reuse in L2) */
+  if (order_override >= 0) a.order = order_override;
+  else if (p->window_right < 0) a.order = SM90_SCHED_M_GROUPED;
+  else if (a.m_blocks <= SM90_HEAD_ORDER_MAX_MBLOCKS) a.order = SM90_SCHED_HEAD_SNAKE;
+  else a.order = SM90_SCHED_SNAKE;
   const int grid = (int)(tiles < sms ? tiles : sms);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
   return cudaGetLastError();

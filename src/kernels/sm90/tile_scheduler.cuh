@@ -17,6 +17,13 @@
  *                          before the next), snaking across CTAs so the heavy and light halves of
  *                          consecutive rounds pair up: static balance under a right window
  *                          (causal), where work grows with the query block.
+ *   SM90_SCHED_HEAD_SNAKE  one (batch, head) after another, its query blocks heaviest first,
+ *                          snaking across CTAs as SNAKE. For causal calls with few query blocks
+ *                          (short sequences): SNAKE visits a head's query blocks rounds apart, by
+ *                          which time its K/V has left L2 (at 512-2k every tile re-read its K/V
+ *                          from DRAM: 2.3-7x the unique K/V bytes); here all tiles of a head run
+ *                          within about one round, and the snake pairs heavy with light blocks
+ *                          (dev/sm90_fwd/NOTES.md step 7).
  */
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
@@ -24,7 +31,8 @@
 enum {
   SM90_SCHED_M_FASTEST = 0,
   SM90_SCHED_SNAKE = 1,
-  SM90_SCHED_M_GROUPED = 2
+  SM90_SCHED_M_GROUPED = 2,
+  SM90_SCHED_HEAD_SNAKE = 3
 };
 #ifndef SM90_SCHED_GROUP /* experiments override it from the command line */
 #define SM90_SCHED_GROUP 32
@@ -38,7 +46,8 @@ struct sm90_tile {
 
 /* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it). */
 __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
-  return round * grid + ((order == SM90_SCHED_SNAKE && (round & 1)) ? grid - 1 - cta : cta);
+  const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE;
+  return round * grid + ((snake && (round & 1)) ? grid - 1 - cta : cta);
 }
 
 __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, int m_blocks, int heads_q,
@@ -61,6 +70,9 @@ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, int m_blocks, int
       bh = r / rest;
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
+  } else if (order == SM90_SCHED_HEAD_SNAKE) {
+    bh = pos / m_blocks;
+    m = m_blocks - 1 - (pos - bh * m_blocks);
   } else { /* SM90_SCHED_SNAKE */
     m = m_blocks - 1 - pos / batch_heads;
     bh = pos - (m_blocks - 1 - m) * batch_heads;
