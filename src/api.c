@@ -24,6 +24,12 @@
 
 int cudadent_get_version(void) { return CUDADENT_VERSION; }
 
+#define RETURN_IF_FAILED(expr)                          \
+  do {                                                  \
+    cudadent_status_t status_ = (expr);                 \
+    if (status_ != CUDADENT_STATUS_SUCCESS) return status_; \
+  } while (0)
+
 /* Grid dimensions y and z are limited to 65535; kernels put heads and batch there. */
 enum { MAX_GRID_YZ = 65535 };
 
@@ -35,6 +41,11 @@ typedef struct shape {
   float softmax_scale;
   int window_left, window_right;
 } shape_t;
+
+/* The shape_t of a fwd or bwd params struct (both have these fields). */
+#define SHAPE_OF(p)                                                                        \
+  {(p)->dtype,    (p)->batch,         (p)->seqlen_q,    (p)->seqlen_k,    (p)->heads_q,      \
+   (p)->heads_kv, (p)->head_dim,      (p)->softmax_scale, (p)->window_left, (p)->window_right}
 
 static cudadent_status_t check_shape(const shape_t *s) {
   if (s->dtype == CUDADENT_DTYPE_FP8_E4M3)
@@ -128,6 +139,23 @@ static cudadent_status_t check_tensor(const char *name, cudadent_tensor_t *t, co
   return CUDADENT_STATUS_SUCCESS;
 }
 
+/* The tensors of one call: names for messages, and whether each is laid out like k (seqlen_k,
+ * heads_kv) or like q (seqlen_q, heads_q). */
+typedef struct named_tensor {
+  const char *name;
+  cudadent_tensor_t *t;
+  int like_k;
+} named_tensor_t;
+
+static cudadent_status_t check_tensors(const named_tensor_t *ts, size_t n, const shape_t *s) {
+  const int eb = element_bytes(s->dtype);
+  const int dims_q[4] = {s->batch, s->seqlen_q, s->heads_q, s->head_dim};
+  const int dims_k[4] = {s->batch, s->seqlen_k, s->heads_kv, s->head_dim};
+  for (size_t i = 0; i < n; ++i)
+    RETURN_IF_FAILED(check_tensor(ts[i].name, ts[i].t, ts[i].like_k ? dims_k : dims_q, eb));
+  return CUDADENT_STATUS_SUCCESS;
+}
+
 static cudadent_status_t check_lse(const char *name, const void *lse, const shape_t *s) {
   if ((int64_t)s->batch * s->heads_q * s->seqlen_q == 0) return CUDADENT_STATUS_SUCCESS;
   if (lse == NULL) return cudadent_fail(CUDADENT_STATUS_NULL_POINTER, "%s is NULL", name);
@@ -208,11 +236,6 @@ static cudadent_status_t launch_result(cudaError_t err, const char *what) {
                        cudaGetErrorString(err));
 }
 
-#define RETURN_IF_FAILED(expr)                          \
-  do {                                                  \
-    cudadent_status_t status_ = (expr);                 \
-    if (status_ != CUDADENT_STATUS_SUCCESS) return status_; \
-  } while (0)
 
 /* ---- forward ----------------------------------------------------------------------------------- */
 
@@ -226,8 +249,7 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
                          "(sizeof(cudadent_attn_fwd_params_t))",
                          in->struct_size, sizeof(cudadent_attn_fwd_params_t));
   *p = *in;
-  shape_t s = {p->dtype,         p->batch,    p->seqlen_q,    p->seqlen_k,    p->heads_q,
-               p->heads_kv,      p->head_dim, p->softmax_scale, p->window_left, p->window_right};
+  const shape_t s = SHAPE_OF(p);
   RETURN_IF_FAILED(check_shape(&s));
   if (!cudadent_any_fwd_supports(p)) {
     char dims[128];
@@ -235,13 +257,9 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
                          "head_dim = %d has no forward kernel (supported: %s)", p->head_dim, dims);
   }
-  const int eb = element_bytes(p->dtype);
-  const int dims_q[4] = {p->batch, p->seqlen_q, p->heads_q, p->head_dim};
-  const int dims_k[4] = {p->batch, p->seqlen_k, p->heads_kv, p->head_dim};
-  RETURN_IF_FAILED(check_tensor("q", &p->q, dims_q, eb));
-  RETURN_IF_FAILED(check_tensor("k", &p->k, dims_k, eb));
-  RETURN_IF_FAILED(check_tensor("v", &p->v, dims_k, eb));
-  RETURN_IF_FAILED(check_tensor("o", &p->o, dims_q, eb));
+  const named_tensor_t tensors[] = {
+      {"q", &p->q, 0}, {"k", &p->k, 1}, {"v", &p->v, 1}, {"o", &p->o, 0}};
+  RETURN_IF_FAILED(check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   if (p->lse != NULL) RETURN_IF_FAILED(check_lse("lse", p->lse, &s));
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return CUDADENT_STATUS_SUCCESS;
@@ -296,27 +314,21 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
                          "(sizeof(cudadent_attn_bwd_params_t))",
                          in->struct_size, sizeof(cudadent_attn_bwd_params_t));
   *p = *in;
-  shape_t s = {p->dtype,         p->batch,    p->seqlen_q,    p->seqlen_k,    p->heads_q,
-               p->heads_kv,      p->head_dim, p->softmax_scale, p->window_left, p->window_right};
+  const shape_t s = SHAPE_OF(p);
   RETURN_IF_FAILED(check_shape(&s));
   if (!cudadent_any_bwd_supports(p)) {
     char dims[128];
     supported_head_dims(p, 1, dims, sizeof dims);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
-                         "head_dim = %d has no backward kernel (supported: %s; the sm80 backward needs "
-                         "about 162 KB of shared memory per block: A100/H100 class, not sm_86/89)", p->head_dim, dims);
+                         "head_dim = %d has no backward kernel (supported: %s; the sm80 backward "
+                         "needs about 162 KB of shared memory per block: A100/H100 class, not "
+                         "sm_86/89)",
+                         p->head_dim, dims);
   }
-  const int eb = element_bytes(p->dtype);
-  const int dims_q[4] = {p->batch, p->seqlen_q, p->heads_q, p->head_dim};
-  const int dims_k[4] = {p->batch, p->seqlen_k, p->heads_kv, p->head_dim};
-  RETURN_IF_FAILED(check_tensor("q", &p->q, dims_q, eb));
-  RETURN_IF_FAILED(check_tensor("k", &p->k, dims_k, eb));
-  RETURN_IF_FAILED(check_tensor("v", &p->v, dims_k, eb));
-  RETURN_IF_FAILED(check_tensor("o", &p->o, dims_q, eb));
-  RETURN_IF_FAILED(check_tensor("dout", &p->dout, dims_q, eb));
-  RETURN_IF_FAILED(check_tensor("dq", &p->dq, dims_q, eb));
-  RETURN_IF_FAILED(check_tensor("dk", &p->dk, dims_k, eb));
-  RETURN_IF_FAILED(check_tensor("dv", &p->dv, dims_k, eb));
+  const named_tensor_t tensors[] = {
+      {"q", &p->q, 0},       {"k", &p->k, 1},   {"v", &p->v, 1},   {"o", &p->o, 0},
+      {"dout", &p->dout, 0}, {"dq", &p->dq, 0}, {"dk", &p->dk, 1}, {"dv", &p->dv, 1}};
+  RETURN_IF_FAILED(check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   RETURN_IF_FAILED(check_lse("lse", p->lse, &s));
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return CUDADENT_STATUS_SUCCESS;

@@ -210,52 +210,42 @@ void problem_destroy(problem_t *pr) {
   memset(pr, 0, sizeof *pr);
 }
 
+/* The fields the fwd and bwd params structs share, from the problem. */
+#define COPY_SHARED_FIELDS(p, pr)                                                      \
+  do {                                                                                 \
+    (p)->struct_size = sizeof *(p);                                                    \
+    (p)->dtype = (pr)->d.dtype;                                                        \
+    (p)->batch = (pr)->d.batch;                                                        \
+    (p)->seqlen_q = (pr)->d.seqlen_q;                                                  \
+    (p)->seqlen_k = (pr)->d.seqlen_k;                                                  \
+    (p)->heads_q = (pr)->d.heads_q;                                                    \
+    (p)->heads_kv = (pr)->d.heads_kv;                                                  \
+    (p)->head_dim = (pr)->d.head_dim;                                                  \
+    (p)->q = (pr)->q.t;                                                                \
+    (p)->k = (pr)->k.t;                                                                \
+    (p)->v = (pr)->v.t;                                                                \
+    (p)->o = (pr)->o.t;                                                                \
+    (p)->softmax_scale = (pr)->d.softmax_scale;                                        \
+    (p)->causal = (pr)->d.causal;                                                      \
+    (p)->window_left = (pr)->d.window_left;                                            \
+    (p)->window_right = (pr)->d.window_right;                                          \
+    (p)->deterministic = (pr)->d.deterministic;                                        \
+  } while (0)
+
 void problem_fwd_params(const problem_t *pr, cudadent_attn_fwd_params_t *p) {
   memset(p, 0, sizeof *p);
-  p->struct_size = sizeof *p;
-  p->dtype = pr->d.dtype;
-  p->batch = pr->d.batch;
-  p->seqlen_q = pr->d.seqlen_q;
-  p->seqlen_k = pr->d.seqlen_k;
-  p->heads_q = pr->d.heads_q;
-  p->heads_kv = pr->d.heads_kv;
-  p->head_dim = pr->d.head_dim;
-  p->q = pr->q.t;
-  p->k = pr->k.t;
-  p->v = pr->v.t;
-  p->o = pr->o.t;
+  COPY_SHARED_FIELDS(p, pr);
   p->lse = pr->lse;
-  p->softmax_scale = pr->d.softmax_scale;
-  p->causal = pr->d.causal;
-  p->window_left = pr->d.window_left;
-  p->window_right = pr->d.window_right;
-  p->deterministic = pr->d.deterministic;
 }
 
 void problem_bwd_params(const problem_t *pr, cudadent_attn_bwd_params_t *p) {
   memset(p, 0, sizeof *p);
-  p->struct_size = sizeof *p;
-  p->dtype = pr->d.dtype;
-  p->batch = pr->d.batch;
-  p->seqlen_q = pr->d.seqlen_q;
-  p->seqlen_k = pr->d.seqlen_k;
-  p->heads_q = pr->d.heads_q;
-  p->heads_kv = pr->d.heads_kv;
-  p->head_dim = pr->d.head_dim;
-  p->q = pr->q.t;
-  p->k = pr->k.t;
-  p->v = pr->v.t;
-  p->o = pr->o.t;
+  COPY_SHARED_FIELDS(p, pr);
   p->dout = pr->dout.t;
   p->dq = pr->dq.t;
   p->dk = pr->dk.t;
   p->dv = pr->dv.t;
   p->lse = pr->lse;
-  p->softmax_scale = pr->d.softmax_scale;
-  p->causal = pr->d.causal;
-  p->window_left = pr->d.window_left;
-  p->window_right = pr->d.window_right;
-  p->deterministic = pr->d.deterministic;
 }
 
 int problem_poison(problem_t *pr, int bwd) {
