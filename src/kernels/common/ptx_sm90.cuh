@@ -173,6 +173,14 @@ __device__ __forceinline__ uint64_t gmma_desc_sw128(uint32_t smem_addr, uint32_t
   return d;
 }
 
+/* desc moved by byte_offset bytes: the start address is the low 14 bits (in 16-byte units), so
+ * only the low word changes (offsets stay inside shared memory: no carry into the LBO field).
+ * A 32-bit add, where a 64-bit one costs an add with carry and register moves per wgmma. */
+__device__ __forceinline__ uint64_t gmma_desc_add(uint64_t desc, uint32_t byte_offset) {
+  const uint32_t lo = (uint32_t)desc + (byte_offset >> 4), hi = (uint32_t)(desc >> 32);
+  return ((uint64_t)hi << 32) | lo;
+}
+
 /* 9.7.15.6 wgmma.fence: orders this warpgroup's earlier register writes (accumulators, A
  * fragments) before the wgmma.mma_async that follow. */
 __device__ __forceinline__ void wgmma_fence(void) {

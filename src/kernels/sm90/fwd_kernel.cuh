@@ -21,19 +21,22 @@
  *     readable baseline for dev/sm90_fwd.
  *
  * Shared memory (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 B):
- *   Q  [D/64][BLOCK_M][64]            one box of 64 columns per 128-byte swizzled slab
+ *   Q  [Q_STAGES][D/64][BLOCK_M][64]  one box of 64 columns per 128-byte swizzled slab
  *   K  [STAGES][D/64][BLOCK_N][64]    the ring
  *   V  [STAGES][D/64][BLOCK_N][64]
  *   O  [CONSUMER_WGS][D/64][64][64]   epilogue staging for the TMA store, one slab per consumer
- *   mbarriers: q_full, q_empty, k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES]
+ *   mbarriers: q_full[Q_STAGES], q_empty[Q_STAGES], k_full[STAGES], k_empty[STAGES],
+ *              v_full[STAGES], v_empty[STAGES]
  *
  * Pipeline. full barriers complete by TMA transaction bytes (expect_tx by the producer);
  * empty barriers by one arrival per consumer warp after the wgmma reading the stage has
- * completed (wgmma.wait_group). q_empty frees Q after each consumer's last Q K^T of a tile, so
- * the next tile's Q loads under the current tile's last P V. The epilogue scales O by 1/l,
- * writes it as 16-bit into the consumer's O slab (swizzled like the TMA box), fences the proxy,
- * and one thread issues the TMA store (rows past seqlen_q are clipped by TMA); LSE is written by
- * one thread per row. Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
+ * completed (wgmma.wait_group). Tile t uses Q slot t % Q_STAGES; q_empty frees a slot after each
+ * consumer's last Q K^T of its tile, so the next tile's Q loads under the current tile's last
+ * P V (with two slots, under the whole current tile). The epilogue scales O by 1/l, and each
+ * warp writes its 16 rows as 16-bit into the consumer's O slab (swizzled like the TMA box),
+ * fences the proxy and issues its own TMA store of those rows from lane 0 (rows past seqlen_q
+ * are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
+ * Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
  * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
  */
 #ifndef CUDADENT_SM90_FWD_KERNEL_CUH
@@ -47,6 +50,7 @@
 #include <stdint.h>
 
 #include "kernels/common/ptx_sm90.cuh"
+#include "kernels/sm90/fwd_trace.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
 /* ---- the tile table: one row per configuration --------------------------------------------------
@@ -57,17 +61,25 @@
  * (2 BLOCK_M + 2 STAGES BLOCK_N) HEAD_DIM 2 bytes + barriers + 1 KiB alignment slack <= 227 KiB.
  * Which row a call uses: sm90_fwd_config() in fwd.cu (measured in dev/sm90_fwd/NOTES.md). */
 enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2 };
+/* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
+ * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md step 8), so 1. */
+#ifndef SM90_Q_STAGES
+#define SM90_Q_STAGES 1
+#endif
 template <int CFG> struct sm90_fwd_tile;
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
+  static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
+  static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -83,11 +95,11 @@ template <int CFG> struct sm90_fwd_smem {
   static constexpr int KV_BYTES = tile::BLOCK_N * D * 2;  /* one stage of K or V */
   static constexpr int OW_BYTES = 64 * D * 2;             /* one consumer's O slab */
   static constexpr int Q_OFF = 0;
-  static constexpr int K_OFF = Q_OFF + Q_BYTES;
+  static constexpr int K_OFF = Q_OFF + tile::Q_STAGES * Q_BYTES;
   static constexpr int V_OFF = K_OFF + tile::STAGES * KV_BYTES;
   static constexpr int O_OFF = V_OFF + tile::STAGES * KV_BYTES;
   static constexpr int BAR_OFF = O_OFF + tile::CONSUMER_WGS * OW_BYTES;
-  static constexpr int NUM_BARS = 2 + 4 * tile::STAGES;
+  static constexpr int NUM_BARS = 2 * tile::Q_STAGES + 4 * tile::STAGES;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
 };
 
@@ -101,9 +113,8 @@ struct sm90_fwd_args {
   int order; /* SM90_SCHED_* (tile_scheduler.cuh) */
 };
 
-/* named barrier ids: 0 is __syncthreads; 1 + w: consumer w's epilogue; 5 + w: consumer w's turn
- * to issue GEMMs (pingpong; up to 4 consumers) */
-#define SM90_BAR_EPILOGUE 1
+/* named barrier ids: 0 is __syncthreads; 5 + w: consumer w's turn to issue GEMMs (pingpong; up
+ * to 4 consumers) */
 #define SM90_BAR_TURN 5
 
 template <bool kFp16>
@@ -131,8 +142,8 @@ template <int D, int BM, int BN, bool kFp16>
 __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    const uint64_t dq = desc_q + (uint64_t)(((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
-    const uint64_t dk = desc_k + (uint64_t)(((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
+    const uint64_t dq = gmma_desc_add(desc_q, (kk / 4) * BM * 128 + (kk % 4) * 32);
+    const uint64_t dk = gmma_desc_add(desc_k, (kk / 4) * BN * 128 + (kk % 4) * 32);
     if constexpr (BN == 128) wgmma_m64n128k16_ss<kFp16>(s, dq, dk, kk > 0);
     else wgmma_m64n64k16_ss<kFp16>(s, dq, dk, kk > 0);
   }
@@ -146,7 +157,7 @@ __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk) {
     const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-    const uint64_t dv = desc_v + (uint64_t)((kk * 2048) >> 4);
+    const uint64_t dv = gmma_desc_add(desc_v, kk * 2048);
     if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
     else wgmma_m64n64k16_rs_tb<kFp16>(o, a, dv, 1);
   }
@@ -157,24 +168,35 @@ __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (
 template <int BN>
 __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0, int seqlen_k,
                                           int shift, int window_left, int window_right, int lane) {
-  int lo[2], hi[2]; /* visible keys of each of the thread's two rows: [lo, hi] */
+  /* visible keys of each of the thread's two rows, relative to the thread's first column
+   * key0 + 2 (lane % 4): [lo, hi], so each element compares its compile-time offset 8 j + e */
+  const int c0 = key0 + 2 * (lane & 3);
+  int lo[2], hi[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = row0 + 8 * r;
-    lo[r] = window_left >= 0 ? row + shift - window_left : 0;
-    hi[r] = window_right >= 0 ? min(seqlen_k - 1, row + shift + window_right) : seqlen_k - 1;
+    lo[r] = row + shift - window_left - c0;
+    hi[r] = (window_right >= 0 ? min(seqlen_k - 1, row + shift + window_right) : seqlen_k - 1) - c0;
   }
+  if (window_left < 0) { /* causal or right window only: one compare per element */
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int col = key0 + 8 * j + 2 * (lane & 3) + e;
+      for (int e = 0; e < 2; ++e)
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
-        if ((col < lo[r]) | (col > hi[r])) s[4 * j + 2 * r + e] = -INFINITY;
-    }
+        for (int r = 0; r < 2; ++r)
+          if (8 * j + e > hi[r]) s[4 * j + 2 * r + e] = -INFINITY;
+  } else {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          if ((8 * j + e < lo[r]) | (8 * j + e > hi[r])) s[4 * j + 2 * r + e] = -INFINITY;
   }
 }
+
 
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
  * max in log2 units (scaled), l the thread's partial row sum, alpha the factor O must be scaled
@@ -256,13 +278,13 @@ __device__ __forceinline__ void sm90_consumer_step(
   mbar_wait(sa.bar_k_full + 8 * stage, phase);
   if constexpr (kPingpong) named_bar_sync(sa.turn_bar, 256);
   wgmma_fence();
-  sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, sa.desc_k0 + ((stage * L::KV_BYTES) >> 4));
+  sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, gmma_desc_add(sa.desc_k0, stage * L::KV_BYTES));
   wgmma_commit();
   sm90_rescale_o<D>(o, alpha);
   mbar_wait(sa.bar_v_full + 8 * v_stage, v_phase);
   sm90_fence_regs(o);
   wgmma_fence();
-  sm90_gemm_pv<D, BN, kFp16>(o, p, sa.desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+  sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(sa.desc_v0, v_stage * L::KV_BYTES));
   wgmma_commit();
   if constexpr (kPingpong) named_bar_arrive(sa.next_turn_bar, 256);
   wgmma_wait<1>(); /* S done, P V may still run */
@@ -298,6 +320,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   constexpr int D = tile::HEAD_DIM;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, STAGES = tile::STAGES;
   constexpr int NCW = tile::CONSUMER_WGS;
+  constexpr int QS = tile::Q_STAGES;
   constexpr bool kOverlap = VARIANT != SM90_FWD_SIMPLE;
   constexpr bool kPingpong = VARIANT == SM90_FWD_OVERLAP_PINGPONG && NCW >= 2;
 
@@ -306,18 +329,24 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t sQ = base + L::Q_OFF, sK = base + L::K_OFF, sV = base + L::V_OFF;
   const uint32_t sO = base + L::O_OFF;
-  const uint32_t bar_q_full = base + L::BAR_OFF, bar_q_empty = bar_q_full + 8;
-  const uint32_t bar_k_full = bar_q_full + 16, bar_k_empty = bar_k_full + 8 * STAGES;
+  const uint32_t bar_q_full = base + L::BAR_OFF, bar_q_empty = bar_q_full + 8 * QS;
+  const uint32_t bar_k_full = bar_q_empty + 8 * QS, bar_k_empty = bar_k_full + 8 * STAGES;
   const uint32_t bar_v_full = bar_k_empty + 8 * STAGES, bar_v_empty = bar_v_full + 8 * STAGES;
 
-  const int wg = threadIdx.x / 128;
+  /* warp-uniform by construction (a broadcast), so the compiler keeps more of what derives from
+   * it (consumer index, descriptors, barrier addresses) in uniform registers: d64 +2-3%, and the
+   * M192 row then spills 20 bytes, stored before the tile loop and reloaded once a tile in the
+   * epilogue, none in the main loop (NOTES.md step 10) */
+  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     tma_prefetch_desc(&tm_q);
     tma_prefetch_desc(&tm_k);
     tma_prefetch_desc(&tm_v);
     tma_prefetch_desc(&tm_o);
-    mbar_init(bar_q_full, 1);
-    mbar_init(bar_q_empty, 4 * NCW); /* one arrival per consumer warp */
+    for (int s = 0; s < QS; ++s) {
+      mbar_init(bar_q_full + 8 * s, 1);
+      mbar_init(bar_q_empty + 8 * s, 4 * NCW); /* one arrival per consumer warp */
+    }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k_full + 8 * s, 1);
       mbar_init(bar_k_empty + 8 * s, 4 * NCW);
@@ -335,6 +364,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     uint32_t stage = 0, phase = 0, q_iter = 0;
+    SM90_TRACE_DECL(0);
     for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
       const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
       if (pos >= args.num_tiles) continue;
@@ -343,15 +373,18 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
       int n_lo, n_hi;
       sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
+      SM90_TRACE_EVENT(true, SM90_EV_P_TILE, n_hi - n_lo);
       if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
       const int hk = tc.head / args.group;
-      /* Q: wait until both consumers finished the previous tile's Q K^T */
-      mbar_wait(bar_q_empty, (q_iter & 1) ^ 1);
-      mbar_arrive_expect_tx(bar_q_full, L::Q_BYTES);
+      /* Q: wait until every consumer finished the Q K^T of the tile that last used the slot */
+      const uint32_t q_slot = q_iter % QS, q_phase = (q_iter / QS) & 1;
+      mbar_wait(bar_q_empty + 8 * q_slot, q_phase ^ 1);
+      SM90_TRACE_EVENT(true, SM90_EV_P_Q, 0);
+      mbar_arrive_expect_tx(bar_q_full + 8 * q_slot, L::Q_BYTES);
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        tma_load_4d(sQ + c * BM * 128, &tm_q, bar_q_full, 64 * c, tc.m_block * BM, tc.head,
-                    tc.batch);
+        tma_load_4d(sQ + q_slot * L::Q_BYTES + c * BM * 128, &tm_q, bar_q_full + 8 * q_slot,
+                    64 * c, tc.m_block * BM, tc.head, tc.batch);
       ++q_iter;
       /* K of block i before V of block i - 1, the order the consumers use them in
        * (S_i = Q K_i^T is issued before O += P_{i-1} V_{i-1}); K and V of block i share stage
@@ -396,7 +429,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   const int row_in_wg0 = 16 * warp + lane / 4; /* this thread's rows: row_in_wg0 and + 8 */
 
   /* descriptors: Q rows of this consumer start 64 cw rows into each Q slab (8 KiB, atom aligned) */
-  const uint64_t desc_q = gmma_desc_sw128(sQ + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_q0 = gmma_desc_sw128(sQ + cw * 64 * 128, 1, 1024);
   const uint64_t desc_k0 = gmma_desc_sw128(sK, 1, 1024);
   const uint64_t desc_v0 = gmma_desc_sw128(sV, BN * 128, 1024);
 
@@ -408,6 +441,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   }
 
   uint32_t stage = 0, phase = 0, q_iter = 0;
+  SM90_TRACE_DECL(wg);
   for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
     const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
     if (pos >= args.num_tiles) continue;
@@ -416,6 +450,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     int n_lo, n_hi;
     sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
+    SM90_TRACE_EVENT(ct == 0, SM90_EV_TILE, n_hi - n_lo);
     const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */
 
     float o[D / 2];
@@ -426,8 +461,12 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     if (n_hi > n_lo) {
       float s[BN / 2];
       uint32_t p[BN / 4];
-      mbar_wait(bar_q_full, q_iter & 1);
+      const uint32_t q_slot = q_iter % QS;
+      const uint32_t bar_q_full_t = bar_q_full + 8 * q_slot, bar_q_empty_t = bar_q_empty + 8 * q_slot;
+      const uint64_t desc_q = gmma_desc_add(desc_q0, q_slot * L::Q_BYTES);
+      mbar_wait(bar_q_full_t, (q_iter / QS) & 1);
       ++q_iter;
+      SM90_TRACE_EVENT(ct == 0, SM90_EV_Q_READY, 0);
       const int nblk = n_hi - n_lo;
 
       if constexpr (!kOverlap) {
@@ -435,13 +474,13 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           const int n = n_hi - 1 - i;
           mbar_wait(bar_k_full + 8 * stage, phase);
           wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, desc_k0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, gmma_desc_add(desc_k0, stage * L::KV_BYTES));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(s);
           if (lane == 0) {
             mbar_arrive(bar_k_empty + 8 * stage);
-            if (i == nblk - 1) mbar_arrive(bar_q_empty);
+            if (i == nblk - 1) mbar_arrive(bar_q_empty_t);
           }
           if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
                                             args.window_left, args.window_right))
@@ -453,7 +492,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           mbar_wait(bar_v_full + 8 * stage, phase);
           sm90_fence_regs(o);
           wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((stage * L::KV_BYTES) >> 4));
+          sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(desc_v0, stage * L::KV_BYTES));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(o);
@@ -469,16 +508,17 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           const int n = n_hi - 1;
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
-          const uint64_t dk = desc_k0 + ((stage * L::KV_BYTES) >> 4);
+          const uint64_t dk = gmma_desc_add(desc_k0, stage * L::KV_BYTES);
           wgmma_fence();
           sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
           wgmma_commit();
           if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
           wgmma_wait<0>();
           sm90_fence_regs(s);
+          SM90_TRACE_EVENT(ct == 0, SM90_EV_S0, 0);
           if (lane == 0) {
             mbar_arrive(bar_k_empty + 8 * stage);
-            if (nblk == 1) mbar_arrive(bar_q_empty);
+            if (nblk == 1) mbar_arrive(bar_q_empty_t);
           }
           if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
                                             args.window_left, args.window_right))
@@ -500,7 +540,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.bar_k_empty = bar_k_empty;
         sa.bar_v_full = bar_v_full;
         sa.bar_v_empty = bar_v_empty;
-        sa.bar_q_empty = bar_q_empty;
+        sa.bar_q_empty = bar_q_empty_t;
         sa.turn_bar = SM90_BAR_TURN + cw;
         sa.next_turn_bar = SM90_BAR_TURN + next_cw;
         sa.lane = lane;
@@ -516,33 +556,35 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
         wgmma_fence();
-        sm90_gemm_pv<D, BN, kFp16>(o, p, desc_v0 + ((v_stage * L::KV_BYTES) >> 4));
+        sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(desc_v0, v_stage * L::KV_BYTES));
         wgmma_commit();
         wgmma_wait<0>();
         sm90_fence_regs(o);
         if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
+        SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
       }
     }
 
-    /* ---- epilogue: O / l -> 16-bit -> this consumer's O slab -> TMA store; LSE ---- */
+    /* ---- epilogue: O / l -> 16-bit -> this warp's 16 rows of the consumer's O slab -> TMA store
+     * by the warp's lane 0 (no barrier across the warpgroup); LSE ---- */
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float lt = l[r];
       lt += __shfl_xor_sync(0xffffffffu, lt, 1);
       lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-      inv[r] = lt > 0.f ? 1.f / lt : 0.f;
+      inv[r] = lt > 0.f ? __fdividef(1.f, lt) : 0.f;
       if (args.lse != nullptr && (lane & 3) == 0) {
         const int row = row0 + 8 * r;
         if (row < args.seqlen_q) {
-          const float lse = lt > 0.f ? (m[r] + log2f(lt)) * 0.69314718055994531f : -INFINITY;
+          const float lse = lt > 0.f ? (m[r] + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
           args.lse[((int64_t)tc.batch * args.heads_q + tc.head) * args.seqlen_q + row] = lse;
         }
       }
     }
-    /* the previous tile's store must have finished reading the slab before it is overwritten */
-    if (ct == 0) tma_store_wait_read<0>();
-    named_bar_sync(SM90_BAR_EPILOGUE + cw, 128);
+    /* this warp's previous store must have finished reading its rows before they are rewritten */
+    if (lane == 0) tma_store_wait_read<0>();
+    __syncwarp();
     const uint32_t slab = sO + cw * L::OW_BYTES;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
@@ -557,16 +599,18 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
       }
     }
     fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
-    named_bar_sync(SM90_BAR_EPILOGUE + cw, 128);
-    if (ct == 0) {
+    __syncwarp();
+    if (lane == 0) {
+      /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        tma_store_4d(&tm_o, slab + c * 64 * 128, 64 * c, tc.m_block * BM + 64 * cw, tc.head,
-                     tc.batch);
+        tma_store_4d(&tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
+                     tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
       tma_store_commit();
     }
+    SM90_TRACE_EVENT(ct == 0, SM90_EV_EPI, 0);
   }
-  if (ct == 0) tma_store_wait_all<0>();
+  if (lane == 0) tma_store_wait_all<0>();
 }
 
 #endif /* CUDADENT_SM90_FWD_KERNEL_CUH */

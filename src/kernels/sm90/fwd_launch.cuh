@@ -7,8 +7,9 @@
  * cuTensorMapEncodeTiled reached through cudaGetDriverEntryPointByVersion (resolved once,
  * thread-safely: a function-local static), and passed by value as __grid_constant__ parameters.
  * Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
- * columns (one 128-byte swizzle span) by BLOCK_M / BLOCK_N / 64 rows. Nothing is allocated,
- * copied or synchronized; the return value is cudaGetLastError() after the launch.
+ * columns (one 128-byte swizzle span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows)
+ * rows. Nothing is allocated, copied or synchronized; the return value is cudaGetLastError()
+ * after the launch.
  */
 #ifndef CUDADENT_SM90_FWD_LAUNCH_CUH
 #define CUDADENT_SM90_FWD_LAUNCH_CUH
@@ -110,7 +111,7 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   if ((err = sm90_tensor_map(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
                              tile::BLOCK_N)) != cudaSuccess)
     return err;
-  if ((err = sm90_tensor_map(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 64)) !=
+  if ((err = sm90_tensor_map(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 16)) !=
       cudaSuccess)
     return err;
 

@@ -1,0 +1,58 @@
+/*
+ * fwd_trace.cuh - an optional timeline of the sm90 forward, for dev/sm90_fwd (check_fwd.py
+ * trace): compiled to nothing unless SM90_TRACE is defined, which only the dev library does.
+ *
+ * One thread per warpgroup (thread 0 of the producer, thread 0 of each consumer) appends events
+ * (SM clock64, event id, a small argument) to its own row of a device buffer set with
+ * cudaMemcpyToSymbol(sm90_trace_buf, ...); rows are (CTA, warpgroup), SM90_TRACE_MAX_EVENTS
+ * events each, two u64 words per event. The row pointer is loaded once at kernel start and the
+ * clock is read first, so an event costs a clock read and two stores. Durations are read within
+ * one row (one SM's clock), never across rows.
+ */
+#ifndef CUDADENT_SM90_FWD_TRACE_CUH
+#define CUDADENT_SM90_FWD_TRACE_CUH
+
+enum {
+  SM90_EV_TILE = 0,    /* consumer: tile decoded (argument: key blocks of the tile) */
+  SM90_EV_Q_READY = 1, /* consumer: Q of the tile arrived */
+  SM90_EV_S0 = 2,      /* consumer: first S = Q K^T complete */
+  SM90_EV_LOOP = 3,    /* consumer: last P V complete */
+  SM90_EV_EPI = 4,     /* consumer: O store issued */
+  SM90_EV_P_TILE = 5,  /* producer: tile decoded */
+  SM90_EV_P_Q = 6      /* producer: Q slot free, Q load issued */
+};
+
+#ifdef SM90_TRACE
+#define SM90_TRACE_MAX_EVENTS 1024
+__device__ unsigned long long *sm90_trace_buf;
+
+__device__ __forceinline__ unsigned long long *sm90_trace_row(int wg) {
+  unsigned long long *buf = sm90_trace_buf;
+  return buf == nullptr ? nullptr
+                        : buf + 2ll * SM90_TRACE_MAX_EVENTS * ((long long)blockIdx.x * 4 + wg);
+}
+
+__device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, int ev, int arg) {
+  const long long t = clock64();
+  if (row == nullptr || count >= SM90_TRACE_MAX_EVENTS) return;
+  row[2 * count] = (unsigned long long)t;
+  row[2 * count + 1] = (unsigned long long)(ev | (arg << 8));
+  ++count;
+}
+#define SM90_TRACE_DECL(wg)                          \
+  unsigned long long *trace_row_ = sm90_trace_row(wg); \
+  int trace_count_ = 0
+#define SM90_TRACE_EVENT(cond, ev, arg)                           \
+  do {                                                            \
+    if (cond) sm90_trace(trace_row_, trace_count_, (ev), (arg)); \
+  } while (0)
+#else
+#define SM90_TRACE_DECL(wg) \
+  do {                      \
+  } while (0)
+#define SM90_TRACE_EVENT(cond, ev, arg) \
+  do {                                  \
+  } while (0)
+#endif
+
+#endif /* CUDADENT_SM90_FWD_TRACE_CUH */
