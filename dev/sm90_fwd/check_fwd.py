@@ -4,6 +4,7 @@ built as a shared library), in one process with PyTorch's SDPA (cuDNN backend) f
 
   python3 dev/sm90_fwd/check_fwd.py LIB check [--variants 0,1,2]
   python3 dev/sm90_fwd/check_fwd.py LIB bench [--variants 0,1,2] [--suite fa3|quick] [--iters N]
+  python3 dev/sm90_fwd/check_fwd.py LIB trace B,S,H,D,causal   (LIB built with -DSM90_TRACE)
 
 check: fresh random inputs (normal; some cases with rare large outliers), poisoned (NaN) outputs,
 float64 torch reference, flash-attn's criterion max|o - ref| <= 2 max|o_lowp - ref| + 1e-5 where
@@ -60,6 +61,7 @@ def make_tensor(B, S, H, D, dtype, layout, outliers, gen):
 class Lib:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
+        self.path = path
         self.lib.sm90_dev_fwd.restype = ctypes.c_int
         self.lib.sm90_dev_fwd.argtypes = [ctypes.c_int, ctypes.POINTER(Params), ctypes.c_void_p, ctypes.c_int]
         self.order = -1
@@ -254,6 +256,71 @@ def bench(libs, variants, suite, iters, only=None, rounds=3):
     print("geomean L0/cudnn %.3f, min %.3f" % (gm, min(ratios)), flush=True)
 
 
+def trace(lib, cfg, variant):
+    """One launch with the kernel's timeline on (fwd_trace.cuh); per consumer tile, SM cycles
+    from tile start to Q ready, Q ready to the first S, the main loop (per key block), the
+    epilogue, and the gap to the next tile, averaged by the tile's key-block count."""
+    B, S, H, D, causal = cfg
+    gen = torch.Generator(device="cuda")
+    q, k, v = (make_tensor(B, S, H, D, torch.bfloat16, "bshd", 0, gen) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(B, H, S, device="cuda")
+    p = lib.params(q, k, v, o, lse, causal, -1, -1, 1.0 / math.sqrt(D))
+    MAXEV = 1024
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    buf = torch.zeros(sms * 4 * MAXEV * 2, dtype=torch.int64, device="cuda")
+    lib.lib.sm90_dev_trace_set.argtypes = [ctypes.c_void_p]
+    lib.run(variant, p)  # warm-up, untraced
+    torch.cuda.synchronize()
+    assert lib.lib.sm90_dev_trace_set(buf.data_ptr()) == 0, "library built without -DSM90_TRACE"
+    lib.run(variant, p)
+    torch.cuda.synchronize()
+    lib.lib.sm90_dev_trace_set(None)
+    ev = buf.view(sms, 4, MAXEV, 2).cpu().tolist()
+    by_n = {}
+    span, prod_qwait, prod_tiles = [], 0, 0
+    for c in range(sms):
+        prow = [e for e in ev[c][0] if e[0] != 0]
+        for a, b2 in zip(prow, prow[1:]):
+            if a[1] & 255 == 5 and b2[1] & 255 == 6:
+                prod_qwait += b2[0] - a[0]
+                prod_tiles += 1
+        for wg in range(1, 4):
+            row = [e for e in ev[c][wg] if e[0] != 0]
+            if not row:
+                continue
+            span.append(row[-1][0] - row[0][0])
+            tiles, cur = [], None
+            for t, w in row:
+                e, arg = w & 255, w >> 8
+                if e == 0:
+                    cur = {"n": arg, 0: t}
+                    tiles.append(cur)
+                elif cur is not None:
+                    cur[e] = t
+            for i, tl in enumerate(tiles):
+                if not all(x in tl for x in (1, 2, 3, 4)):
+                    continue
+                gap = tiles[i + 1][0] - tl[4] if i + 1 < len(tiles) else 0
+                d = by_n.setdefault(tl["n"], [0, 0, 0, 0, 0, 0, 0])
+                for j, x in enumerate((tl[1] - tl[0], tl[2] - tl[1], tl[3] - tl[2], tl[4] - tl[3], gap, tl[4] - tl[0])):
+                    d[j] += x
+                d[6] += 1
+    print("trace %s: consumer rows %d, span median %.0f cycles" % (cfg, len(span), statistics.median(span)))
+    print("%6s %6s %9s %9s %11s %9s %7s %9s" % ("blocks", "tiles", "q_wait", "first_S", "loop/block", "epilogue", "gap", "tile"))
+    tot = [0] * 6
+    for n in sorted(by_n):
+        d = by_n[n]
+        cnt = d[6]
+        print("%6d %6d %9.0f %9.0f %11.0f %9.0f %7.0f %9.0f" % (n, cnt, d[0] / cnt, d[1] / cnt, d[2] / cnt / max(1, n - 1), d[3] / cnt, d[4] / cnt, d[5] / cnt))
+        for j in range(6):
+            tot[j] += d[j]
+    allt = sum(tot[:5])
+    print("share of consumer time: q_wait %.1f%%, first_S %.1f%%, loop %.1f%%, epilogue %.1f%%, gap %.1f%%" % tuple(100.0 * x / allt for x in tot[:5]))
+    if prod_tiles:
+        print("producer: mean wait for a free Q slot %.0f cycles over %d tiles" % (prod_qwait / prod_tiles, prod_tiles))
+
+
 if __name__ == "__main__":
     libs = [Lib(path) for path in sys.argv[1].split(",")]
     lib = libs[0]
@@ -276,6 +343,11 @@ if __name__ == "__main__":
     print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     if mode == "check":
         sys.exit(1 if check(lib, variants) else 0)
+    elif mode == "trace":
+        for cfg in args[0].split(";"):
+            for lb in libs:
+                print("library", lb.path)
+                trace(lb, [int(x) for x in cfg.split(",")], variants[0])
     elif mode == "one":  # one call of one FA3-suite config, for ncu: one B,S,H,D,causal
         B, S, H, D, causal = [int(x) for x in args[0].split(",")]
         gen = torch.Generator(device="cuda")

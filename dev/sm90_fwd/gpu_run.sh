@@ -1,31 +1,43 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu sass tests defaulttests sm80tests sanitize small
+#   steps: build check bench ncu sass sassB tests defaulttests sm80tests sanitize small trace
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
-#      ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1), CMAKE_CUDA_EXTRA (nvcc flags
-#      of the library build that the tests use). Logs under $OUT.
+#      LIBB_SRC (the source tree lib B is built from, default src; e.g. build-base/src, an
+#      older commit's src unpacked with git archive and sent with the run's carry), ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1), CMAKE_CUDA_EXTRA (nvcc flags
+#      of the library build that the tests use), TRACE_CONFIGS (e.g. "32,512,32,64,1;32,512,16,128,0":
+#      build also builds libA and libB with -DSM90_TRACE, and trace prints their tile timelines).
+#      Logs under $OUT.
 set -u
 export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
 A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; C=/tmp/libsm90C.so; S=dev/sm90_fwd/check_fwd.py
 IT=${ITERS:-30}; LIBS=$A
-NV="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu"
+NVB="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -Iinclude"
+NV="$NVB -Isrc dev/sm90_fwd/sm90_dev.cu"
 for step in "$@"; do
   echo "=== $step ($(date +%T))"
   case $step in
     build)
       $NV ${LIBA_FLAGS:-} -o $A > "$out/nvccA.log" 2>&1 & p1=$!
-      if [ -n "${LIBB_FLAGS:-}" ]; then $NV $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
+      if [ -n "${LIBB_FLAGS:-}" ]; then $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
       if [ -n "${LIBC_FLAGS:-}" ]; then $NV $LIBC_FLAGS -o $C > "$out/nvccC.log" 2>&1 & p4=$!; fi
+      if [ -n "${TRACE_CONFIGS:-}" ]; then
+        $NV ${LIBA_FLAGS:-} -DSM90_TRACE -o /tmp/libsm90TA.so > "$out/nvccTA.log" 2>&1 & p5=$!
+        [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -DSM90_TRACE -o /tmp/libsm90TB.so > "$out/nvccTB.log" 2>&1 & p6=$!; }
+      fi
       { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
       wait $p1; echo "libA rc $?"
       [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB ($LIBB_FLAGS) rc $?"; LIBS=$LIBS,$B; }
       [ -n "${LIBC_FLAGS:-}" ] && { wait $p4; echo "libC ($LIBC_FLAGS) rc $?"; LIBS=$LIBS,$C; }
+      if [ -n "${TRACE_CONFIGS:-}" ]; then wait $p5; echo "trace libA rc $?"; TLIBS=/tmp/libsm90TA.so
+        [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { wait $p6; echo "trace libB rc $?"; TLIBS=$TLIBS,/tmp/libsm90TB.so; }; fi
       cmake_pid=$p3 ;;
+    trace)
+      timeout 120 python3 $S $TLIBS trace "$TRACE_CONFIGS" --variants 2 2>&1 | tee "$out/trace.log" ;;
     check)
       timeout 120 python3 $S $A check --variants ${CHECK_VARIANTS:-2} > "$out/checkA.log" 2>&1; echo "A: $(tail -1 "$out/checkA.log")"
       grep FAIL "$out/checkA.log" | cut -c1-170
@@ -42,9 +54,9 @@ for step in "$@"; do
     ncu)
       for cfg in ${NCU_CONFIGS:-1,16384,16,128,0}; do
         timeout 120 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 \
-          --section SpeedOfLight --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_tensor.*cycles_active\.avg\.pct_of_peak_sustained_active' \
+          --section SpeedOfLight --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_tensor.*cycles_active\.avg\.pct_of_peak_sustained_active,sm__inst_issued.avg.pct_of_peak_sustained_active' \
           python3 $S $A one $cfg --variants 2 > "$out/ncu-${cfg//,/_}.txt" 2>&1
-        echo "ncu $cfg:"; grep -E "Duration|SM Frequency|Compute \(SM\)|stalled|pipe_tensor" "$out/ncu-${cfg//,/_}.txt" | awk '$NF+0 > 0.1 || /Duration|Freq|Compute|pipe/' | sed 's/smsp__average_warps_issue_stalled_//' | head -24
+        echo "ncu $cfg:"; grep -E "Duration|SM Frequency|Compute \(SM\)|stalled|pipe_tensor|inst_issued" "$out/ncu-${cfg//,/_}.txt" | awk '$NF+0 > 0.1 || /Duration|Freq|Compute|pipe|issued/' | sed 's/smsp__average_warps_issue_stalled_//' | head -24
       done ;;
     sass)
       o=$(find build-sm90 -path '*kernels/sm90/fwd.cu.o' | head -1); echo "object: $o"
@@ -52,6 +64,9 @@ for step in "$@"; do
       echo "HGMMA: $(grep -c HGMMA "$out/sm90_fwd.sass"), LDL/STL: $(grep -c 'LDL\|STL' "$out/sm90_fwd.sass")"
       grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
       grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//' ;;
+    sassB) # the dev library B (e.g. an experiment flag): spills and HGMMA count per kernel
+      cuobjdump -sass $B > "$out/libB.sass" 2>&1
+      echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")" ;;
     tests)
       wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
       CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1

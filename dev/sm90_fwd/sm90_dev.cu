@@ -40,3 +40,13 @@ extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, vo
     default: return (int)cudaErrorInvalidValue;
   }
 }
+
+/* With -DSM90_TRACE: point the kernels' timeline buffer (fwd_trace.cuh) at buf, or NULL to stop. */
+extern "C" int sm90_dev_trace_set(void *buf) {
+#ifdef SM90_TRACE
+  return (int)cudaMemcpyToSymbol(sm90_trace_buf, &buf, sizeof(buf));
+#else
+  (void)buf;
+  return (int)cudaErrorNotSupported;
+#endif
+}
