@@ -315,10 +315,59 @@ def trace(lib, cfg, variant):
         print("%6d %6d %9.0f %9.0f %11.0f %9.0f %7.0f %9.0f" % (n, cnt, d[0] / cnt, d[1] / cnt, d[2] / cnt / max(1, n - 1), d[3] / cnt, d[4] / cnt, d[5] / cnt))
         for j in range(6):
             tot[j] += d[j]
-    allt = sum(tot[:5])
+    allt = sum(tot[:5]) or 1  # 0 when no tile ended within the event budget
     print("share of consumer time: q_wait %.1f%%, first_S %.1f%%, loop %.1f%%, epilogue %.1f%%, gap %.1f%%" % tuple(100.0 * x / allt for x in tot[:5]))
     if prod_tiles:
         print("producer: mean wait for a free Q slot %.0f cycles over %d tiles" % (prod_qwait / prod_tiles, prod_tiles))
+    # per key block of the main loop (events 7-11): where a consumer's step goes, and how long the
+    # turn takes to pass from one consumer to the next
+    names = ["turn wait", "issue", "S wait", "softmax", "P V wait"]
+    acc, steps, handoff, nh, period, npd = [0.0] * 5, 0, 0.0, 0, 0.0, 0
+    sample = []
+    for c in range(sms):
+        merged = []
+        for wg in range(1, 4):
+            row = [(t, w & 255, wg) for t, w in ev[c][wg] if t != 0]
+            merged += row
+            prev_end, prev_turn, cur = None, None, {}
+            for t, e, _ in row:
+                if e == 7:
+                    if prev_end is not None:
+                        acc[0] += t - prev_end
+                    if prev_turn is not None and t - prev_turn < 100000:
+                        period += t - prev_turn
+                        npd += 1
+                    prev_turn, cur = t, {7: t}
+                elif e in (8, 9, 10, 11) and 7 in cur:
+                    cur[e] = t
+                    if e == 11 and all(x in cur for x in (8, 9, 10)):
+                        acc[1] += cur[8] - cur[7]
+                        acc[2] += cur[9] - cur[8]
+                        acc[3] += cur[10] - cur[9]
+                        acc[4] += cur[11] - cur[10]
+                        steps += 1
+                        prev_end = t
+                elif e != 7:
+                    prev_end = None if e == 0 else prev_end
+        merged.sort()
+        last_issued = {}
+        for t, e, wg in merged:
+            if e == 8:
+                last_issued[wg] = t
+            elif e == 7:
+                others = [v for k, v in last_issued.items() if k != wg]
+                if others:
+                    handoff += t - max(others)
+                    nh += 1
+        if c == 0:
+            sample = [x for x in merged if x[1] >= 7][200:260]
+    if steps:
+        print("main loop, per key block and consumer (%d steps): %s; step period %.0f" % (
+            steps, ", ".join("%s %.0f" % (n, a / steps) for n, a in zip(names, acc)), period / max(1, npd)))
+        print("turn hand-off (other consumer's issue -> this consumer's turn): %.0f cycles" % (handoff / max(1, nh)))
+        t0 = sample[0][0] if sample else 0
+        print("CTA 0 sample (cycle, consumer, event 7 turn 8 issued 9 S 10 softmax 11 PV):",
+              " ".join("%d:%d:%d" % (t - t0, wg, e) for t, e, wg in sample))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu sass sassB tests defaulttests sm80tests sanitize small trace
+#   steps: build check bench ncu ncusrc sass sassB tests defaulttests sm80tests sanitize small trace
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
@@ -64,6 +64,14 @@ for step in "$@"; do
       echo "HGMMA: $(grep -c HGMMA "$out/sm90_fwd.sass"), LDL/STL: $(grep -c 'LDL\|STL' "$out/sm90_fwd.sass")"
       grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
       grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//' ;;
+    ncusrc) # per-SASS-instruction warp stall samples of lib A (ncu source page), csv under $out
+      for cfg in ${NCU_CONFIGS:-1,16384,16,128,0}; do
+        timeout 240 ncu --section SourceCounters --section WarpStateStats -k regex:sm90_fwd --launch-skip 1 \
+          --launch-count 1 -f -o /tmp/src-${cfg//,/_} python3 $S $A one $cfg --variants 2 > "$out/ncusrc.log" 2>&1
+        echo "ncusrc $cfg rc $?"
+        ncu --import /tmp/src-${cfg//,/_}.ncu-rep --page source --csv --print-source sass > "$out/src-${cfg//,/_}.csv" 2>&1
+        echo "  $(wc -l < "$out/src-${cfg//,/_}.csv") lines"
+      done ;;
     sassB) # the dev library B (e.g. an experiment flag): spills and HGMMA count per kernel
       cuobjdump -sass $B > "$out/libB.sass" 2>&1
       echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")" ;;

@@ -259,7 +259,7 @@ struct sm90_step_args {
   uint64_t desc_q, desc_k0, desc_v0;
   uint32_t bar_k_full, bar_k_empty, bar_v_full, bar_v_empty, bar_q_empty;
   int turn_bar, next_turn_bar; /* pingpong */
-  int lane, row0, m_block;
+  int lane, ct, row0, m_block;
 };
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
@@ -270,13 +270,14 @@ __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
     uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_tile<CFG>::HEAD_DIM / 2],
     float (&m)[2], float (&l)[2], float (&alpha)[2], int n, bool last, uint32_t &stage,
-    uint32_t &phase, uint32_t &v_stage, uint32_t &v_phase) {
+    uint32_t &phase, uint32_t &v_stage, uint32_t &v_phase SM90_TRACE_PARAMS) {
   typedef sm90_fwd_tile<CFG> tile;
   typedef sm90_fwd_smem<CFG> L;
   constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M, BN = tile::BLOCK_N;
   const int shift = args.seqlen_k - args.seqlen_q;
   mbar_wait(sa.bar_k_full + 8 * stage, phase);
   if constexpr (kPingpong) named_bar_sync(sa.turn_bar, 256);
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
   wgmma_fence();
   sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, gmma_desc_add(sa.desc_k0, stage * L::KV_BYTES));
   wgmma_commit();
@@ -287,7 +288,9 @@ __device__ __forceinline__ void sm90_consumer_step(
   sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(sa.desc_v0, v_stage * L::KV_BYTES));
   wgmma_commit();
   if constexpr (kPingpong) named_bar_arrive(sa.next_turn_bar, 256);
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_ISSUED, 0);
   wgmma_wait<1>(); /* S done, P V may still run */
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_S_READY, 0);
   sm90_fence_regs(s);
   if (sa.lane == 0) {
     mbar_arrive(sa.bar_k_empty + 8 * stage);
@@ -298,7 +301,9 @@ __device__ __forceinline__ void sm90_consumer_step(
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
   sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
   wgmma_wait<0>(); /* P V done: p and the V stage are free */
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   sm90_fence_regs(o);
   if (sa.lane == 0) mbar_arrive(sa.bar_v_empty + 8 * v_stage);
   sm90_convert_p<BN, kFp16>(s, p);
@@ -544,12 +549,14 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.turn_bar = SM90_BAR_TURN + cw;
         sa.next_turn_bar = SM90_BAR_TURN + next_cw;
         sa.lane = lane;
+        sa.ct = ct;
         sa.row0 = row0;
         sa.m_block = tc.m_block;
         for (int i = 1; i < nblk; ++i) {
           const int n = n_hi - 1 - i;
           sm90_consumer_step<CFG, kFp16, kPingpong>(sa, args, s, p, o, m, l, alpha, n,
-                                                    i == nblk - 1, stage, phase, v_stage, v_phase);
+                                                    i == nblk - 1, stage, phase, v_stage,
+                                                    v_phase SM90_TRACE_ARGS);
         }
         /* last P V */
         sm90_rescale_o<D>(o, alpha);

@@ -19,7 +19,13 @@ enum {
   SM90_EV_LOOP = 3,    /* consumer: last P V complete */
   SM90_EV_EPI = 4,     /* consumer: O store issued */
   SM90_EV_P_TILE = 5,  /* producer: tile decoded */
-  SM90_EV_P_Q = 6      /* producer: Q slot free, Q load issued */
+  SM90_EV_P_Q = 6,     /* producer: Q slot free, Q load issued */
+  /* per key block of the overlapped main loop (sm90_consumer_step) */
+  SM90_EV_TURN = 7,    /* consumer: its turn to issue GEMMs (pingpong barrier passed) */
+  SM90_EV_ISSUED = 8,  /* consumer: S and P V issued, turn passed on */
+  SM90_EV_S_READY = 9, /* consumer: S complete */
+  SM90_EV_SOFTMAX = 10, /* consumer: softmax done */
+  SM90_EV_PV_DONE = 11  /* consumer: P V complete */
 };
 
 #ifdef SM90_TRACE
@@ -46,7 +52,12 @@ __device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, 
   do {                                                            \
     if (cond) sm90_trace(trace_row_, trace_count_, (ev), (arg)); \
   } while (0)
+/* the trace state handed to a function the kernel calls */
+#define SM90_TRACE_PARAMS , unsigned long long *trace_row_, int &trace_count_
+#define SM90_TRACE_ARGS , trace_row_, trace_count_
 #else
+#define SM90_TRACE_PARAMS
+#define SM90_TRACE_ARGS
 #define SM90_TRACE_DECL(wg) \
   do {                      \
   } while (0)
