@@ -62,6 +62,17 @@ for step in "${steps[@]}"; do
           { echo "==== $tool $path"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
           rm -f "$out/sanitize-run.log"
         done
+        # the sm90 forward's other tile rows: d128 with 176-key blocks (unmasked, seqlen_k >= 4096)
+        # and d64 with 192 query rows (unmasked)
+        for shape in "--head-dim 128 --seqlen-q 300 --seqlen-k 4500 --dtype fp16" \
+                     "--head-dim 64 --seqlen-q 400 --seqlen-k 700"; do
+          CUDADENT_KERNEL=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+            build-gpu/cudadent-bench --batch 1 --heads 4 --heads-kv 2 $shape --check --iters 1 \
+            > "$out/sanitize-run.log" 2>&1
+          note "compute-sanitizer $tool (sm90, $shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-run.log" | tail -1)"
+          { echo "==== $tool sm90 $shape"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
+          rm -f "$out/sanitize-run.log"
+        done
       done ;;
     bwdrepeat)
       for rep in 1 2 3; do

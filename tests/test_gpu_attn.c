@@ -4,7 +4,7 @@
  * flash-attn's criterion). Skipped with 'skipped: no CUDA device' where there is none.
  *
  * Tests: gpu_fwd/<case> and gpu_bwd/<case> over the case list below (lengths 1, 17, 127, 1000,
- * 4097; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
+ * 4097, 4500; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
  * strides; outliers), gpu_bwd_deterministic (10 runs bit-identical), gpu_zero_length_*,
  * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test.
@@ -26,6 +26,7 @@ static const shape_t base_shapes[] = {
     {1, 1, 1, 2, 2},        {2, 17, 17, 4, 4},     {1, 127, 127, 4, 2},   {1, 1000, 1000, 2, 1},
     {1, 4097, 4097, 2, 2},  {2, 128, 1000, 16, 2}, {2, 1000, 128, 4, 1},  {1, 17, 4097, 2, 2},
     {3, 257, 300, 8, 8},    {1, 1, 1000, 4, 4},    {2, 300, 257, 8, 1},
+    {2, 300, 4500, 4, 2}, /* d128 unmasked: the sm90 forward's 176-key blocks (seqlen_k >= 4096) */
 };
 static const mask_t masks[] = {
     {0, -1, -1}, /* none */
