@@ -63,7 +63,8 @@ for step in "$@"; do
       cuobjdump -sass "$o" > "$out/sm90_fwd.sass" 2>&1
       echo "HGMMA: $(grep -c HGMMA "$out/sm90_fwd.sass"), LDL/STL: $(grep -c 'LDL\|STL' "$out/sm90_fwd.sass")"
       grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
-      grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//' ;;
+      grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//'
+      python3 dev/sm90_fwd/sass_order.py "$out/sm90_fwd.sass" | cut -c1-400 ;;
     ncusrc) # per-SASS-instruction warp stall samples of lib A (ncu source page), csv under $out
       for cfg in ${NCU_CONFIGS:-1,16384,16,128,0}; do
         timeout 240 ncu --section SourceCounters --section WarpStateStats -k regex:sm90_fwd --launch-skip 1 \

@@ -37,6 +37,15 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+/* The same where pred is nonzero, as one predicated instruction: no branch, so no basic-block
+ * boundary for ptxas between a wgmma and its wait (see sm90_consumer_step). */
+__device__ __forceinline__ void mbar_arrive_if(uint32_t bar, int pred) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(pred)
+      : "memory");
+}
+
 /* 9.7.13.15.13 mbarrier.arrive.expect_tx: one arrival plus tx-count bytes the phase must still
  * receive from async copies (cp.async.bulk complete_tx) before it completes. */
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {

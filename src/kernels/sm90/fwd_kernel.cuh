@@ -279,8 +279,12 @@ struct sm90_step_args {
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
  * previous block (P in registers, its V stage v_stage), then the softmax of S under the P V
- * product; returns with both complete, p holding P_n, and the rings advanced. */
-template <int CFG, bool kFp16, bool kPingpong>
+ * product; returns with both complete, p holding P_n, and the rings advanced. kMask: block n needs
+ * the per-element mask.
+ * Between the S wait and the P V wait the code is one basic block (predicated arrives, the mask
+ * chosen at compile time): at a branch there ptxas placed the P V wait at the join, before the
+ * softmax, and the softmax never overlapped the P V product (NOTES.md step 13). */
+template <int CFG, bool kFp16, bool kPingpong, bool kMask>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
     uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_tile<CFG>::HEAD_DIM / 2],
@@ -307,12 +311,9 @@ __device__ __forceinline__ void sm90_consumer_step(
   wgmma_wait<1>(); /* S done, P V may still run */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_S_READY, 0);
   sm90_fence_regs(s);
-  if (sa.lane == 0) {
-    mbar_arrive(sa.bar_k_empty + 8 * stage);
-    if (last) mbar_arrive(sa.bar_q_empty);
-  }
-  if (sm90_block_needs_mask<BM, BN>(n, sa.m_block, args.seqlen_q, args.seqlen_k,
-                                    args.window_left, args.window_right))
+  mbar_arrive_if(sa.bar_k_empty + 8 * stage, sa.lane == 0);
+  mbar_arrive_if(sa.bar_q_empty, last && sa.lane == 0);
+  if constexpr (kMask)
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
   sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
@@ -320,7 +321,7 @@ __device__ __forceinline__ void sm90_consumer_step(
   wgmma_wait<0>(); /* P V done: p and the V stage are free */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   sm90_fence_regs(o);
-  if (sa.lane == 0) mbar_arrive(sa.bar_v_empty + 8 * v_stage);
+  mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
   sm90_convert_p<BN, kFp16>(s, p);
   v_stage = stage;
   v_phase = phase;
@@ -567,12 +568,24 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.ct = ct;
         sa.row0 = row0;
         sa.m_block = tc.m_block;
-        for (int i = 1; i < nblk; ++i) {
-          const int n = n_hi - 1 - i;
-          sm90_consumer_step<CFG, kFp16, kPingpong>(sa, args, s, p, o, m, l, alpha, n,
-                                                    i == nblk - 1, stage, phase, v_stage,
-                                                    v_phase SM90_TRACE_ARGS);
-        }
+        /* blocks n_hi - 2 .. n_lo, last to first, in three runs: those the right edge (end of
+         * the keys, right window) cuts, the unmasked middle, those the left window cuts */
+        int n_right, n_left;
+        sm90_unmasked_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+                                     args.window_right, &n_left, &n_right);
+        int n = n_hi - 2;
+        for (; n >= n_lo && n >= n_right; --n)
+          sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
+                                                          n == n_lo, stage, phase, v_stage,
+                                                          v_phase SM90_TRACE_ARGS);
+        for (; n >= n_lo && n >= n_left; --n)
+          sm90_consumer_step<CFG, kFp16, kPingpong, false>(sa, args, s, p, o, m, l, alpha, n,
+                                                           n == n_lo, stage, phase, v_stage,
+                                                           v_phase SM90_TRACE_ARGS);
+        for (; n >= n_lo; --n)
+          sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
+                                                          n == n_lo, stage, phase, v_stage,
+                                                          v_phase SM90_TRACE_ARGS);
         /* last P V */
         sm90_rescale_o<D>(o, alpha);
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);

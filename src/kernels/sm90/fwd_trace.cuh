@@ -38,12 +38,17 @@ __device__ __forceinline__ unsigned long long *sm90_trace_row(int wg) {
                         : buf + 2ll * SM90_TRACE_MAX_EVENTS * ((long long)blockIdx.x * 4 + wg);
 }
 
+/* branch-free (a predicated store): a branch inside the kernel's main loop would change how
+ * ptxas places wgmma waits, and with it what is being measured */
 __device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, int ev, int arg) {
   const long long t = clock64();
-  if (row == nullptr || count >= SM90_TRACE_MAX_EVENTS) return;
-  row[2 * count] = (unsigned long long)t;
-  row[2 * count + 1] = (unsigned long long)(ev | (arg << 8));
-  ++count;
+  const int ok = row != nullptr && count < SM90_TRACE_MAX_EVENTS;
+  unsigned long long *e = row + 2 * (ok ? count : 0);
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %3, 0;\n@p st.global.v2.u64 [%0], {%1, %2};\n}\n" ::"l"(e),
+      "l"((unsigned long long)t), "l"((unsigned long long)(ev | (arg << 8))), "r"(ok)
+      : "memory");
+  count += ok;
 }
 #define SM90_TRACE_DECL(wg)                          \
   unsigned long long *trace_row_ = sm90_trace_row(wg); \

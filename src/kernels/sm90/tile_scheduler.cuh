@@ -113,4 +113,26 @@ __device__ __forceinline__ int sm90_block_needs_mask(int n, int m_block, int seq
          (window_left >= 0 && k0 < m1 + shift - window_left);
 }
 
+/* The key blocks that need no mask for any row of the tile: [*n_left, *n_right) (possibly
+ * empty), exactly the blocks for which sm90_block_needs_mask is false: below *n_right no block
+ * crosses the end of the keys or the right window's edge, from *n_left on none crosses the left
+ * window's edge. */
+template <int BLOCK_M, int BLOCK_N>
+__device__ __forceinline__ void sm90_unmasked_blocks(int m_block, int seqlen_q, int seqlen_k,
+                                                     int window_left, int window_right,
+                                                     int *n_left, int *n_right) {
+  const int shift = seqlen_k - seqlen_q;
+  const int m0 = m_block * BLOCK_M, m1 = m0 + BLOCK_M - 1;
+  /* right: block n is clean iff its last key (n + 1) BLOCK_N - 1 <= lim */
+  int lim = seqlen_k - 1;
+  if (window_right >= 0) lim = min(lim, m0 + shift + window_right);
+  *n_right = lim >= 0 ? (lim + 1) / BLOCK_N : 0;
+  /* left: block n is clean iff its first key n BLOCK_N >= m1 + shift - window_left */
+  *n_left = 0;
+  if (window_left >= 0) {
+    const int first = m1 + shift - window_left;
+    *n_left = first > 0 ? (first + BLOCK_N - 1) / BLOCK_N : 0;
+  }
+}
+
 #endif /* CUDADENT_SM90_TILE_SCHEDULER_CUH */
