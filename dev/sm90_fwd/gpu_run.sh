@@ -75,13 +75,14 @@ for step in "$@"; do
       done ;;
     sassB) # the dev library B (e.g. an experiment flag): spills and HGMMA count per kernel
       cuobjdump -sass $B > "$out/libB.sass" 2>&1
-      echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")" ;;
+      echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")"
+      python3 dev/sm90_fwd/sass_order.py "$out/libB.sass" | grep -A1 'Li2ELb0ELi2E\|Li0ELb0ELi2E\|Li3ELb0ELi2E' | cut -c1-300 ;;
     tests)
       wait ${cmake_pid:-} 2>/dev/null; tail -1 "$out/cmake.log"
-      CUDADENT_KERNEL=sm90 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
+      CUDADENT_KERNEL=sm90 timeout 120 stdbuf -oL build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm90.log" 2>&1
       tail -1 "$out/tests_sm90.log"; grep -B3 "FAIL \]" "$out/tests_sm90.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
     defaulttests)
-      timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_default.log" 2>&1
+      timeout 120 stdbuf -oL build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_default.log" 2>&1
       echo "default dispatch: $(tail -1 "$out/tests_default.log")"; grep -B3 "FAIL \]" "$out/tests_default.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
     sm80tests)
       CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
