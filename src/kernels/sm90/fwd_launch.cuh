@@ -29,6 +29,12 @@
 #define SM90_HEAD_ORDER_MAX_MBLOCKS 16
 #endif
 
+/* masked d64 calls take 192 query rows a tile from this query length on (experiments override
+ * it) */
+#ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
+#define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
+#endif
+
 /* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
  * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
  * (measured, NOTES.md step 3). */
@@ -44,7 +50,7 @@ static inline int sm90_fwd_config(const cudadent_attn_fwd_params_t *p) {
     return p->window_right < 0 && p->seqlen_k >= SM90_D128_N176_MIN_SEQLEN_K ? SM90_D128_N176
                                                                              : SM90_D128_M128;
   const int masked = p->window_left >= 0 || p->window_right >= 0;
-  return masked && p->seqlen_q < 2048 ? SM90_D64_M128 : SM90_D64_M192;
+  return masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN ? SM90_D64_M128 : SM90_D64_M192;
 }
 
 static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
