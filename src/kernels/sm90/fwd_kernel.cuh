@@ -35,7 +35,8 @@
  * P V (with two slots, under the whole current tile). The epilogue scales O by 1/l, and each
  * warp writes its 16 rows as 16-bit into the consumer's O slab (swizzled like the TMA box),
  * fences the proxy and issues its own TMA store of those rows from lane 0 (rows past seqlen_q
- * are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
+ * are clipped by TMA): no barrier across the warpgroup; rows without an O slab (O_SMEM false)
+ * store straight from registers. LSE is written by one thread per row.
  * Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
  * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
  */
@@ -55,11 +56,13 @@
 
 /* ---- the tile table: one row per configuration --------------------------------------------------
  * HEAD_DIM, CONSUMER_WGS consumer warpgroups of 64 query rows (BLOCK_M = 64 * CONSUMER_WGS),
- * BLOCK_N keys per block, a STAGES-deep K/V ring. Registers (65536 per SM, one CTA per SM):
+ * BLOCK_N keys per block, a STAGES-deep K/V ring, Q_STAGES Q slots, O_SMEM: O staged in shared
+ * memory for a TMA store (else stored from registers). Registers (65536 per SM, one CTA per SM):
  * 128 * PRODUCER_REGS + 128 * CONSUMER_WGS * CONSUMER_REGS <= 65536; a consumer thread holds S
- * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared memory:
- * (2 BLOCK_M + 2 STAGES BLOCK_N) HEAD_DIM 2 bytes + barriers + 1 KiB alignment slack <= 227 KiB.
- * Which row a call uses: sm90_fwd_config() in fwd.cu (measured in dev/sm90_fwd/NOTES.md). */
+ * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared memory: (Q_STAGES BLOCK_M +
+ * [O_SMEM] BLOCK_M + 2 STAGES BLOCK_N) HEAD_DIM 2 bytes + barriers + 1 KiB alignment slack
+ * <= 227 KiB. Which row a call uses: sm90_fwd_config() in fwd_launch.cuh (measured in
+ * dev/sm90_fwd/NOTES.md). */
 enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_D128_N176 = 3 };
 /* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
  * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md step 8), so 1. */
@@ -212,7 +215,6 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
   }
 }
 
-
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
  * max in log2 units (scaled), l the thread's partial row sum, alpha the factor O must be scaled
  * by before P V is added. A row with no visible key so far keeps m = -inf and gets P = 0. */
@@ -274,16 +276,18 @@ struct sm90_step_args {
   uint64_t desc_q, desc_k0, desc_v0;
   uint32_t bar_k_full, bar_k_empty, bar_v_full, bar_v_empty, bar_q_empty;
   int turn_bar, next_turn_bar; /* pingpong */
-  int lane, ct, row0, m_block;
+  int lane, ct, row0;
 };
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
  * previous block (P in registers, its V stage v_stage), then the softmax of S under the P V
  * product; returns with both complete, p holding P_n, and the rings advanced. kMask: block n needs
  * the per-element mask.
- * Between the S wait and the P V wait the code is one basic block (predicated arrives, the mask
- * chosen at compile time): at a branch there ptxas placed the P V wait at the join, before the
- * softmax, and the softmax never overlapped the P V product (NOTES.md step 13). */
+ * Between the S wait and the P V wait there is no branch (predicated arrives; the mask chosen by
+ * which run of the loop calls the step): with the branches there the kernel measured 3-15%
+ * slower (NOTES.md step 13). ptxas still places the P V wait before most of the softmax; forcing
+ * it after (full intra-warpgroup overlap) measured slower again, since issuing a consumer's
+ * wgmmas blocks until they have nearly all run. */
 template <int CFG, bool kFp16, bool kPingpong, bool kMask>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
@@ -567,7 +571,6 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.lane = lane;
         sa.ct = ct;
         sa.row0 = row0;
-        sa.m_block = tc.m_block;
         /* blocks n_hi - 2 .. n_lo, last to first, in three runs: those the right edge (end of
          * the keys, right window) cuts, the unmasked middle, those the left window cuts */
         int n_right, n_left;
