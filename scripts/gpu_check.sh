@@ -62,8 +62,8 @@ for step in "${steps[@]}"; do
           { echo "==== $tool $path"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
           rm -f "$out/sanitize-run.log"
         done
-        # the sm90 forward's other tile rows: d128 with 176-key blocks (unmasked, seqlen_k >= 4096)
-        # and d64 with 192 query rows (unmasked)
+        # the sm90 forward's other tile rows: d128 (long keys, unmasked) and d64 with 192 query
+        # rows (unmasked)
         for shape in "--head-dim 128 --seqlen-q 300 --seqlen-k 4500 --dtype fp16" \
                      "--head-dim 64 --seqlen-q 400 --seqlen-k 700"; do
           CUDADENT_KERNEL=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \

@@ -23,9 +23,6 @@ static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t 
     case SM90_D128_M128:
       return fp16 ? sm90_fwd_launch<SM90_D128_M128, true, V>(p, s, order)
                   : sm90_fwd_launch<SM90_D128_M128, false, V>(p, s, order);
-    case SM90_D128_N176:
-      return fp16 ? sm90_fwd_launch<SM90_D128_N176, true, V>(p, s, order)
-                  : sm90_fwd_launch<SM90_D128_N176, false, V>(p, s, order);
   }
   return cudaErrorNotSupported;
 }

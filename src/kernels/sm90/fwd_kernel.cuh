@@ -35,8 +35,7 @@
  * P V (with two slots, under the whole current tile). The epilogue scales O by 1/l, and each
  * warp writes its 16 rows as 16-bit into the consumer's O slab (swizzled like the TMA box),
  * fences the proxy and issues its own TMA store of those rows from lane 0 (rows past seqlen_q
- * are clipped by TMA): no barrier across the warpgroup; rows without an O slab (O_SMEM false)
- * store straight from registers. LSE is written by one thread per row.
+ * are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
  * Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
  * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
  */
@@ -56,14 +55,13 @@
 
 /* ---- the tile table: one row per configuration --------------------------------------------------
  * HEAD_DIM, CONSUMER_WGS consumer warpgroups of 64 query rows (BLOCK_M = 64 * CONSUMER_WGS),
- * BLOCK_N keys per block, a STAGES-deep K/V ring, Q_STAGES Q slots, O_SMEM: O staged in shared
- * memory for a TMA store (else stored from registers). Registers (65536 per SM, one CTA per SM):
- * 128 * PRODUCER_REGS + 128 * CONSUMER_WGS * CONSUMER_REGS <= 65536; a consumer thread holds S
- * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared memory: (Q_STAGES BLOCK_M +
- * [O_SMEM] BLOCK_M + 2 STAGES BLOCK_N) HEAD_DIM 2 bytes + barriers + 1 KiB alignment slack
- * <= 227 KiB. Which row a call uses: sm90_fwd_config() in fwd_launch.cuh (measured in
- * dev/sm90_fwd/NOTES.md). */
-enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_D128_N176 = 3 };
+ * BLOCK_N keys per block, a STAGES-deep K/V ring, Q_STAGES Q slots. Registers (65536 per SM,
+ * one CTA per SM): 128 * PRODUCER_REGS + 128 * CONSUMER_WGS * CONSUMER_REGS <= 65536; a
+ * consumer thread holds S (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared
+ * memory: (Q_STAGES + 1) BLOCK_M HEAD_DIM 2 bytes (Q slots, O staging) + 2 STAGES BLOCK_N
+ * HEAD_DIM 2 bytes (the ring) + barriers + 1 KiB alignment slack <= 227 KiB. Which row a call
+ * uses: sm90_fwd_config() in fwd_launch.cuh (measured in dev/sm90_fwd/NOTES.md). */
+enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2 };
 /* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
  * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md step 8), so 1. */
 #ifndef SM90_Q_STAGES
@@ -74,28 +72,16 @@ template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
-  static constexpr bool O_SMEM = true;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr bool O_SMEM = true;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr bool O_SMEM = true;
-};
-/* d128 without a right window (FlashAttention-3's choice): 176 keys a block spread each block's
- * fixed costs (turn hand-off, waits, row reductions) over 1.375x the work. The ring then leaves no
- * room for an O staging slab: O goes from registers straight to global memory. */
-template <> struct sm90_fwd_tile<SM90_D128_N176> {
-  static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 176, STAGES = 2;
-  static constexpr int Q_STAGES = 1;
-  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr bool O_SMEM = false;
 };
 
 
@@ -113,15 +99,13 @@ template <int CFG> struct sm90_fwd_smem {
   static constexpr int K_OFF = Q_OFF + tile::Q_STAGES * Q_BYTES;
   static constexpr int V_OFF = K_OFF + tile::STAGES * KV_BYTES;
   static constexpr int O_OFF = V_OFF + tile::STAGES * KV_BYTES;
-  static constexpr int BAR_OFF = O_OFF + (tile::O_SMEM ? tile::CONSUMER_WGS * OW_BYTES : 0);
+  static constexpr int BAR_OFF = O_OFF + tile::CONSUMER_WGS * OW_BYTES;
   static constexpr int NUM_BARS = 2 * tile::Q_STAGES + 4 * tile::STAGES;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
 };
 
 struct sm90_fwd_args {
   float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
-  void *o;           /* rows without an O staging slab (O_SMEM false) store here directly */
-  int64_t o_stride_batch, o_stride_seq, o_stride_head; /* elements */
   float scale_log2;  /* softmax_scale * log2(e) */
   int seqlen_q, seqlen_k;
   int heads_q, group; /* query head h reads KV head h / group */
@@ -161,8 +145,7 @@ __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint64_t dq = gmma_desc_add(desc_q, (kk / 4) * BM * 128 + (kk % 4) * 32);
     const uint64_t dk = gmma_desc_add(desc_k, (kk / 4) * BN * 128 + (kk % 4) * 32);
-    if constexpr (BN == 176) wgmma_m64n176k16_ss<kFp16>(s, dq, dk, kk > 0);
-    else if constexpr (BN == 128) wgmma_m64n128k16_ss<kFp16>(s, dq, dk, kk > 0);
+    if constexpr (BN == 128) wgmma_m64n128k16_ss<kFp16>(s, dq, dk, kk > 0);
     else wgmma_m64n64k16_ss<kFp16>(s, dq, dk, kk > 0);
   }
 }
@@ -620,52 +603,35 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         }
       }
     }
-    if constexpr (tile::O_SMEM) {
-      /* this warp's previous store must have finished reading its rows before they are rewritten */
-      if (lane == 0) tma_store_wait_read<0>();
-      __syncwarp();
-      const uint32_t slab = sO + cw * L::OW_BYTES;
-  #pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-  #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int row = row_in_wg0 + 8 * r;
-          /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
-          const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
-                                (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
-          const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-        }
-      }
-      fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
-      __syncwarp();
-      if (lane == 0) {
-        /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
-  #pragma unroll
-        for (int c = 0; c < L::CHUNKS; ++c)
-          tma_store_4d(&tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
-                       tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
-        tma_store_commit();
-      }
-    } else {
-      /* straight to global memory: per instruction a warp writes 8 rows x 16 bytes (two lanes'
-       * halves of each 32-byte sector meet in L2) */
-      uint8_t *ob = (uint8_t *)args.o + 2 * ((int64_t)tc.batch * args.o_stride_batch +
-                                             (int64_t)tc.head * args.o_stride_head);
+    /* this warp's previous store must have finished reading its rows before they are rewritten */
+    if (lane == 0) tma_store_wait_read<0>();
+    __syncwarp();
+    const uint32_t slab = sO + cw * L::OW_BYTES;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const int row = row0 + 8 * r;
-        if (row < args.seqlen_q) {
-          uint32_t *orow = (uint32_t *)(ob + 2 * (int64_t)row * args.o_stride_seq) + (lane & 3);
-#pragma unroll
-          for (int j = 0; j < D / 8; ++j)
-            orow[4 * j] = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
-        }
+        const int row = row_in_wg0 + 8 * r;
+        /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
+        const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
+                              (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
+        const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
       }
+    }
+    fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
+    __syncwarp();
+    if (lane == 0) {
+      /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
+#pragma unroll
+      for (int c = 0; c < L::CHUNKS; ++c)
+        tma_store_4d(&tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
+                     tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
+      tma_store_commit();
     }
     SM90_TRACE_EVENT(ct == 0, SM90_EV_EPI, 0);
   }
-  if (tile::O_SMEM && lane == 0) tma_store_wait_all<0>();
+  if (lane == 0) tma_store_wait_all<0>();
 }
 
 #endif /* CUDADENT_SM90_FWD_KERNEL_CUH */

@@ -38,17 +38,8 @@
 /* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
  * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
  * (measured, NOTES.md step 3). */
-/* d128 calls without a right window take 176-key blocks from this key length on: measured +5%
- * at 8k-16k, +1% at 4k, -2% at 2k and -12% at 512 (fewer blocks a tile to spread the tile's
- * costs over, and the slab-less epilogue); NOTES.md step 12. Experiments override it. */
-#ifndef SM90_D128_N176_MIN_SEQLEN_K
-#define SM90_D128_N176_MIN_SEQLEN_K 4096
-#endif
-
 static inline int sm90_fwd_config(const cudadent_attn_fwd_params_t *p) {
-  if (p->head_dim == 128)
-    return p->window_right < 0 && p->seqlen_k >= SM90_D128_N176_MIN_SEQLEN_K ? SM90_D128_N176
-                                                                             : SM90_D128_M128;
+  if (p->head_dim == 128) return SM90_D128_M128;
   const int masked = p->window_left >= 0 || p->window_right >= 0;
   return masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN ? SM90_D64_M128 : SM90_D64_M192;
 }
@@ -132,10 +123,6 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
 
   sm90_fwd_args a;
   a.lse = p->lse;
-  a.o = p->o.data;
-  a.o_stride_batch = p->o.stride_batch;
-  a.o_stride_seq = p->o.stride_seq;
-  a.o_stride_head = p->o.stride_head;
   a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
   a.seqlen_q = p->seqlen_q;
   a.seqlen_k = p->seqlen_k;
