@@ -166,6 +166,18 @@ __device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (
 
 /* Accumulator fragment of wgmma m64nN (per warp 16 rows): element 4j + 2r + e is row
  * 16 warp + lane/4 + 8r, column 8j + 2 (lane%4) + e. */
+template <int BN, bool kLeft>
+__device__ __forceinline__ void sm90_mask_apply(float (&s)[BN / 2], const int (&lo)[2],
+                                                const int (&hi)[2]) {
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        if ((kLeft && 8 * j + e < lo[r]) | (8 * j + e > hi[r])) s[4 * j + 2 * r + e] = -INFINITY;
+}
+
 template <int BN>
 __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0, int seqlen_k,
                                           int shift, int window_left, int window_right, int lane) {
@@ -179,23 +191,8 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
     lo[r] = row + shift - window_left - c0;
     hi[r] = (window_right >= 0 ? min(seqlen_k - 1, row + shift + window_right) : seqlen_k - 1) - c0;
   }
-  if (window_left < 0) { /* causal or right window only: one compare per element */
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          if (8 * j + e > hi[r]) s[4 * j + 2 * r + e] = -INFINITY;
-  } else {
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          if ((8 * j + e < lo[r]) | (8 * j + e > hi[r])) s[4 * j + 2 * r + e] = -INFINITY;
-  }
+  if (window_left < 0) sm90_mask_apply<BN, false>(s, lo, hi); /* causal / right window only */
+  else sm90_mask_apply<BN, true>(s, lo, hi);
 }
 
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
