@@ -38,11 +38,13 @@ __device__ __forceinline__ unsigned long long *sm90_trace_row(int wg) {
                         : buf + 2ll * SM90_TRACE_MAX_EVENTS * ((long long)blockIdx.x * 4 + wg);
 }
 
-/* branch-free (a predicated store): a branch inside the kernel's main loop would change how
- * ptxas places wgmma waits, and with it what is being measured */
-__device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, int ev, int arg) {
+/* branch-free (a predicated store, the caller's condition folded into the predicate): a branch
+ * inside the kernel's main loop would change how ptxas places wgmma waits, and with it what is
+ * being measured */
+__device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, int ev, int arg,
+                                           bool cond) {
   const long long t = clock64();
-  const int ok = row != nullptr && count < SM90_TRACE_MAX_EVENTS;
+  const int ok = cond && row != nullptr && count < SM90_TRACE_MAX_EVENTS;
   unsigned long long *e = row + 2 * (ok ? count : 0);
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %3, 0;\n@p st.global.v2.u64 [%0], {%1, %2};\n}\n" ::"l"(e),
@@ -53,10 +55,7 @@ __device__ __forceinline__ void sm90_trace(unsigned long long *row, int &count, 
 #define SM90_TRACE_DECL(wg)                          \
   unsigned long long *trace_row_ = sm90_trace_row(wg); \
   int trace_count_ = 0
-#define SM90_TRACE_EVENT(cond, ev, arg)                           \
-  do {                                                            \
-    if (cond) sm90_trace(trace_row_, trace_count_, (ev), (arg)); \
-  } while (0)
+#define SM90_TRACE_EVENT(cond, ev, arg) sm90_trace(trace_row_, trace_count_, (ev), (arg), (cond))
 /* the trace state handed to a function the kernel calls */
 #define SM90_TRACE_PARAMS , unsigned long long *trace_row_, int &trace_count_
 #define SM90_TRACE_ARGS , trace_row_, trace_count_
