@@ -8,7 +8,8 @@
  * CUDADENT_KERNEL=sm80|sm90 in the environment restricts the choice to that row (tests use it to
  * check both paths on one Hopper GPU). Forcing sm90 also skips cudadent_sm90_fwd_supports(),
  * whose only refusal beyond api.c's checks (dtype and head_dim, shared by every row) is its
- * small-problem heuristic: so tests reach the Hopper kernel on small shapes too.
+ * small-problem heuristic: so tests reach the Hopper kernel on small shapes too. The backward has
+ * no sm90 row: forcing sm90 gives the sm80 backward (run on the Hopper forward's O and LSE).
  */
 #include "dispatch.h"
 
@@ -55,7 +56,10 @@ cudadent_kernel_path_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, in
 
 cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc) {
 #if CUDADENT_HAVE_SM80_BWD
-  if (cc >= 80 && allowed(CUDADENT_PATH_SM80) && cudadent_sm80_bwd_supports(p))
+  /* there is no Hopper backward yet: forcing sm90 means the Hopper forward and this backward,
+   * so the backward tests run on the Hopper forward's O and LSE */
+  if (cc >= 80 && (allowed(CUDADENT_PATH_SM80) || forced_path() == CUDADENT_PATH_SM90) &&
+      cudadent_sm80_bwd_supports(p))
     return CUDADENT_PATH_SM80;
 #endif
   (void)p;

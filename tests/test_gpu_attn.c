@@ -3,7 +3,8 @@
  * double-precision CPU reference (tools/problem.h: fresh random inputs, poisoned outputs,
  * flash-attn's criterion). Skipped with 'skipped: no CUDA device' where there is none.
  *
- * Tests: gpu_fwd/<case> and gpu_bwd/<case> over the case list below (lengths 1, 17, 127, 1000,
+ * Tests: gpu_fwd/<case>, gpu_bwd/<case> and gpu_fwd_nolse/<case> (the forward asked for no LSE,
+ * which the sm90 path runs with tensor-core row sums) over the case list below (lengths 1, 17, 127, 1000,
  * 4097, 4500; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
  * strides; outliers), gpu_bwd_deterministic (10 runs bit-identical), gpu_zero_length_*,
  * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).
@@ -90,16 +91,21 @@ static int run_case(const problem_desc_t *desc, int bwd) {
 /* One test function per case index: C has no closures, so a table of thunks. */
 #define CASE_FN(i)                                                          \
   static int fwd_case_##i(void) { problem_desc_t d = case_desc(i); return run_case(&d, 0); } \
-  static int bwd_case_##i(void) { problem_desc_t d = case_desc(i); return run_case(&d, 1); }
+  static int bwd_case_##i(void) { problem_desc_t d = case_desc(i); return run_case(&d, 1); } \
+  static int nolse_case_##i(void) {                                        \
+    problem_desc_t d = case_desc(i);                                       \
+    d.no_lse = 1;                                                          \
+    return run_case(&d, 0);                                                \
+  }
 #define CASES_10(t) CASE_FN(t##0) CASE_FN(t##1) CASE_FN(t##2) CASE_FN(t##3) CASE_FN(t##4) \
   CASE_FN(t##5) CASE_FN(t##6) CASE_FN(t##7) CASE_FN(t##8) CASE_FN(t##9)
 CASE_FN(0) CASE_FN(1) CASE_FN(2) CASE_FN(3) CASE_FN(4) CASE_FN(5) CASE_FN(6) CASE_FN(7)
 CASE_FN(8) CASE_FN(9) CASES_10(1) CASES_10(2) CASES_10(3) CASES_10(4) CASES_10(5)
-#define CASE_PTRS(i) {fwd_case_##i, bwd_case_##i}
+#define CASE_PTRS(i) {fwd_case_##i, bwd_case_##i, nolse_case_##i}
 #define CASE_PTRS_10(t) CASE_PTRS(t##0), CASE_PTRS(t##1), CASE_PTRS(t##2), CASE_PTRS(t##3), \
   CASE_PTRS(t##4), CASE_PTRS(t##5), CASE_PTRS(t##6), CASE_PTRS(t##7), CASE_PTRS(t##8),      \
   CASE_PTRS(t##9)
-static const t_fn case_fns[][2] = {
+static const t_fn case_fns[][3] = {
     CASE_PTRS(0), CASE_PTRS(1), CASE_PTRS(2), CASE_PTRS(3), CASE_PTRS(4), CASE_PTRS(5),
     CASE_PTRS(6), CASE_PTRS(7), CASE_PTRS(8), CASE_PTRS(9), CASE_PTRS_10(1), CASE_PTRS_10(2),
     CASE_PTRS_10(3), CASE_PTRS_10(4), CASE_PTRS_10(5)};
@@ -272,10 +278,11 @@ static int test_int64_offsets(void) {
 }
 
 void register_gpu_attn_tests(void) {
-  static char names[2][N_CASES][48];
-  for (int dir = 0; dir < 2; ++dir)
+  static const char *const dirs[3] = {"gpu_fwd", "gpu_bwd", "gpu_fwd_nolse"};
+  static char names[3][N_CASES][48];
+  for (int dir = 0; dir < 3; ++dir)
     for (int i = 0; i < N_CASES; ++i) {
-      snprintf(names[dir][i], sizeof names[dir][i], "%s/%02d", dir ? "gpu_bwd" : "gpu_fwd", i);
+      snprintf(names[dir][i], sizeof names[dir][i], "%s/%02d", dirs[dir], i);
       t_register(names[dir][i], case_fns[i][dir]);
     }
   t_register("gpu_bwd_deterministic", test_bwd_deterministic);

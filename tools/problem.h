@@ -39,6 +39,7 @@ typedef struct problem_desc {
   problem_layout_t layout;
   int outliers;        /* 1: about one element in 500 multiplied by 8..16 */
   int deterministic;
+  int no_lse;          /* 1: the forward is called with lse = NULL (so LSE is not checked) */
   uint64_t seed;       /* 0: drawn from the clock */
 } problem_desc_t;
 
@@ -68,6 +69,7 @@ typedef struct error_figure {
 
 typedef struct check_result {
   error_figure_t o, lse, dq, dk, dv;
+  int lse_checked; /* 0 where the forward was asked for no LSE */
   int pass;
 } check_result_t;
 

@@ -5,6 +5,7 @@ built as a shared library), in one process with PyTorch's SDPA (cuDNN backend) f
   python3 dev/sm90_fwd/check_fwd.py LIB check [--variants 0,1,2]
   python3 dev/sm90_fwd/check_fwd.py LIB bench [--variants 0,1,2] [--suite fa3|quick] [--iters N]
   python3 dev/sm90_fwd/check_fwd.py LIB trace B,S,H,D,causal   (LIB built with -DSM90_TRACE)
+  python3 dev/sm90_fwd/check_fwd.py LIB[,LIB..] accuracy   (LSE and O errors beside cuDNN's, FA2's)
 
 check: fresh random inputs (normal; some cases with rare large outliers), poisoned (NaN) outputs,
 float64 torch reference, flash-attn's criterion max|o - ref| <= 2 max|o_lowp - ref| + 1e-5 where
@@ -186,6 +187,16 @@ def check(lib, variants):
             fails += not ok
             print("%s v%d %-60s err %.3e lowp %.3e (tol %.3e) lse %.2e inf_ok %d nan %d" % (
                 "PASS" if ok else "FAIL", var, str(c), err, err_lp, tol, lse_err, lse_inf_ok, nan), flush=True)
+            # the same without LSE (lse = NULL: the tensor-core row-sum rows)
+            o.fill_(float("nan"))
+            lib.run(var, lib.params(q, k, v, o, None, causal, wl, wr, scale))
+            torch.cuda.synchronize()
+            nan = torch.isnan(o).any().item()
+            err = (o.double() - o_ref).abs().max().item()
+            ok = (not nan) and err <= tol
+            fails += not ok
+            print("%s v%d %-60s err %.3e lowp %.3e (tol %.3e) no lse, nan %d" % (
+                "PASS" if ok else "FAIL", var, str(c), err, err_lp, tol, nan), flush=True)
     print("check: %d failures" % fails, flush=True)
     return fails
 
@@ -206,7 +217,7 @@ def time_samples(fn, iters):
     return [a.elapsed_time(b) for a, b in ev]
 
 
-def bench(libs, variants, suite, iters, only=None, rounds=3):
+def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
     """Per config: every (lib, variant) and cuDNN, round robin over `rounds` rounds of iters/rounds
     calls each (so clock and thermal drift hit all alike); median of the pooled samples."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -220,7 +231,9 @@ def bench(libs, variants, suite, iters, only=None, rounds=3):
         configs = [c for c in configs if "d%dc%d" % (c[3], c[4]) in only.split(",")]
     gen = torch.Generator(device="cuda")
     gen.manual_seed(7)
-    names = ["L%dv%d" % (li, v) for li in range(len(libs)) for v in variants]
+    lse_modes = (True, False) if nolse else (True,)
+    names = ["L%dv%d%s" % (li, v, "" if m else "n") for li in range(len(libs)) for v in variants
+             for m in lse_modes]
     print("%-22s %s %9s %7s" % ("B,S,H,D,causal", " ".join("%9s" % n for n in names), "cudnn", "L0/cudnn"))
     ratios = []
     for B, S, H, D, causal in configs:
@@ -235,8 +248,9 @@ def bench(libs, variants, suite, iters, only=None, rounds=3):
         fns = []
         for lib in libs:
             for var in variants:
-                p = lib.params(q, k, v, o, lse, causal, -1, -1, scale)
-                fns.append((lambda lib=lib, var=var, p=p: lib.run(var, p)))
+                for m in lse_modes:
+                    p = lib.params(q, k, v, o, lse if m else None, causal, -1, -1, scale)
+                    fns.append((lambda lib=lib, var=var, p=p: lib.run(var, p)))
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
         def cud():
@@ -372,13 +386,55 @@ def trace(lib, cfg, variant):
               " ".join("%d:%d:%d" % (t - t0, wg, e) for t, e, wg in sample))
 
 
+def accuracy(libs, variant):
+    """LSE and O errors against the float64 reference, for each library and for SDPA's cuDNN and
+    flash (FA2) backends on the same inputs (their log-sum-exp through the aten ops that return
+    it): max and mean |lse - ref| over finite rows, max |o - ref| and the lowp bound of check."""
+    shapes = [(4, 1024, 8, 64, 0), (4, 1024, 8, 64, 1), (2, 2048, 8, 128, 0), (2, 2048, 8, 128, 1),
+              (1, 4096, 4, 64, 0), (8, 512, 8, 128, 1)]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(99)
+    print("%-20s %-5s %-8s %10s %10s %10s %10s" % ("B,S,H,D,causal", "dtype", "who", "lse max", "lse mean",
+                                                 "o max", "o tol"))
+    for dts in ("bf16", "fp16"):
+        dt = torch.float16 if dts == "fp16" else torch.bfloat16
+        for B, S, H, D, causal in shapes:
+            q, k, v = (make_tensor(B, S, H, D, dt, "bshd", 0, gen) for _ in range(3))
+            scale = 1.0 / math.sqrt(D)
+            o_ref, lse_ref, o_lp = reference(q, k, v, scale, causal, -1, -1)
+            tol = 2 * (o_lp.double() - o_ref).abs().max().item() + 1e-5
+            res = []
+            for li, lib in enumerate(libs):
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda")
+                lib.run(variant, lib.params(q, k, v, o, lse, causal, -1, -1, scale))
+                res.append(("L%d" % li, o, lse))
+            qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            try:
+                r = torch.ops.aten._scaled_dot_product_cudnn_attention(qt, kt, vt, None, True, 0.0, bool(causal), False, scale=scale)
+                res.append(("cudnn", r[0].transpose(1, 2), r[1].reshape(B, H, S)))
+            except Exception as e:  # noqa: BLE001
+                print("cudnn:", str(e)[:200])
+            try:
+                r = torch.ops.aten._scaled_dot_product_flash_attention(qt, kt, vt, 0.0, bool(causal), False, scale=scale)
+                res.append(("flash", r[0].transpose(1, 2), r[1].reshape(B, H, S)))
+            except Exception as e:  # noqa: BLE001
+                print("flash:", str(e)[:200])
+            torch.cuda.synchronize()
+            for who, o, lse in res:
+                d = (lse.double() - lse_ref).abs()
+                print("%-20s %-5s %-8s %10.2e %10.2e %10.2e %10.2e" % (
+                    "%d,%d,%d,%d,%d" % (B, S, H, D, causal), dts, who, d.max().item(), d.mean().item(),
+                    (o.double() - o_ref).abs().max().item(), tol), flush=True)
+
+
 if __name__ == "__main__":
     libs = [Lib(path) for path in sys.argv[1].split(",")]
     lib = libs[0]
     mode = sys.argv[2]
     args = sys.argv[3:]
     variants = [0, 1, 2]
-    suite, iters, only = "fa3", 20, None
+    suite, iters, only, nolse = "fa3", 20, None, False
     for i, a in enumerate(args):
         if a == "--order":
             for lb in libs:
@@ -391,6 +447,8 @@ if __name__ == "__main__":
             suite = args[i + 1]
         if a == "--iters":
             iters = int(args[i + 1])
+        if a == "--nolse":  # bench: each library also without LSE (column suffix n)
+            nolse = True
     print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     if mode == "check":
         sys.exit(1 if check(lib, variants) else 0)
@@ -399,6 +457,8 @@ if __name__ == "__main__":
             for lb in libs:
                 print("library", lb.path)
                 trace(lb, [int(x) for x in cfg.split(",")], variants[0])
+    elif mode == "accuracy":
+        accuracy(libs, variants[0])
     elif mode == "one":  # one call of one FA3-suite config, for ncu: one B,S,H,D,causal
         B, S, H, D, causal = [int(x) for x in args[0].split(",")]
         gen = torch.Generator(device="cuda")
@@ -410,4 +470,4 @@ if __name__ == "__main__":
             lib.run(variants[0], p)
         torch.cuda.synchronize()
     else:
-        bench(libs, variants, suite, iters, only)
+        bench(libs, variants, suite, iters, only, nolse=nolse)

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu ncusrc sass sassB tests defaulttests sm80tests sanitize small trace
+#   steps: build check bench ncu ncusrc sass sassB tests defaulttests sm80tests bwdtests sanitize small
+#          trace accuracy
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
 #      LIBB_SRC (the source tree lib B is built from, default src; e.g. build-base/src, an
-#      older commit's src unpacked with git archive and sent with the run's carry), ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1), CMAKE_CUDA_EXTRA (nvcc flags
-#      of the library build that the tests use), TRACE_CONFIGS (e.g. "32,512,32,64,1;32,512,16,128,0":
+#      older commit's src unpacked with git archive and sent with the run's carry), ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1),
+#      BENCH_EXTRA (more bench flags, e.g. --nolse), CMAKE_CUDA_EXTRA (nvcc flags
+#      of the library build that the tests use; CMAKE_CUDA_EXTRA_B: a second build, build-sm90b, that
+#      bwdtests also runs), TRACE_CONFIGS (e.g. "32,512,32,64,1;32,512,16,128,0":
 #      build also builds libA and libB with -DSM90_TRACE, and trace prints their tile timelines).
 #      Logs under $OUT.
 set -u
@@ -30,6 +33,9 @@ for step in "$@"; do
         [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -DSM90_TRACE -o /tmp/libsm90TB.so > "$out/nvccTB.log" 2>&1 & p6=$!; }
       fi
       { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
+      if [ -n "${CMAKE_CUDA_EXTRA_B:-}" ]; then
+        { cmake -S . -B build-sm90b -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA_B" && cmake --build build-sm90b -j8; } > "$out/cmakeB.log" 2>&1 & p7=$!
+      fi
       wait $p1; echo "libA rc $?"
       [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB ($LIBB_FLAGS) rc $?"; LIBS=$LIBS,$B; }
       [ -n "${LIBC_FLAGS:-}" ] && { wait $p4; echo "libC ($LIBC_FLAGS) rc $?"; LIBS=$LIBS,$C; }
@@ -47,7 +53,7 @@ for step in "$@"; do
       fi ;;
     bench)
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$out/smi.csv" 2>&1 & smi=$!
-      timeout 240 python3 $S $LIBS bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} 2>&1 | tee "$out/bench.log"
+      timeout 240 python3 $S $LIBS bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} ${BENCH_EXTRA:-} 2>&1 | tee "$out/bench.log"
       kill $smi
       for f in 2 3; do tail -n +2 "$out/smi.csv" | cut -d, -f$f | tr -dc '0-9.\n' | sort -n |
         awk -v f=$f '{a[NR]=$1} END {print (f==2 ? "SM MHz" : "power W"), "during bench: min", a[1], "median", a[int((NR+1)/2)], "max", a[NR]}'; done ;;
@@ -84,6 +90,15 @@ for step in "$@"; do
     defaulttests)
       timeout 120 stdbuf -oL build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_default.log" 2>&1
       echo "default dispatch: $(tail -1 "$out/tests_default.log")"; grep -B3 "FAIL \]" "$out/tests_default.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
+    bwdtests) # the (sm80) backward fed by the sm90 forward, in build-sm90 and (if built) build-sm90b
+      wait ${cmake_pid:-} 2>/dev/null; [ -n "${p7:-}" ] && wait $p7
+      for b in build-sm90 build-sm90b; do
+        [ -x $b/tests/cudadent_tests ] || continue
+        CUDADENT_KERNEL=sm90 timeout 200 stdbuf -oL $b/tests/cudadent_tests gpu_bwd > "$out/bwd-$b.log" 2>&1
+        echo "$b gpu_bwd: $(tail -1 "$out/bwd-$b.log")"
+      done ;;
+    accuracy)
+      timeout 120 python3 $S $LIBS accuracy --variants 2 2>&1 | tee "$out/accuracy.log" ;;
     sm80tests)
       CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
       echo "sm80: $(tail -1 "$out/tests_sm80.log")"; grep -B3 "FAIL \]" "$out/tests_sm80.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;

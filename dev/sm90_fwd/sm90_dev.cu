@@ -6,24 +6,24 @@
  *        -O3 -Iinclude -Isrc dev/sm90_fwd/sm90_dev.cu -o build-sm90/libsm90dev.so
  * The params are normalized by the caller as api.c does (causal folded into window_right = 0).
  * Variants 0 and 1 are compiled only with -DSM90_DEV_ALL_VARIANTS; the tile-table row is the
- * library's choice (sm90_fwd_config).
+ * library's choice (sm90_fwd_config: lse == NULL takes the tensor-core row-sum rows).
  */
 #include "kernels/sm90/fwd_launch.cuh"
 
 template <int V>
 static cudaError_t dev_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t s, int order) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+#define DEV_ROW(R) \
+  case R: return fp16 ? sm90_fwd_launch<R, true, V>(p, s, order) : sm90_fwd_launch<R, false, V>(p, s, order);
   switch (sm90_fwd_config(p)) {
-    case SM90_D64_M192:
-      return fp16 ? sm90_fwd_launch<SM90_D64_M192, true, V>(p, s, order)
-                  : sm90_fwd_launch<SM90_D64_M192, false, V>(p, s, order);
-    case SM90_D64_M128:
-      return fp16 ? sm90_fwd_launch<SM90_D64_M128, true, V>(p, s, order)
-                  : sm90_fwd_launch<SM90_D64_M128, false, V>(p, s, order);
-    case SM90_D128_M128:
-      return fp16 ? sm90_fwd_launch<SM90_D128_M128, true, V>(p, s, order)
-                  : sm90_fwd_launch<SM90_D128_M128, false, V>(p, s, order);
+    DEV_ROW(SM90_D64_M192)
+    DEV_ROW(SM90_D64_M128)
+    DEV_ROW(SM90_D128_M128)
+    DEV_ROW(SM90_NOLSE + SM90_D64_M192)
+    DEV_ROW(SM90_NOLSE + SM90_D64_M128)
+    DEV_ROW(SM90_NOLSE + SM90_D128_M128)
   }
+#undef DEV_ROW
   return cudaErrorNotSupported;
 }
 

@@ -15,7 +15,10 @@ How it times (see also the Method section of the written report):
     shape shared by every backend; SDPA and Flex get (batch, heads, seqlen, head_dim) views of
     the same memory (what a training loop has after its QKV projection; --sdpa-layout bhsd gives
     them contiguous (B, H, S, D) copies instead);
-  * forward: the attention call alone; backward: the backward alone, as
+  * forward (fwd): the attention call alone under torch.no_grad (inference: no backend computes
+    the log-sum-exp); forward in training (fwd_train, FA3 suite only): the same call with
+    gradients recorded (every backend computes and saves its log-sum-exp, as in a training step);
+    backward: the backward alone, as
     torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) on one forward's graph made
     before timing, so no forward is inside the timed region (dout: a fixed randn tensor);
   * large shapes: CUDA events around each call, after warm-up; the median of N calls;
@@ -47,6 +50,8 @@ SMALL_SHAPES = (  # B, H, S, D, causal
 QUICK_SMALL = ((1, 1, 128, 64, False), (1, 8, 512, 64, False), (8, 8, 128, 64, True),
                (16, 8, 512, 64, True))
 GRAPH_CALLS = 100
+# directions measured per suite: fwd (no grad), fwd_train (grad recorded, LSE saved), bwd
+DIRECTIONS = {"fa3": ("fwd", "fwd_train", "bwd"), "small": ("fwd", "bwd")}
 
 
 # ---- progress ---------------------------------------------------------------------------------
@@ -323,7 +328,7 @@ def measure_shape(cfg, backend, args, stream):
                 backend=backend)
     q, k, v = _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
     results = []
-    for direction in ("fwd", "bwd"):
+    for direction in DIRECTIONS[suite]:
         r = dict(base, direction=direction)
         try:
             with torch.cuda.stream(stream):
@@ -340,6 +345,9 @@ def measure_shape(cfg, backend, args, stream):
                             elif cfg.get("ref") is None:
                                 cfg["ref"] = out
                             del out
+                            r.update(_time(fwd, suite, args, stream))
+                    elif direction == "fwd_train":
+                        with torch.enable_grad():
                             r.update(_time(fwd, suite, args, stream))
                     else:
                         o = fwd()
@@ -425,7 +433,7 @@ def run(args):
     t0 = time.time()
     for i, (cfg, backend) in enumerate(tasks):
         if args.time_limit is not None and time.time() - t0 > args.time_limit:
-            for direction in ("fwd", "bwd"):
+            for direction in DIRECTIONS[cfg["suite"]]:
                 results.append(dict(suite=cfg["suite"], B=cfg["B"], H=cfg["H"], S=cfg["S"],
                                     D=cfg["D"], causal=cfg["causal"], dtype=cfg["dtype"],
                                     backend=backend, direction=direction,
@@ -471,7 +479,7 @@ def tables(env, results, backends):
                      + " | ".join(backends) + " | cudadent / best SDPA | max abs diff vs SDPA |")
         lines.append("|" + "---|" * (6 + len(backends) + 1))
         for (_, D, causal, S, B, H) in fa3:
-            for d in ("fwd", "bwd"):
+            for d in DIRECTIONS["fa3"]:
                 rs = {b: idx.get(("fa3", B, H, S, D, causal, d, b)) for b in backends}
                 best = max((r["tflops"] for b, r in rs.items()
                             if b in SDPA_BACKENDS and r and "error" not in r), default=None)
@@ -534,7 +542,9 @@ def method_text(args):
 - SDPA backends forced one at a time with `torch.nn.attention.sdpa_kernel`; FlexAttention is
   `torch.compile(flex_attention, dynamic=False)` with a causal (or full) `create_block_mask` made
   before timing (compile time excluded){"; with --quick only at head_dim 128, seqlen 8k" if args.quick else ""}.
-- Forward: the attention call alone. Backward: the backward alone,
+- Forward (fwd): the attention call alone, under `torch.no_grad()` (no backend computes its
+  log-sum-exp). Forward in training (fwd_train, FA3 suite): the same call with gradients
+  recorded, as in a training step (each backend computes and saves its log-sum-exp). Backward: the backward alone,
   `torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)` on one forward graph made before
   timing (no forward inside the timed region).
 - FA3 suite: CUDA events around each call after {args.warmup} warm-up calls, median of up to

@@ -42,14 +42,16 @@ def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), determ
     causal=True is right = 0. deterministic=True makes the backward bit-reproducible.
     Returns out [B, Sq, Hq, D] (contiguous), and with return_lse=True also lse [B, Hq, Sq] fp32
     (natural log of the softmax denominator; -inf for rows that see no key). Differentiable
-    with respect to q, k, v.
+    with respect to q, k, v. Where no gradient will be taken and return_lse is False (inference),
+    the forward computes no LSE; on Hopper that kernel sums the softmax rows on the tensor core,
+    a few percent faster with the same output accuracy.
     """
     q, k, v = _autocast(q, k, v)
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[-1])
     left, right = _window(window, "window")
     out, lse = ops.attention_fwd(q, k, v, float(softmax_scale), bool(causal), left, right,
-                                 bool(deterministic))
+                                 bool(deterministic), need_lse=bool(return_lse))
     return (out, lse) if return_lse else out
 
 
@@ -79,8 +81,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     if window_size is None:
         window_size = (-1, -1)
     left, right = _window(window_size, "window_size")
-    out, lse = attention(q, k, v, causal=causal, softmax_scale=softmax_scale, window=(left, right),
-                         deterministic=deterministic, return_lse=True)
     if return_attn_probs:
+        out, lse = attention(q, k, v, causal=causal, softmax_scale=softmax_scale,
+                             window=(left, right), deterministic=deterministic, return_lse=True)
         return out, lse, None
-    return out
+    return attention(q, k, v, causal=causal, softmax_scale=softmax_scale, window=(left, right),
+                     deterministic=deterministic)

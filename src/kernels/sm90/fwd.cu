@@ -3,7 +3,7 @@
  *
  * The kernel is fwd_kernel.cuh (what it computes, which warps do what, shared-memory layout,
  * pipeline); its tile table is sm90_fwd_tile there; the host side (tensor maps, launch) is
- * fwd_launch.cuh. Instantiated: {fp16, bf16} x the three rows of the tile table, of the variant
+ * fwd_launch.cuh. Instantiated: {fp16, bf16} x the six rows of the tile table, of the variant
  * SM90_FWD_VARIANT; masking is decided per key block at run time (each kernel runs its masked
  * and unmasked key blocks as separate runs of the main loop), so no mask variants are compiled.
  * api.c has validated and normalized the params; nothing is checked again here.
@@ -54,6 +54,9 @@ extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, vo
   switch (sm90_fwd_config(p)) {
     case SM90_D64_M192: return sm90_fwd_launch_dtype<SM90_D64_M192>(p, stream);
     case SM90_D64_M128: return sm90_fwd_launch_dtype<SM90_D64_M128>(p, stream);
-    default: return sm90_fwd_launch_dtype<SM90_D128_M128>(p, stream);
+    case SM90_D128_M128: return sm90_fwd_launch_dtype<SM90_D128_M128>(p, stream);
+    case SM90_NOLSE + SM90_D64_M192: return sm90_fwd_launch_dtype<SM90_NOLSE + SM90_D64_M192>(p, stream);
+    case SM90_NOLSE + SM90_D64_M128: return sm90_fwd_launch_dtype<SM90_NOLSE + SM90_D64_M128>(p, stream);
+    default: return sm90_fwd_launch_dtype<SM90_NOLSE + SM90_D128_M128>(p, stream);
   }
 }

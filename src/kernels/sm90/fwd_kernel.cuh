@@ -61,7 +61,7 @@
  * memory: (Q_STAGES + 1) BLOCK_M HEAD_DIM 2 bytes (Q slots, O staging) + 2 STAGES BLOCK_N
  * HEAD_DIM 2 bytes (the ring) + barriers + 1 KiB alignment slack <= 227 KiB. Which row a call
  * uses: sm90_fwd_config() in fwd_launch.cuh (measured in dev/sm90_fwd/NOTES.md). */
-enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2 };
+enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 };
 /* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
  * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md step 8), so 1. */
 #ifndef SM90_Q_STAGES
@@ -71,19 +71,39 @@ template <int CFG> struct sm90_fwd_tile;
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
+/* Rows SM90_NOLSE + r: row r with the row sums of P taken by the tensor core (ROWSUM_MMA), for
+ * calls that want no LSE. The P V GEMM gets 8 more columns of B, all ones, so columns D..D+7 of
+ * its accumulator are the running row sums l (rescaled with O), and the softmax adds nothing up
+ * (64 FADD a thread and key block fewer: +2-8%, NOTES.md step 14). The sums are then of the 16-bit
+ * P that the GEMM multiplies V by: O is as accurate as with fp32 sums (it is normalized by the
+ * weights it used), but log(l) is off by up to ~1.5e-3 in bf16 (cuDNN and FA2 give ~1e-6), and
+ * the backward's gradients measurably worse with such an LSE; so only calls without LSE (lse ==
+ * NULL: inference) take these rows. Where the ones live, so that the descriptor reaches them: d64,
+ * one 2 KiB region that the V descriptor's leading-dimension offset (the distance to the next
+ * 64-column slab) points at from every V stage and k-step; d128, a third slab of each V stage
+ * (the LBO there is the distance between V's two slabs). */
+template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
+  static constexpr bool ROWSUM_MMA = true;
+};
+template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M192> : sm90_fwd_tile_nolse<SM90_D64_M192> {};
+template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M128> : sm90_fwd_tile_nolse<SM90_D64_M128> {};
+template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D128_M128> : sm90_fwd_tile_nolse<SM90_D128_M128> {};
 
 /* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
 enum { SM90_FWD_SIMPLE = 0, SM90_FWD_OVERLAP = 1, SM90_FWD_OVERLAP_PINGPONG = 2 };
@@ -95,11 +115,17 @@ template <int CFG> struct sm90_fwd_smem {
   static constexpr int Q_BYTES = tile::BLOCK_M * D * 2;   /* [D/64][BLOCK_M][64] */
   static constexpr int KV_BYTES = tile::BLOCK_N * D * 2;  /* one stage of K or V */
   static constexpr int OW_BYTES = 64 * D * 2;             /* one consumer's O slab */
+  /* row sums by the tensor core (SM90_ROWSUM_MMA): where the ones are */
+  static constexpr bool ONES_SLAB = tile::ROWSUM_MMA && CHUNKS == 2; /* 3rd slab per V stage */
+  static constexpr int ONES_BYTES = tile::ROWSUM_MMA && CHUNKS == 1 ? 2048 : 0; /* 16 keys */
+  static constexpr int V_STAGE_BYTES = KV_BYTES + (ONES_SLAB ? tile::BLOCK_N * 128 : 0);
+  static constexpr int O_REGS = D / 2 + (tile::ROWSUM_MMA ? 4 : 0); /* accumulator of P V */
   static constexpr int Q_OFF = 0;
   static constexpr int K_OFF = Q_OFF + tile::Q_STAGES * Q_BYTES;
   static constexpr int V_OFF = K_OFF + tile::STAGES * KV_BYTES;
-  static constexpr int O_OFF = V_OFF + tile::STAGES * KV_BYTES;
-  static constexpr int BAR_OFF = O_OFF + tile::CONSUMER_WGS * OW_BYTES;
+  static constexpr int O_OFF = V_OFF + tile::STAGES * V_STAGE_BYTES;
+  static constexpr int ONES_OFF = O_OFF + tile::CONSUMER_WGS * OW_BYTES;
+  static constexpr int BAR_OFF = ONES_OFF + ONES_BYTES;
   static constexpr int NUM_BARS = 2 * tile::Q_STAGES + 4 * tile::STAGES;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
 };
@@ -150,16 +176,36 @@ __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q
   }
 }
 
+/* The V descriptor moved by byte_offset (a stage, a k-step). With the d64 ones region its LBO
+ * points at that fixed region, so it shrinks by what the start grows: both fields of the low word
+ * change in one 32-bit add (start + off/16, LBO - off/16; neither field over- or underflows). */
+template <int CFG>
+__device__ __forceinline__ uint64_t sm90_v_desc_add(uint64_t desc, uint32_t byte_offset) {
+  if constexpr (sm90_fwd_smem<CFG>::ONES_BYTES > 0) {
+    const uint32_t k = byte_offset >> 4;
+    const uint32_t lo = (uint32_t)desc + k - (k << 16), hi = (uint32_t)(desc >> 32);
+    return ((uint64_t)hi << 32) | lo;
+  } else {
+    return gmma_desc_add(desc, byte_offset);
+  }
+}
+
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]: BLOCK_N/16 k-steps of 16 keys = 16 rows of 128 B
- * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart. */
-template <int D, int BN, bool kFp16>
-__device__ __forceinline__ void sm90_gemm_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4],
+ * (2048 bytes) of each V slab; V is MN-major (D contiguous), slabs BLOCK_N * 128 bytes apart.
+ * With ROWSUM_MMA the GEMM is D + 8 wide: the next slab in reach of the descriptor is all ones,
+ * so o[D/2 .. D/2+3] accumulate the row sums of P. */
+template <int CFG, bool kFp16>
+__device__ __forceinline__ void sm90_gemm_pv(float (&o)[sm90_fwd_smem<CFG>::O_REGS],
+                                             const uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4],
                                              uint64_t desc_v) {
+  constexpr int N = 2 * sm90_fwd_smem<CFG>::O_REGS;
 #pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk) {
+  for (int kk = 0; kk < sm90_fwd_tile<CFG>::BLOCK_N / 16; ++kk) {
     const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-    const uint64_t dv = gmma_desc_add(desc_v, kk * 2048);
-    if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
+    const uint64_t dv = sm90_v_desc_add<CFG>(desc_v, kk * 2048);
+    if constexpr (N == 136) wgmma_m64n136k16_rs_tb<kFp16>(o, a, dv, 1);
+    else if constexpr (N == 128) wgmma_m64n128k16_rs_tb<kFp16>(o, a, dv, 1);
+    else if constexpr (N == 72) wgmma_m64n72k16_rs_tb<kFp16>(o, a, dv, 1);
     else wgmma_m64n64k16_rs_tb<kFp16>(o, a, dv, 1);
   }
 }
@@ -196,9 +242,10 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
 }
 
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
- * max in log2 units (scaled), l the thread's partial row sum, alpha the factor O must be scaled
- * by before P V is added. A row with no visible key so far keeps m = -inf and gets P = 0. */
-template <int BN>
+ * max in log2 units (scaled), l the thread's partial row sum (not kept with kRowSumMma: the P V
+ * GEMM sums the rows), alpha the factor O must be scaled by before P V is added. A row with no
+ * visible key so far keeps m = -inf and gets P = 0. */
+template <int BN, bool kRowSumMma>
 __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
                                              float (&alpha)[2], float scale_log2) {
   /* four independent partial maxima and sums per row: short dependency chains (the "wait"
@@ -223,21 +270,21 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
       for (int e = 0; e < 2; ++e) {
         const float pv = ex2_approx(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
         s[4 * j + 2 * r + e] = pv;
-        sp[j % 4] += pv;
+        if constexpr (!kRowSumMma) sp[j % 4] += pv;
       }
     }
-    l[r] = l[r] * alpha[r] + ((sp[0] + sp[1]) + (sp[2] + sp[3]));
+    if constexpr (!kRowSumMma) l[r] = l[r] * alpha[r] + ((sp[0] + sp[1]) + (sp[2] + sp[3]));
   }
 }
 
 /* O *= alpha per row. Skipped (exactly: alpha is ex2(0) = 1) when no row of the warp got a new
  * maximum, which after the first blocks of a long row is the common case; the test is a warp
  * vote, so the branch is uniform. */
-template <int D>
-__device__ __forceinline__ void sm90_rescale_o(float (&o)[D / 2], const float (&alpha)[2]) {
+template <int NREG>
+__device__ __forceinline__ void sm90_rescale_o(float (&o)[NREG], const float (&alpha)[2]) {
   if (!__any_sync(0xffffffffu, (alpha[0] != 1.f) | (alpha[1] != 1.f))) return;
 #pragma unroll
-  for (int j = 0; j < D / 8; ++j) {
+  for (int j = 0; j < NREG / 4; ++j) {
     o[4 * j + 0] *= alpha[0];
     o[4 * j + 1] *= alpha[0];
     o[4 * j + 2] *= alpha[1];
@@ -271,7 +318,7 @@ struct sm90_step_args {
 template <int CFG, bool kFp16, bool kPingpong, bool kMask>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
-    uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_tile<CFG>::HEAD_DIM / 2],
+    uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_smem<CFG>::O_REGS],
     float (&m)[2], float (&l)[2], float (&alpha)[2], int n, bool last, uint32_t &stage,
     uint32_t &phase, uint32_t &v_stage, uint32_t &v_phase SM90_TRACE_PARAMS) {
   typedef sm90_fwd_tile<CFG> tile;
@@ -284,11 +331,11 @@ __device__ __forceinline__ void sm90_consumer_step(
   wgmma_fence();
   sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, gmma_desc_add(sa.desc_k0, stage * L::KV_BYTES));
   wgmma_commit();
-  sm90_rescale_o<D>(o, alpha);
+  sm90_rescale_o(o, alpha);
   mbar_wait(sa.bar_v_full + 8 * v_stage, v_phase);
   sm90_fence_regs(o);
   wgmma_fence();
-  sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(sa.desc_v0, v_stage * L::KV_BYTES));
+  sm90_gemm_pv<CFG, kFp16>(o, p, sm90_v_desc_add<CFG>(sa.desc_v0, v_stage * L::V_STAGE_BYTES));
   wgmma_commit();
   if constexpr (kPingpong) named_bar_arrive(sa.next_turn_bar, 256);
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_ISSUED, 0);
@@ -300,7 +347,7 @@ __device__ __forceinline__ void sm90_consumer_step(
   if constexpr (kMask)
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
-  sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+  sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
   wgmma_wait<0>(); /* P V done: p and the V stage are free */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
@@ -360,6 +407,22 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     }
     mbar_fence_init();
   }
+  if constexpr (tile::ROWSUM_MMA) {
+    /* the ones of the row-sum columns (every 16-bit element 1.0, so the swizzle does not matter),
+     * written once; the fence makes them visible to wgmma (async proxy) */
+    const uint32_t one2 = kFp16 ? 0x3C003C00u : 0x3F803F80u;
+    if constexpr (L::ONES_BYTES > 0) {
+      for (int i = threadIdx.x; i < L::ONES_BYTES / 4; i += blockDim.x)
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::ONES_OFF + 4 * i), "r"(one2) : "memory");
+    } else {
+      for (int i = threadIdx.x; i < STAGES * BN * 32; i += blockDim.x)
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sV + (i / (BN * 32)) * L::V_STAGE_BYTES +
+                                                           L::KV_BYTES + 4 * (i % (BN * 32))),
+                     "r"(one2)
+                     : "memory");
+    }
+    fence_proxy_async_smem();
+  }
   __syncthreads();
 
   const int shift = args.seqlen_k - args.seqlen_q;
@@ -410,7 +473,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           mbar_arrive_expect_tx(bar_v_full + 8 * v_stage, L::KV_BYTES);
 #pragma unroll
           for (int c = 0; c < L::CHUNKS; ++c)
-            tma_load_4d(sV + v_stage * L::KV_BYTES + c * BN * 128, &tm_v,
+            tma_load_4d(sV + v_stage * L::V_STAGE_BYTES + c * BN * 128, &tm_v,
                         bar_v_full + 8 * v_stage, 64 * c, (n + 1) * BN, hk, tc.batch);
           if (++v_stage == STAGES) {
             v_stage = 0;
@@ -436,7 +499,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   /* descriptors: Q rows of this consumer start 64 cw rows into each Q slab (8 KiB, atom aligned) */
   const uint64_t desc_q0 = gmma_desc_sw128(sQ + cw * 64 * 128, 1, 1024);
   const uint64_t desc_k0 = gmma_desc_sw128(sK, 1, 1024);
-  const uint64_t desc_v0 = gmma_desc_sw128(sV, BN * 128, 1024);
+  /* V: LBO = distance to the next 64-column slab (d128: V's second; with ROWSUM_MMA the ones) */
+  const uint64_t desc_v0 =
+      gmma_desc_sw128(sV, L::ONES_BYTES > 0 ? L::ONES_OFF - L::V_OFF : BN * 128, 1024);
 
   /* turns go round the consumers 0, 1, .., NCW-1, 0, ..: each waits on its own barrier and, once
    * its GEMMs are issued, arrives on the next one's; the last pre-arrives so that 0 goes first */
@@ -458,9 +523,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     SM90_TRACE_EVENT(ct == 0, SM90_EV_TILE, n_hi - n_lo);
     const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */
 
-    float o[D / 2];
+    float o[L::O_REGS];
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    for (int i = 0; i < L::O_REGS; ++i) o[i] = 0.f;
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
 
     if (n_hi > n_lo) {
@@ -491,13 +556,13 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                             args.window_left, args.window_right))
             sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
                           args.window_right, lane);
-          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
-          sm90_rescale_o<D>(o, alpha);
+          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+          sm90_rescale_o(o, alpha);
           sm90_convert_p<BN, kFp16>(s, p);
           mbar_wait(bar_v_full + 8 * stage, phase);
           sm90_fence_regs(o);
           wgmma_fence();
-          sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(desc_v0, stage * L::KV_BYTES));
+          sm90_gemm_pv<CFG, kFp16>(o, p, sm90_v_desc_add<CFG>(desc_v0, stage * L::V_STAGE_BYTES));
           wgmma_commit();
           wgmma_wait<0>();
           sm90_fence_regs(o);
@@ -529,7 +594,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                             args.window_left, args.window_right))
             sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
                           args.window_right, lane);
-          sm90_softmax<BN>(s, m, l, alpha, args.scale_log2);
+          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
           sm90_convert_p<BN, kFp16>(s, p);
         }
         uint32_t v_stage = stage, v_phase = phase;
@@ -570,11 +635,11 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                                           n == n_lo, stage, phase, v_stage,
                                                           v_phase SM90_TRACE_ARGS);
         /* last P V */
-        sm90_rescale_o<D>(o, alpha);
+        sm90_rescale_o(o, alpha);
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
         wgmma_fence();
-        sm90_gemm_pv<D, BN, kFp16>(o, p, gmma_desc_add(desc_v0, v_stage * L::KV_BYTES));
+        sm90_gemm_pv<CFG, kFp16>(o, p, sm90_v_desc_add<CFG>(desc_v0, v_stage * L::V_STAGE_BYTES));
         wgmma_commit();
         wgmma_wait<0>();
         sm90_fence_regs(o);
@@ -588,9 +653,14 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float lt = l[r];
-      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      float lt;
+      if constexpr (tile::ROWSUM_MMA) {
+        lt = o[D / 2 + 2 * r]; /* every column of the ones block holds the row's whole sum */
+      } else {
+        lt = l[r];
+        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      }
       inv[r] = lt > 0.f ? __fdividef(1.f, lt) : 0.f;
       if (args.lse != nullptr && (lane & 3) == 0) {
         const int row = row0 + 8 * r;

@@ -37,11 +37,13 @@
 
 /* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
  * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
- * (measured, NOTES.md step 3). */
+ * (measured, NOTES.md step 3). Calls without LSE take the row's tensor-core row-sum twin. */
 static inline int sm90_fwd_config(const cudadent_attn_fwd_params_t *p) {
-  if (p->head_dim == 128) return SM90_D128_M128;
+  const int nolse = p->lse == nullptr ? SM90_NOLSE : 0;
+  if (p->head_dim == 128) return nolse + SM90_D128_M128;
   const int masked = p->window_left >= 0 || p->window_right >= 0;
-  return masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN ? SM90_D64_M128 : SM90_D64_M192;
+  return nolse + (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN ? SM90_D64_M128
+                                                                          : SM90_D64_M192);
 }
 
 static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
