@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu ncusrc sass sassB tests defaulttests sm80tests bwdtests sanitize small
+#   steps: build check bench ncu ncusrc sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
 #          trace accuracy
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
@@ -79,6 +79,9 @@ for step in "$@"; do
         ncu --import /tmp/src-${cfg//,/_}.ncu-rep --page source --csv --print-source sass > "$out/src-${cfg//,/_}.csv" 2>&1
         echo "  $(wc -l < "$out/src-${cfg//,/_}.csv") lines"
       done ;;
+    loops) # opcode counts of the main-loop steps of libs A and B (LSE rows d64 M192 and d128)
+      for L in $A $B; do [ -f $L ] || continue; cuobjdump -sass $L > /tmp/loops.sass 2>&1
+        echo "$L:"; python3 dev/sm90_fwd/sass_loops.py /tmp/loops.sass Li0ELb0ELi2E Li2ELb0ELi2E; done ;;
     sassB) # the dev library B (e.g. an experiment flag): spills and HGMMA count per kernel
       cuobjdump -sass $B > "$out/libB.sass" 2>&1
       echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")"
