@@ -63,9 +63,12 @@ for step in "${steps[@]}"; do
           rm -f "$out/sanitize-run.log"
         done
         # the sm90 forward's other tile rows: d128 (long keys, unmasked) and d64 with 192 query
-        # rows (unmasked)
+        # rows (unmasked), and the row-sum twins of the rows (forward without LSE)
         for shape in "--head-dim 128 --seqlen-q 300 --seqlen-k 4500 --dtype fp16" \
-                     "--head-dim 64 --seqlen-q 400 --seqlen-k 700"; do
+                     "--head-dim 64 --seqlen-q 400 --seqlen-k 700" \
+                     "--head-dim 128 --seqlen-q 300 --seqlen-k 500 --causal --no-lse" \
+                     "--head-dim 64 --seqlen-q 400 --seqlen-k 700 --no-lse" \
+                     "--head-dim 64 --seqlen-q 200 --seqlen-k 300 --causal --dtype fp16 --no-lse"; do
           CUDADENT_KERNEL=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --heads 4 --heads-kv 2 $shape --check --iters 1 \
             > "$out/sanitize-run.log" 2>&1

@@ -25,6 +25,7 @@ expect 2 "SIZE_OVERFLOW.*batch = 70000" --batch 70000
 expect 2 "--dtype expects bf16 or fp16" --dtype int8
 expect 2 "unknown argument" --frobnicate
 expect 2 "--iters expects an integer" --iters zero
+expect 2 "--no-lse is forward-only" --no-lse --bwd
 if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 3 "no CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64
 fi

@@ -37,7 +37,8 @@ static void usage(FILE *f) {
           "usage: cudadent-bench [--batch B] [--seqlen-q SQ] [--seqlen-k SK] [--heads H]\n"
           "                      [--heads-kv HKV] [--head-dim D] [--dtype bf16|fp16] [--causal]\n"
           "                      [--window L,R] [--layout contiguous|padded|heads-first] [--bwd]\n"
-          "                      [--deterministic] [--check] [--iters N] [--graph N] [--seed S]\n"
+          "                      [--deterministic] [--no-lse] [--check] [--iters N] [--graph N]\n"
+          "                      [--seed S]\n"
           "       cudadent-bench --suite default\n");
 }
 
@@ -108,12 +109,17 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--causal")) d->causal = 1;
     else if (!strcmp(a, "--bwd")) o->bwd = 1;
     else if (!strcmp(a, "--deterministic")) d->deterministic = 1;
+    else if (!strcmp(a, "--no-lse")) d->no_lse = 1; /* forward with lse = NULL */
     else if (!strcmp(a, "--check")) o->check = 1;
     else { fprintf(stderr, "cudadent-bench: unknown argument '%s'\n", a); usage(stderr); return -1; }
 #undef TAKES_VALUE
   }
   if (!seqlen_k_given) d->seqlen_k = d->seqlen_q;
   if (d->heads_kv == 0) d->heads_kv = d->heads_q;
+  if (d->no_lse && o->bwd) {
+    fprintf(stderr, "cudadent-bench: --no-lse is forward-only (the backward reads the LSE)\n");
+    return -1;
+  }
   return 0;
 }
 
