@@ -32,9 +32,9 @@ for step in "${steps[@]}"; do
   case $step in
     tests)
       : > "$out/tests.log"
-      # default dispatch runs everything; then the forward of each path forced (the backward
-      # has only the sm80 path, which default dispatch already runs)
-      for run in default:all sm80:gpu_fwd sm90:gpu_fwd; do
+      # default dispatch runs everything; then the forward of each path forced (gpu_fwd also
+      # matches gpu_fwd_nolse), and the sm80 backward on the forced sm90 forward's O and LSE
+      for run in default:all sm80:gpu_fwd sm90:gpu_fwd sm90:gpu_bwd; do
         path=${run%%:*} filter=${run#*:}
         [ "$filter" = all ] && filter=""
         ( [ "$path" = default ] || export CUDADENT_KERNEL=$path
