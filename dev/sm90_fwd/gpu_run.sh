@@ -81,7 +81,7 @@ for step in "$@"; do
       done ;;
     loops) # opcode counts of the main-loop steps of libs A and B (LSE rows d64 M192 and d128)
       for L in $A $B; do [ -f $L ] || continue; cuobjdump -sass $L > /tmp/loops.sass 2>&1
-        echo "$L:"; python3 dev/sm90_fwd/sass_loops.py /tmp/loops.sass Li0ELb0ELi2E Li2ELb0ELi2E; done ;;
+        echo "$L:"; python3 dev/sm90_fwd/sass_loops.py /tmp/loops.sass ${LOOP_KERNELS:-Li0ELb0ELi2E Li2ELb0ELi2E}; done ;;
     sassB) # the dev library B (e.g. an experiment flag): spills and HGMMA count per kernel
       cuobjdump -sass $B > "$out/libB.sass" 2>&1
       echo "libB HGMMA: $(grep -c HGMMA "$out/libB.sass"), LDL: $(grep -c LDL "$out/libB.sass"), STL: $(grep -c STL "$out/libB.sass")"

@@ -30,5 +30,5 @@ for k, ins in kernels.items():
         nh = sum(1 for x in body if x[1].startswith("HGMMA"))
         if nh >= 8 and len(body) < 1200:  # one step, not the tile loop around it
             c = collections.Counter(x[1].split(".")[0] for x in body)
-            print("  loop %x-%x: %d instr, HGMMA %d: %s" % (int(t.group(1), 16), a, len(body), nh,
+            print("  loop %x-%x: %d instr, HGMMA %d, LDL %d: %s" % (int(t.group(1), 16), a, len(body), nh, c["LDL"],
                   " ".join("%s %d" % kv for kv in c.most_common(16))))

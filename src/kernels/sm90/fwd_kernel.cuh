@@ -100,6 +100,8 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
  * (the LBO there is the distance between V's two slabs). */
 template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
   static constexpr bool ROWSUM_MMA = true;
+  /* d128: the ones slabs take the room of a second Q slot */
+  static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1 : sm90_fwd_tile<R>::Q_STAGES;
 };
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M192> : sm90_fwd_tile_nolse<SM90_D64_M192> {};
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M128> : sm90_fwd_tile_nolse<SM90_D64_M128> {};
@@ -128,6 +130,7 @@ template <int CFG> struct sm90_fwd_smem {
   static constexpr int BAR_OFF = ONES_OFF + ONES_BYTES;
   static constexpr int NUM_BARS = 2 * tile::Q_STAGES + 4 * tile::STAGES;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  static_assert(BYTES <= 227 * 1024, "shared memory of a tile-table row over the sm_90 limit");
 };
 
 struct sm90_fwd_args {
@@ -373,6 +376,67 @@ __device__ __forceinline__ void sm90_consumer_step(
   if (++stage == tile::STAGES) {
     stage = 0;
     phase ^= 1;
+  }
+}
+
+/* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
+ * slab -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one thread a
+ * row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. */
+template <int CFG, bool kFp16>
+__device__ __forceinline__ void sm90_epilogue(const float (&o)[sm90_fwd_smem<CFG>::O_REGS],
+                                              const float (&m)[2], const float (&l)[2],
+                                              const sm90_tile &tc, const sm90_fwd_args &args,
+                                              const CUtensorMap *tm_o, uint32_t slab, int cw,
+                                              int warp, int lane) {
+  typedef sm90_fwd_tile<CFG> tile;
+  typedef sm90_fwd_smem<CFG> L;
+  constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M;
+  const int row_in_wg0 = 16 * warp + lane / 4;
+  const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0;
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float lt;
+    if constexpr (tile::ROWSUM_MMA) {
+      lt = o[D / 2 + 2 * r]; /* every column of the ones block holds the row's whole sum */
+    } else {
+      lt = l[r];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+    }
+    inv[r] = lt > 0.f ? __fdividef(1.f, lt) : 0.f;
+    if (args.lse != nullptr && (lane & 3) == 0) {
+      const int row = row0 + 8 * r;
+      if (row < args.seqlen_q) {
+        const float lse = lt > 0.f ? (m[r] + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
+        args.lse[((int64_t)tc.batch * args.heads_q + tc.head) * args.seqlen_q + row] = lse;
+      }
+    }
+  }
+  /* this warp's previous store must have finished reading its rows before they are rewritten */
+  if (lane == 0) tma_store_wait_read<0>();
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row_in_wg0 + 8 * r;
+      /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
+      const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
+                            (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
+      const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+    }
+  }
+  fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
+  __syncwarp();
+  if (lane == 0) {
+    /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
+#pragma unroll
+    for (int c = 0; c < L::CHUNKS; ++c)
+      tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
+                   tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
+    tma_store_commit();
   }
 }
 
@@ -662,54 +726,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
       }
     }
 
-    /* ---- epilogue: O / l -> 16-bit -> this warp's 16 rows of the consumer's O slab -> TMA store
-     * by the warp's lane 0 (no barrier across the warpgroup); LSE ---- */
-    float inv[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float lt;
-      if constexpr (tile::ROWSUM_MMA) {
-        lt = o[D / 2 + 2 * r]; /* every column of the ones block holds the row's whole sum */
-      } else {
-        lt = l[r];
-        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-      }
-      inv[r] = lt > 0.f ? __fdividef(1.f, lt) : 0.f;
-      if (args.lse != nullptr && (lane & 3) == 0) {
-        const int row = row0 + 8 * r;
-        if (row < args.seqlen_q) {
-          const float lse = lt > 0.f ? (m[r] + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
-          args.lse[((int64_t)tc.batch * args.heads_q + tc.head) * args.seqlen_q + row] = lse;
-        }
-      }
-    }
-    /* this warp's previous store must have finished reading its rows before they are rewritten */
-    if (lane == 0) tma_store_wait_read<0>();
-    __syncwarp();
-    const uint32_t slab = sO + cw * L::OW_BYTES;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = row_in_wg0 + 8 * r;
-        /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
-        const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
-                              (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
-        const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-      }
-    }
-    fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
-    __syncwarp();
-    if (lane == 0) {
-      /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
-#pragma unroll
-      for (int c = 0; c < L::CHUNKS; ++c)
-        tma_store_4d(&tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
-                     tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
-      tma_store_commit();
-    }
+    sm90_epilogue<CFG, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp, lane);
     SM90_TRACE_EVENT(ct == 0, SM90_EV_EPI, 0);
   }
   if (lane == 0) tma_store_wait_all<0>();
