@@ -24,7 +24,10 @@ if os.environ.get("DEV_LIB"):
     DEV = Lib(os.environ["DEV_LIB"])
 
 CONFIGS = [(4, 4096, 16, 128, False), (2, 8192, 16, 128, False), (2, 8192, 32, 64, True),
-           (32, 512, 32, 64, True), (1, 16384, 16, 128, False)]
+           (32, 512, 32, 64, True), (1, 16384, 16, 128, False), (32, 512, 16, 128, True),
+           (4, 4096, 32, 64, True)]
+# SIDE_STREAM=1: every call on a side stream, as python -m cudadent.bench runs them
+STREAM = torch.cuda.Stream() if os.environ.get("SIDE_STREAM") == "1" else torch.cuda.current_stream()
 
 for B, S, H, D, causal in CONFIGS:
     g = torch.Generator(device="cuda").manual_seed(S + D)
@@ -54,7 +57,7 @@ for B, S, H, D, causal in CONFIGS:
     res = {m: [] for m in modes}
     for _ in range(3):
         for m, (ctx, fn) in modes.items():
-            with ctx():
+            with ctx(), torch.cuda.stream(STREAM):
                 res[m].append(time_events(fn, 3, 30))
     print("%d,%d,%d,%d,%d  " % (B, S, H, D, causal) + "  ".join(
         "%s %.1f" % (m, flops / statistics.median(t) / 1e9) for m, t in res.items()), flush=True)
