@@ -9,7 +9,9 @@
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
 #      LIBB_SRC (the source tree lib B is built from, default src; e.g. build-base/src, an
 #      older commit's src unpacked with git archive and sent with the run's carry), ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1),
-#      BENCH_EXTRA (more bench flags, e.g. --nolse), CMAKE_CUDA_EXTRA (nvcc flags
+#      BENCH_EXTRA (more bench flags, e.g. --nolse), BENCH_LIBS (the libraries in the bench's order,
+#      e.g. /tmp/libsm90B.so,/tmp/libsm90A.so: the first one measured has an edge, NOTES step 18),
+#      CMAKE_CUDA_EXTRA (nvcc flags
 #      of the library build that the tests use; CMAKE_CUDA_EXTRA_B: a second build, build-sm90b, that
 #      bwdtests also runs), TRACE_CONFIGS (e.g. "32,512,32,64,1;32,512,16,128,0":
 #      build also builds libA and libB with -DSM90_TRACE, and trace prints their tile timelines).
@@ -53,7 +55,7 @@ for step in "$@"; do
       fi ;;
     bench)
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$out/smi.csv" 2>&1 & smi=$!
-      timeout 240 python3 $S $LIBS bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} ${BENCH_EXTRA:-} 2>&1 | tee "$out/bench.log"
+      timeout 240 python3 $S ${BENCH_LIBS:-$LIBS} bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} ${BENCH_EXTRA:-} 2>&1 | tee "$out/bench.log"
       kill $smi
       for f in 2 3; do tail -n +2 "$out/smi.csv" | cut -d, -f$f | tr -dc '0-9.\n' | sort -n |
         awk -v f=$f '{a[NR]=$1} END {print (f==2 ? "SM MHz" : "power W"), "during bench: min", a[1], "median", a[int((NR+1)/2)], "max", a[NR]}'; done ;;
