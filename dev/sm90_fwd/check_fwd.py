@@ -219,7 +219,8 @@ def time_samples(fn, iters):
 
 def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
     """Per config: every (lib, variant) and cuDNN, round robin over `rounds` rounds of iters/rounds
-    calls each (so clock and thermal drift hit all alike); median of the pooled samples."""
+    calls each, each round starting with the next entry (so clock and thermal drift hit all
+    alike); median of the pooled samples."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
@@ -262,9 +263,10 @@ def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
             for _ in range(3):
                 f()
         torch.cuda.synchronize()
-        for _ in range(rounds):
-            for i, f in enumerate(fns):
-                samples[i] += time_samples(f, max(3, iters // rounds))
+        for r in range(rounds):  # each round starts with another entry: the first has an edge
+            for k in range(len(fns)):  # at 8k-16k (NOTES.md step 18)
+                i = (k + r) % len(fns)
+                samples[i] += time_samples(fns[i], max(3, iters // rounds))
         tf = [flops / statistics.median(t) / 1e9 for t in samples]
         ratios.append(tf[0] / tf[-1])
         print("%-22s %s %9.1f %7.3f" % ("%d,%d,%d,%d,%d" % (B, S, H, D, causal), " ".join("%9.1f" % r for r in tf[:-1]), tf[-1], tf[0] / tf[-1]), flush=True)
