@@ -263,10 +263,11 @@ def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
             for _ in range(3):
                 f()
         torch.cuda.synchronize()
-        for r in range(rounds):  # each round starts with another entry: the first has an edge
-            for k in range(len(fns)):  # at 8k-16k (NOTES.md step 18)
+        nr = max(rounds, len(fns))  # each entry opens a round: the first has an edge at 8k-16k
+        for r in range(nr):  # (NOTES.md step 18)
+            for k in range(len(fns)):
                 i = (k + r) % len(fns)
-                samples[i] += time_samples(fns[i], max(3, iters // rounds))
+                samples[i] += time_samples(fns[i], max(3, iters // nr))
         tf = [flops / statistics.median(t) / 1e9 for t in samples]
         ratios.append(tf[0] / tf[-1])
         print("%-22s %s %9.1f %7.3f" % ("%d,%d,%d,%d,%d" % (B, S, H, D, causal), " ".join("%9.1f" % r for r in tf[:-1]), tf[-1], tf[0] / tf[-1]), flush=True)
