@@ -23,8 +23,9 @@
  * Shared memory (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows x 128 B):
  *   Q  [Q_STAGES][D/64][BLOCK_M][64]  one box of 64 columns per 128-byte swizzled slab
  *   K  [STAGES][D/64][BLOCK_N][64]    the ring
- *   V  [STAGES][D/64][BLOCK_N][64]
+ *   V  [STAGES][D/64][BLOCK_N][64]    (rows without LSE, d128: a third, all-ones slab per stage)
  *   O  [CONSUMER_WGS][D/64][64][64]   epilogue staging for the TMA store, one slab per consumer
+ *   ones [16][64]                     rows without LSE, d64: the row-sum columns of P V
  *   mbarriers: q_full[Q_STAGES], q_empty[Q_STAGES], k_full[STAGES], k_empty[STAGES],
  *              v_full[STAGES], v_empty[STAGES]
  *
@@ -90,7 +91,7 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
 /* Rows SM90_NOLSE + r: row r with the row sums of P taken by the tensor core (ROWSUM_MMA), for
  * calls that want no LSE. The P V GEMM gets 8 more columns of B, all ones, so columns D..D+7 of
  * its accumulator are the running row sums l (rescaled with O), and the softmax adds nothing up
- * (64 FADD a thread and key block fewer: +2-8%, NOTES.md step 14). The sums are then of the 16-bit
+ * (72 instructions a thread and key block fewer: +3-13% by config, NOTES.md step 14). The sums are then of the 16-bit
  * P that the GEMM multiplies V by: O is as accurate as with fp32 sums (it is normalized by the
  * weights it used), but log(l) is off by up to ~1.5e-3 in bf16 (cuDNN and FA2 give ~1e-6), and
  * the backward's gradients measurably worse with such an LSE; so only calls without LSE (lse ==
@@ -107,7 +108,7 @@ template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M192> : sm90_fwd_tile_nol
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M128> : sm90_fwd_tile_nolse<SM90_D64_M128> {};
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D128_M128> : sm90_fwd_tile_nolse<SM90_D128_M128> {};
 
-/* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_DEFAULT_VARIANT). */
+/* Kernel variants (dev/sm90_fwd measures each; the library uses SM90_FWD_VARIANT, fwd.cu). */
 enum { SM90_FWD_SIMPLE = 0, SM90_FWD_OVERLAP = 1, SM90_FWD_OVERLAP_PINGPONG = 2 };
 
 template <int CFG> struct sm90_fwd_smem {
@@ -117,7 +118,7 @@ template <int CFG> struct sm90_fwd_smem {
   static constexpr int Q_BYTES = tile::BLOCK_M * D * 2;   /* [D/64][BLOCK_M][64] */
   static constexpr int KV_BYTES = tile::BLOCK_N * D * 2;  /* one stage of K or V */
   static constexpr int OW_BYTES = 64 * D * 2;             /* one consumer's O slab */
-  /* row sums by the tensor core (SM90_ROWSUM_MMA): where the ones are */
+  /* row sums by the tensor core (ROWSUM_MMA rows): where the ones are */
   static constexpr bool ONES_SLAB = tile::ROWSUM_MMA && CHUNKS == 2; /* 3rd slab per V stage */
   static constexpr int ONES_BYTES = tile::ROWSUM_MMA && CHUNKS == 1 ? 2048 : 0; /* 16 keys */
   static constexpr int V_STAGE_BYTES = KV_BYTES + (ONES_SLAB ? tile::BLOCK_N * 128 : 0);
@@ -147,8 +148,8 @@ struct sm90_fwd_args {
  * main-loop step passes its ring indices through it, so the wgmma descriptors and barrier
  * addresses derived from them live in uniform registers: without it each wgmma's descriptor was
  * built in vector registers and moved over (R2UR, IMAD.MOV), 60 instructions a d128 step; with
- * it the unmasked step is 522 -> 489 instructions (d128), 470 -> 444 (d64), +1-3% (NOTES.md
- * step 15). */
+ * it the unmasked step is 522 -> 489 instructions (d128), 470 -> 444 (d64): d64 +0.6-2.5%, d128
+ * -0.4..+1.5% up to 8k (NOTES.md steps 15, 18). */
 __device__ __forceinline__ uint32_t sm90_uniform(uint32_t x) {
   return __shfl_sync(0xffffffffu, x, 0);
 }
