@@ -321,8 +321,9 @@ class _EagerAttention(torch.autograd.Function):
 
 def attention_fwd(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
                   need_lse=True):
-    """(out, lse) through the eager fast path when possible, else through the custom op. Where
-    no gradient will be taken and need_lse is False, lse is None (the forward without LSE)."""
+    """(out, lse) through the eager fast path when possible, else through the custom op. On the
+    eager path, where no gradient will be taken and need_lse is False, lse is None (the forward
+    without LSE); the custom op always returns it."""
     if use_fast_path(q, k, v):
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
             return _EagerAttention.apply(q, k, v, softmax_scale, causal, window_left,
