@@ -255,10 +255,18 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
   else sm90_mask_apply<BN, true>(s, lo, hi);
 }
 
+/* The running row max moves only when a block's max passes it by more than this (log2 units,
+ * FlashAttention-4's trick): P is then at most 2^8 (exact in fp32, bf16 and fp16 alike; l and O
+ * accumulate in fp32; the LSE is exact), and O, which is rescaled whenever any row of the warp
+ * moved its max (~40% of the steps of a 16k row without it), is rescaled after the first blocks
+ * almost never: +0..+12%, NOTES.md step 19. 0 gives the exact running max. */
+#ifndef SM90_MAX_SLACK
+#define SM90_MAX_SLACK 8
+#endif
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
- * max in log2 units (scaled), l the thread's partial row sum (not kept with kRowSumMma: the P V
- * GEMM sums the rows), alpha the factor O must be scaled by before P V is added. A row with no
- * visible key so far keeps m = -inf and gets P = 0. */
+ * max in log2 units (scaled; up to SM90_MAX_SLACK below the true one), l the thread's partial
+ * row sum (not kept with kRowSumMma: the P V GEMM sums the rows), alpha the factor O must be
+ * scaled by before P V is added. A row with no visible key so far keeps m = -inf, P = 0. */
 template <int BN, bool kRowSumMma>
 __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
                                              float (&alpha)[2], float scale_log2) {
@@ -273,7 +281,9 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
     float mx = fmaxf(fmaxf(mp[0], mp[1]), fmaxf(mp[2], mp[3]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m[r], mx * scale_log2);
+    /* the running max moves only when the block's max passes it by more than SM90_MAX_SLACK */
+    const float m_cand = mx * scale_log2;
+    const float m_new = m_cand > m[r] + (float)SM90_MAX_SLACK ? m_cand : m[r];
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = ex2_approx(m[r] - m_use);
     m[r] = m_new;
