@@ -218,9 +218,9 @@ def time_samples(fn, iters):
 
 
 def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
-    """Per config: every (lib, variant) and cuDNN, round robin over `rounds` rounds of iters/rounds
-    calls each, each round starting with the next entry (so clock and thermal drift hit all
-    alike); median of the pooled samples."""
+    """Per config: every (lib, variant) and cuDNN, round robin over max(rounds, entries) rounds,
+    each opening with the next entry (so clock and thermal drift, and the edge of going first,
+    hit all alike); median of the pooled samples."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]

@@ -25,7 +25,7 @@ How it times (see also the Method section of the written report):
   * FLOPs: 4*B*H*Sq*Sk*D forward, halved for causal; backward 2.5x forward (FlashAttention's
     convention). Total time of the batch, never divided by batch size.
 Writes <out>/<gpu>-<date>[-quick].md, .png (TFLOP/s vs seqlen, one panel per head_dim x causal x
-direction) and .json (every measurement), and prints the tables.
+fwd/bwd; fwd_train is in the tables only) and .json (every measurement), and prints the tables.
 """
 import argparse
 import datetime
