@@ -54,6 +54,13 @@ for B, S, H, D, causal in CONFIGS:
         pn = DEV.params(q.detach(), k.detach(), v.detach(), o, None, causal, -1, -1, 1 / math.sqrt(D))
         modes["dev lse"] = (torch.no_grad, lambda: DEV.run(2, pl))
         modes["dev nolse"] = (torch.no_grad, lambda: DEV.run(2, pn))
+
+        def dev_lse_fresh():  # out and lse allocated per call, as the package does
+            o2 = torch.empty_like(q)
+            lse2 = torch.empty(B, H, S, device="cuda")
+            DEV.run(2, DEV.params(q.detach(), k.detach(), v.detach(), o2, lse2, causal, -1, -1,
+                                  1 / math.sqrt(D)))
+        modes["dev lse fresh"] = (torch.no_grad, dev_lse_fresh)
     res = {m: [] for m in modes}
     for _ in range(3):
         for m, (ctx, fn) in modes.items():

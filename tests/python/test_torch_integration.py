@@ -203,3 +203,43 @@ def test_eager_fast_path_matches_the_custom_op():
         ops.EAGER_FAST_PATH = True
     for a, b in zip(results[True], results[False]):
         assert torch.equal(a, b)
+
+
+@requires_cuda
+@pytest.mark.parametrize("grad", [False, True])
+def test_repeated_signature_reads_new_data(poison_outputs, grad):
+    """Calls of one signature after the first take the launch-parameter cache (ops.py): each
+    call must read its own inputs and write its own outputs (fresh data, fresh output buffers,
+    an input at another address with the same layout), forward and backward, each against its
+    own float64 reference."""
+    from cudadent import ops
+    from helpers import attention_ref, check_criterion
+    scale = 0.125
+    ops._fwd_cache.clear()
+    ops._bwd_cache.clear()
+    hits = 0
+    for seed in (0, 10, 20):
+        q, k, v = _qkv(B=2, Sq=130, Sk=200, Hq=4, Hkv=2, D=64, dtype=torch.float16, grad=grad,
+                       seed=seed)
+        before = len(ops._fwd_cache)
+        out, lse = _call_or_skip(lambda: cudadent.attention(q, k, v, causal=True,
+                                                            return_lse=True))
+        hits += len(ops._fwd_cache) == before
+        ref, ref_lse = attention_ref(q, k, v, scale, causal=True)
+        lowp, _ = attention_ref(q, k, v, scale, causal=True, dtype=q.dtype)
+        case = f"seed {seed} grad {grad}"
+        check_criterion("repeated_signature", case, "o", out, ref, lowp)
+        assert float((lse.double() - ref_lse).abs().max()) < 1e-3, case
+        if grad:
+            dout = randn(out.shape, out.dtype, seed + 7)
+            dq, dk, dv = torch.autograd.grad(out, (q, k, v), dout)
+            qd, kd, vd = (t.detach().double().requires_grad_(True) for t in (q, k, v))
+            rq, rk, rv = torch.autograd.grad(attention_ref(qd, kd, vd, scale, causal=True)[0],
+                                             (qd, kd, vd), dout.double())
+            ql, kl, vl = (t.detach().requires_grad_(True) for t in (q, k, v))
+            lq, lk, lv = torch.autograd.grad(
+                attention_ref(ql, kl, vl, scale, causal=True, dtype=q.dtype)[0], (ql, kl, vl), dout)
+            for name, x, r, lp in (("dq", dq, rq, lq), ("dk", dk, rk, lk), ("dv", dv, rv, lv)):
+                check_criterion("repeated_signature", case, name, x, r, lp)
+    assert hits == 2, "the second and third calls should have found the first one's signature"
+    assert len(ops._bwd_cache) == (1 if grad else 0)
