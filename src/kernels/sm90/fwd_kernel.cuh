@@ -11,7 +11,9 @@
  *     rows [64 (w-1), 64 w) of the tile. Per key block: S = Q K^T (wgmma, both operands in shared
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
  *     (exp2 with the scale folded in); P converted to 16 bits in registers becomes the A operand
- *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor).
+ *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
+ *     OVERLAP variants a consumer computes only the key blocks its own 64 rows see, and only
+ *     releases (takes its GEMM turn and frees the stages of) the tile's other blocks.
  *   Variant OVERLAP: the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j back to back,
  *     then does the softmax of S_next while the P V product runs (intra-warpgroup overlap, FA3
  *     paper section 3.2). O is rescaled only when some row of the warp got a new maximum.
@@ -390,6 +392,36 @@ __device__ __forceinline__ void sm90_consumer_step(
   }
 }
 
+/* Each consumer walks its own key range: the blocks its 64 query rows see, [c_lo, c_hi) within
+ * the tile's [n_lo, n_hi), with the per-element mask decided for its rows alone; the tile's other
+ * blocks it only releases (sm90_release_block). Under causal masking a 192-row tile (d64) spans
+ * two masked key blocks, a consumer's 64 rows at most one, and the top block is often invisible
+ * to consumers 0 and 1 (NOTES.md step 21). 0: every consumer computes the tile's whole range. */
+#ifndef SM90_CONSUMER_RANGE
+#define SM90_CONSUMER_RANGE 1
+#endif
+
+/* A key block of the tile that none of this consumer's rows sees: take and pass the GEMM turn (so
+ * that the turns keep going round in step with the other consumers) and free the block's K and V
+ * stages once they have been loaded (an arrival before the load would count for the stage's
+ * previous use). */
+template <int STAGES, bool kPingpong>
+__device__ __forceinline__ void sm90_release_block(const sm90_step_args &sa, uint32_t &stage,
+                                                   uint32_t &phase) {
+  mbar_wait(sa.bar_k_full + 8 * stage, phase);
+  if constexpr (kPingpong) {
+    named_bar_sync(sa.turn_bar, 256);
+    named_bar_arrive(sa.next_turn_bar, 256);
+  }
+  mbar_arrive_if(sa.bar_k_empty + 8 * stage, sa.lane == 0);
+  mbar_wait(sa.bar_v_full + 8 * stage, phase);
+  mbar_arrive_if(sa.bar_v_empty + 8 * stage, sa.lane == 0);
+  if (++stage == STAGES) {
+    stage = 0;
+    phase ^= 1;
+  }
+}
+
 /* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
  * slab -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one thread a
  * row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. */
@@ -662,35 +694,6 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           }
         }
       } else {
-        /* first block: S alone */
-        {
-          const int n = n_hi - 1;
-          mbar_wait(bar_k_full + 8 * stage, phase);
-          if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
-          const uint64_t dk = gmma_desc_add(desc_k0, stage * L::KV_BYTES);
-          wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
-          wgmma_commit();
-          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
-          wgmma_wait<0>();
-          sm90_fence_regs(s);
-          SM90_TRACE_EVENT(ct == 0, SM90_EV_S0, 0);
-          if (lane == 0) {
-            mbar_arrive(bar_k_empty + 8 * stage);
-            if (nblk == 1) mbar_arrive(bar_q_empty_t);
-          }
-          if (sm90_block_needs_mask<BM, BN>(n, tc.m_block, args.seqlen_q, args.seqlen_k,
-                                            args.window_left, args.window_right))
-            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
-                          args.window_right, lane);
-          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
-          sm90_convert_p<BN, kFp16>(s, p);
-        }
-        uint32_t v_stage = stage, v_phase = phase;
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
         sm90_step_args sa;
         sa.desc_q = desc_q;
         sa.desc_k0 = desc_k0;
@@ -705,23 +708,70 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.lane = lane;
         sa.ct = ct;
         sa.row0 = row0;
-        /* blocks n_hi - 2 .. n_lo, last to first, in three runs: those the right edge (end of
+        /* this consumer's key blocks [c_lo, c_hi) (at least one: a consumer whose rows see no
+         * key, or lie past seqlen_q, computes block n_lo, fully masked or discarded), and its
+         * mask decisions: as a tile of BLOCK_M 64 with index sub (SM90_CONSUMER_RANGE) */
+        constexpr int RM = SM90_CONSUMER_RANGE ? 64 : BM;
+        const int sub = SM90_CONSUMER_RANGE ? tc.m_block * NCW + cw : tc.m_block;
+        int c_lo = n_lo, c_hi = n_hi;
+        if constexpr (SM90_CONSUMER_RANGE) {
+          sm90_kv_range<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
+                                args.window_right, &c_lo, &c_hi);
+          c_lo = max(c_lo, n_lo);
+          c_hi = min(c_hi, n_hi);
+          if (c_hi <= c_lo) {
+            c_lo = n_lo;
+            c_hi = n_lo + 1;
+          }
+        }
+        for (int n = n_hi - 1; n >= c_hi; --n)
+          sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
+        /* first block: S alone */
+        {
+          const int n = c_hi - 1;
+          mbar_wait(bar_k_full + 8 * stage, phase);
+          if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
+          const uint64_t dk = gmma_desc_add(desc_k0, stage * L::KV_BYTES);
+          wgmma_fence();
+          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
+          wgmma_commit();
+          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
+          wgmma_wait<0>();
+          sm90_fence_regs(s);
+          SM90_TRACE_EVENT(ct == 0, SM90_EV_S0, 0);
+          if (lane == 0) {
+            mbar_arrive(bar_k_empty + 8 * stage);
+            if (c_hi - c_lo == 1) mbar_arrive(bar_q_empty_t);
+          }
+          if (sm90_block_needs_mask<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
+                                            args.window_left, args.window_right))
+            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+                          args.window_right, lane);
+          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+          sm90_convert_p<BN, kFp16>(s, p);
+        }
+        uint32_t v_stage = stage, v_phase = phase;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+        /* blocks c_hi - 2 .. c_lo, last to first, in three runs: those the right edge (end of
          * the keys, right window) cuts, the unmasked middle, those the left window cuts */
         int n_right, n_left;
-        sm90_unmasked_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+        sm90_unmasked_blocks<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
                                      args.window_right, &n_left, &n_right);
-        int n = n_hi - 2;
-        for (; n >= n_lo && n >= n_right; --n)
+        int n = c_hi - 2;
+        for (; n >= c_lo && n >= n_right; --n)
           sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
-                                                          n == n_lo, stage, phase, v_stage,
+                                                          n == c_lo, stage, phase, v_stage,
                                                           v_phase SM90_TRACE_ARGS);
-        for (; n >= n_lo && n >= n_left; --n)
+        for (; n >= c_lo && n >= n_left; --n)
           sm90_consumer_step<CFG, kFp16, kPingpong, false>(sa, args, s, p, o, m, l, alpha, n,
-                                                           n == n_lo, stage, phase, v_stage,
+                                                           n == c_lo, stage, phase, v_stage,
                                                            v_phase SM90_TRACE_ARGS);
-        for (; n >= n_lo; --n)
+        for (; n >= c_lo; --n)
           sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
-                                                          n == n_lo, stage, phase, v_stage,
+                                                          n == c_lo, stage, phase, v_stage,
                                                           v_phase SM90_TRACE_ARGS);
         /* last P V */
         sm90_rescale_o(o, alpha);
@@ -733,6 +783,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         wgmma_wait<0>();
         sm90_fence_regs(o);
         if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
+        /* the tile's blocks below this consumer's range (a left window): released */
+        for (int n = c_lo - 1; n >= n_lo; --n)
+          sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
         SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
       }
     }
