@@ -63,9 +63,11 @@ for step in "${steps[@]}"; do
           rm -f "$out/sanitize-run.log"
         done
         # the sm90 forward's other tile rows: d128 (long keys, unmasked) and d64 with 192 query
-        # rows (unmasked), and the row-sum twins of the rows (forward without LSE)
+        # rows (unmasked; masked from seqlen_q 2048, where consumers release the tile's blocks
+        # outside their own range), and the row-sum twins of the rows (forward without LSE)
         for shape in "--head-dim 128 --seqlen-q 300 --seqlen-k 4500 --dtype fp16" \
                      "--head-dim 64 --seqlen-q 400 --seqlen-k 700" \
+                     "--head-dim 64 --seqlen-q 2100 --seqlen-k 2300 --window 300,0" \
                      "--head-dim 128 --seqlen-q 300 --seqlen-k 500 --causal --no-lse" \
                      "--head-dim 64 --seqlen-q 400 --seqlen-k 700 --no-lse" \
                      "--head-dim 64 --seqlen-q 200 --seqlen-k 300 --causal --dtype fp16 --no-lse"; do
