@@ -12,8 +12,8 @@
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
  *     (exp2 with the scale folded in); P converted to 16 bits in registers becomes the A operand
  *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
- *     OVERLAP variants a consumer computes only the key blocks its own 64 rows see, and only
- *     releases (takes its GEMM turn and frees the stages of) the tile's other blocks.
+ *     OVERLAP variants of the 192-row tiles a consumer computes only the key blocks its own 64
+ *     rows see, and only releases (takes its GEMM turn and frees the stages of) the others.
  *   Variant OVERLAP: the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j back to back,
  *     then does the softmax of S_next while the P V product runs (intra-warpgroup overlap, FA3
  *     paper section 3.2). O is rescaled only when some row of the warp got a new maximum.
@@ -396,7 +396,10 @@ __device__ __forceinline__ void sm90_consumer_step(
  * the tile's [n_lo, n_hi), with the per-element mask decided for its rows alone; the tile's other
  * blocks it only releases (sm90_release_block). Under causal masking a 192-row tile (d64) spans
  * two masked key blocks, a consumer's 64 rows at most one, and the top block is often invisible
- * to consumers 0 and 1 (NOTES.md step 21). 0: every consumer computes the tile's whole range. */
+ * to consumers 0 and 1 (NOTES.md step 21). Compiled into the rows whose BLOCK_M is not BLOCK_N
+ * (d64 M192): in 128-row tiles over 128-key blocks a causal consumer has nothing to skip, and the
+ * short causal d64 configs there measured ~1% slower with it. 0: every consumer computes the
+ * tile's whole range. */
 #ifndef SM90_CONSUMER_RANGE
 #define SM90_CONSUMER_RANGE 1
 #endif
@@ -710,11 +713,12 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.row0 = row0;
         /* this consumer's key blocks [c_lo, c_hi) (at least one: a consumer whose rows see no
          * key, or lie past seqlen_q, computes block n_lo, fully masked or discarded), and its
-         * mask decisions: as a tile of BLOCK_M 64 with index sub (SM90_CONSUMER_RANGE) */
-        constexpr int RM = SM90_CONSUMER_RANGE ? 64 : BM;
-        const int sub = SM90_CONSUMER_RANGE ? tc.m_block * NCW + cw : tc.m_block;
+         * mask decisions: as a tile of BLOCK_M 64 with index sub (kRange, SM90_CONSUMER_RANGE) */
+        constexpr bool kRange = SM90_CONSUMER_RANGE && BM != BN;
+        constexpr int RM = kRange ? 64 : BM;
+        const int sub = kRange ? tc.m_block * NCW + cw : tc.m_block;
         int c_lo = n_lo, c_hi = n_hi;
-        if constexpr (SM90_CONSUMER_RANGE) {
+        if constexpr (kRange) {
           sm90_kv_range<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
                                 args.window_right, &c_lo, &c_hi);
           c_lo = max(c_lo, n_lo);
@@ -724,8 +728,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
             c_hi = n_lo + 1;
           }
         }
-        for (int n = n_hi - 1; n >= c_hi; --n)
-          sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
+        if constexpr (kRange)
+          for (int n = n_hi - 1; n >= c_hi; --n)
+            sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
         /* first block: S alone */
         {
           const int n = c_hi - 1;
@@ -784,8 +789,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sm90_fence_regs(o);
         if (lane == 0) mbar_arrive(bar_v_empty + 8 * v_stage);
         /* the tile's blocks below this consumer's range (a left window): released */
-        for (int n = c_lo - 1; n >= n_lo; --n)
-          sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
+        if constexpr (kRange)
+          for (int n = c_lo - 1; n >= n_lo; --n)
+            sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
         SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
       }
     }
