@@ -712,8 +712,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         sa.ct = ct;
         sa.row0 = row0;
         /* this consumer's key blocks [c_lo, c_hi) (at least one: a consumer whose rows see no
-         * key, or lie past seqlen_q, computes block n_lo, fully masked or discarded), and its
-         * mask decisions: as a tile of BLOCK_M 64 with index sub (kRange, SM90_CONSUMER_RANGE) */
+         * key computes block n_lo, fully masked; one whose rows all lie past seqlen_q computes
+         * what the last real row sees, its output clipped, NOTES.md step 22), and its mask
+         * decisions: as a tile of BLOCK_M 64 with index sub (kRange, SM90_CONSUMER_RANGE) */
         constexpr bool kRange = SM90_CONSUMER_RANGE && BM != BN;
         constexpr int RM = kRange ? 64 : BM;
         const int sub = kRange ? tc.m_block * NCW + cw : tc.m_block;
