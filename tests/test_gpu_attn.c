@@ -6,7 +6,8 @@
  * Tests: gpu_fwd/<case>, gpu_bwd/<case> and gpu_fwd_nolse/<case> (the forward asked for no LSE,
  * which the sm90 path runs with tensor-core row sums) over the case list below (lengths 1, 17, 127, 1000,
  * 4097, 4500; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
- * strides; outliers), gpu_bwd_deterministic (10 runs bit-identical), gpu_zero_length_*,
+ * strides; outliers), gpu_fwd_late_max/<i> (a row max that jumps by ~20 in the last key block
+ * walked), gpu_bwd_deterministic (10 runs bit-identical), gpu_zero_length_*,
  * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test.
  */
@@ -110,6 +111,29 @@ static const t_fn case_fns[][3] = {
     CASE_PTRS(6), CASE_PTRS(7), CASE_PTRS(8), CASE_PTRS(9), CASE_PTRS_10(1), CASE_PTRS_10(2),
     CASE_PTRS_10(3), CASE_PTRS_10(4), CASE_PTRS_10(5)};
 _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN rows for new cases");
+
+/* ---- a row max that jumps late -----------------------------------------------------------------
+ * Keys [0, 64) scaled by 8: a row's score max jumps by ~20 (log2 units) in the key block the
+ * sm90 forward reaches last (it walks the keys last to first), past what its main loop accepts
+ * without the block max (SM90_LAZY_MAX in kernels/sm90/fwd_kernel.cuh), so the exact softmax
+ * runs mid-row; in fp16 such a P would not even be finite. With and without LSE, both dims and
+ * dtypes, causal and not, one 192-row d64 case. */
+#define LATE_MAX_CASE(b, sq, sk, hq, hkv, dim, dt, c, lay, nolse)                                \
+  {.batch = b, .seqlen_q = sq, .seqlen_k = sk, .heads_q = hq, .heads_kv = hkv, .head_dim = dim,  \
+   .dtype = CUDADENT_DTYPE_##dt, .causal = c, .window_left = -1, .window_right = -1,            \
+   .layout = LAYOUT_##lay, .no_lse = nolse, .late_max = 1}
+static const problem_desc_t late_max_cases[] = {
+    LATE_MAX_CASE(1, 2100, 2100, 4, 2, 64, BF16, 1, CONTIGUOUS, 0),
+    LATE_MAX_CASE(1, 1000, 1000, 4, 2, 128, FP16, 0, PADDED, 0),
+    LATE_MAX_CASE(2, 1000, 1000, 4, 4, 64, FP16, 1, CONTIGUOUS, 1),
+    LATE_MAX_CASE(1, 300, 4500, 4, 2, 128, BF16, 0, HEADS_FIRST, 1),
+};
+enum { N_LATE_MAX = sizeof late_max_cases / sizeof late_max_cases[0] };
+static int late_max_case(int i) { return run_case(&late_max_cases[i], 0); }
+static int late_max_0(void) { return late_max_case(0); }
+static int late_max_1(void) { return late_max_case(1); }
+static int late_max_2(void) { return late_max_case(2); }
+static int late_max_3(void) { return late_max_case(3); }
 
 /* ---- deterministic backward -------------------------------------------------------------------- */
 static int test_bwd_deterministic(void) {
@@ -285,6 +309,13 @@ void register_gpu_attn_tests(void) {
       snprintf(names[dir][i], sizeof names[dir][i], "%s/%02d", dirs[dir], i);
       t_register(names[dir][i], case_fns[i][dir]);
     }
+  static const t_fn late_max_fns[] = {late_max_0, late_max_1, late_max_2, late_max_3};
+  _Static_assert(sizeof late_max_fns / sizeof late_max_fns[0] == N_LATE_MAX, "one per case");
+  static char late_names[N_LATE_MAX][32];
+  for (int i = 0; i < N_LATE_MAX; ++i) {
+    snprintf(late_names[i], sizeof late_names[i], "gpu_fwd_late_max/%d", i);
+    t_register(late_names[i], late_max_fns[i]);
+  }
   t_register("gpu_bwd_deterministic", test_bwd_deterministic);
   t_register("gpu_zero_length_seqlen_k", test_zero_seqlen_k);
   t_register("gpu_zero_length_seqlen_q", test_zero_seqlen_q);

@@ -52,9 +52,9 @@ void problem_describe(const problem_desc_t *d, char *buf, size_t len) {
   if (d->window_left >= 0 || d->window_right >= 0)
     snprintf(mask + strlen(mask), sizeof mask - strlen(mask), " window(%d,%d)", d->window_left,
              d->window_right);
-  snprintf(buf, len, "b%d sq%d sk%d h%d/%d d%d %s%s %s%s", d->batch, d->seqlen_q, d->seqlen_k,
+  snprintf(buf, len, "b%d sq%d sk%d h%d/%d d%d %s%s %s%s%s", d->batch, d->seqlen_q, d->seqlen_k,
            d->heads_q, d->heads_kv, d->head_dim, problem_dtype_name(d->dtype), mask,
-           layouts[d->layout], d->outliers ? " outliers" : "");
+           layouts[d->layout], d->outliers ? " outliers" : "", d->late_max ? " late-max" : "");
 }
 
 int problem_gpu_present(char *reason, size_t reason_len) {
@@ -131,7 +131,8 @@ static int tensor_alloc(problem_tensor_t *pt, problem_layout_t layout, int b, in
 
 /* Random input: dense host copy (returned) scattered into the device layout. */
 static int tensor_fill_random(problem_tensor_t *pt, cudadent_dtype_t dtype, int outliers,
-                              uint64_t *rng, uint16_t **host_dense, char *err, size_t err_len) {
+                              int big_rows, uint64_t *rng, uint16_t **host_dense, char *err,
+                              size_t err_len) {
   const int *dm = pt->dims;
   const size_t n = (size_t)dm[0] * dm[1] * dm[2] * dm[3];
   uint16_t *dense = malloc((n ? n : 1) * sizeof *dense);
@@ -150,6 +151,7 @@ static int tensor_fill_random(problem_tensor_t *pt, cudadent_dtype_t dtype, int 
         for (int d = 0; d < dm[3]; ++d, ++i) {
           double x = rng_normal(rng);
           if (outliers && rng_uniform(rng) < 0.002) x *= 8.0 + 8.0 * rng_uniform(rng);
+          if (s < big_rows) x *= 8.0;
           dense[i] = to_bits(dtype, x);
           strided[offset_of(&pt->t, b, s, h, d)] = dense[i];
         }
@@ -186,10 +188,11 @@ int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t 
     return -1;
   size_t lse_n = (size_t)d->batch * d->heads_q * d->seqlen_q;
   CUDA_OR_FAIL(cudaMalloc((void **)&pr->lse, (lse_n ? lse_n : 1) * sizeof(float)));
-  if (tensor_fill_random(&pr->q, d->dtype, d->outliers, &rng, &pr->host_q, err, err_len) ||
-      tensor_fill_random(&pr->k, d->dtype, d->outliers, &rng, &pr->host_k, err, err_len) ||
-      tensor_fill_random(&pr->v, d->dtype, d->outliers, &rng, &pr->host_v, err, err_len) ||
-      tensor_fill_random(&pr->dout, d->dtype, 0, &rng, &pr->host_dout, err, err_len))
+  if (tensor_fill_random(&pr->q, d->dtype, d->outliers, 0, &rng, &pr->host_q, err, err_len) ||
+      tensor_fill_random(&pr->k, d->dtype, d->outliers, d->late_max ? 64 : 0, &rng, &pr->host_k,
+                         err, err_len) ||
+      tensor_fill_random(&pr->v, d->dtype, d->outliers, 0, &rng, &pr->host_v, err, err_len) ||
+      tensor_fill_random(&pr->dout, d->dtype, 0, 0, &rng, &pr->host_dout, err, err_len))
     return -1;
   if (problem_poison(pr, 0) != 0 || problem_poison(pr, 1) != 0) {
     snprintf(err, err_len, "poisoning outputs failed");

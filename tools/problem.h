@@ -38,6 +38,8 @@ typedef struct problem_desc {
   float softmax_scale; /* 0: 1/sqrt(head_dim) */
   problem_layout_t layout;
   int outliers;        /* 1: about one element in 500 multiplied by 8..16 */
+  int late_max;        /* 1: keys [0, 64) multiplied by 8, so a row's score max jumps in the key
+                          block that kernels walking the keys last to first reach last */
   int deterministic;
   int no_lse;          /* 1: the forward is called with lse = NULL (so LSE is not checked) */
   uint64_t seed;       /* 0: drawn from the clock */

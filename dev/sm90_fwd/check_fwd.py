@@ -359,11 +359,15 @@ def trace(lib, cfg, variant):
                     prev_turn, cur = t, {7: t}
                 elif e in (8, 9, 10, 11) and 7 in cur:
                     cur[e] = t
-                    if e == 11 and all(x in cur for x in (8, 9, 10)):
+                    if e in (10, 11) and all(x in cur for x in (8, 9, 10, 11)):
                         acc[1] += cur[8] - cur[7]
                         acc[2] += cur[9] - cur[8]
-                        acc[3] += cur[10] - cur[9]
-                        acc[4] += cur[11] - cur[10]
+                        if cur[10] <= cur[11]:  # softmax, then the P V wait
+                            acc[3] += cur[10] - cur[9]
+                            acc[4] += cur[11] - cur[10]
+                        else:  # SM90_LAZY_MAX: the P V wait, then the softmax
+                            acc[4] += cur[11] - cur[9]
+                            acc[3] += cur[10] - cur[11]
                         steps += 1
                         prev_end = t
                 elif e != 7:

@@ -303,6 +303,66 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
   }
 }
 
+/* The main loop's softmax first tries the running max as it stands, without the block's max
+ * (the max reduction, 74 FMNMX and 4 SHFL a step, and its dependency chain before the first
+ * exp2): P = 2^(scale S - m) straight into the 16-bit p, then a check that every P of the warp
+ * is at most 2^SM90_LAZY_MAX_LOG2 (a block max that passed the running max by more than that, a
+ * row that has seen no key yet: m = -inf gives P = inf or NaN, NaN from -inf scores). The check
+ * passes on nearly every block after a row's first; where it fails, the warp runs the exact
+ * softmax (sm90_softmax) on S, which this path leaves intact. P <= 2^15 stays finite in fp16 and
+ * has the relative precision of any other P; m is still a score a row has seen (l >= 1), so l, O
+ * and the LSE are what the exact path gives. 0: always the exact softmax. */
+#ifndef SM90_LAZY_MAX
+#define SM90_LAZY_MAX 1
+#endif
+#define SM90_LAZY_MAX_LOG2 15
+
+/* The lazy softmax of one block (above): p = 16-bit P of s with the running max m; returns
+ * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) the
+ * check is on each thread's partial sums (P >= 0, so a sum <= 2^15 bounds every term), and l
+ * takes the block's sums only on success; with kRowSumMma on the max of the packed P. */
+template <int BN, bool kRowSumMma, bool kFp16>
+__device__ __forceinline__ bool sm90_softmax_lazy(const float (&s)[BN / 2], const float (&m)[2],
+                                                  float (&l)[2], uint32_t (&p)[BN / 4],
+                                                  float scale_log2) {
+  constexpr float kLimit = (float)(1 << SM90_LAZY_MAX_LOG2);
+  float sp[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float a = ex2_approx(fmaf(s[4 * j + 2 * r], scale_log2, -m[r]));
+      const float b = ex2_approx(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m[r]));
+      if constexpr (!kRowSumMma) sp[r][j % 4] += a + b;
+      p[2 * j + r] = sm90_pack2<kFp16>(a, b);
+    }
+  bool ok;
+  if constexpr (!kRowSumMma) {
+    float bs[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) bs[r] = (sp[r][0] + sp[r][1]) + (sp[r][2] + sp[r][3]);
+    ok = __all_sync(0xffffffffu, (bs[0] <= kLimit) & (bs[1] <= kLimit));
+    if (ok) {
+      l[0] += bs[0];
+      l[1] += bs[1];
+    }
+  } else {
+    /* max with NaN propagation over the packed pairs, then both halves <= 2^15 */
+    uint32_t mx = p[0];
+#pragma unroll
+    for (int i = 1; i < BN / 4; ++i) {
+      if constexpr (kFp16)
+        asm("max.NaN.f16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
+      else
+        asm("max.NaN.bf16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
+    }
+    /* non-negative 16-bit floats order like their bit patterns; NaN patterns lie above inf */
+    const uint32_t lim = kFp16 ? 0x7800u : 0x4700u; /* 2^15 */
+    ok = __all_sync(0xffffffffu, ((mx & 0xffffu) <= lim) & ((mx >> 16) <= lim));
+  }
+  return ok;
+}
+
 /* O *= alpha per row. Skipped (exactly: alpha is ex2(0) = 1) when no row of the warp got a new
  * maximum, which after the first blocks of a long row is the common case; the test is a warp
  * vote, so the branch is uniform. */
@@ -377,6 +437,19 @@ __device__ __forceinline__ void sm90_consumer_step(
   if constexpr (kMask)
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
+#if SM90_LAZY_MAX
+  wgmma_wait<0>(); /* P V done: p and the V stage are free */
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
+  sm90_fence_regs(o);
+  mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
+  if (sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, args.scale_log2)) {
+    alpha[0] = alpha[1] = 1.f;
+  } else {
+    sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+    sm90_convert_p<BN, kFp16>(s, p);
+  }
+  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
+#else
   sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
   wgmma_wait<0>(); /* P V done: p and the V stage are free */
@@ -384,6 +457,7 @@ __device__ __forceinline__ void sm90_consumer_step(
   sm90_fence_regs(o);
   mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
   sm90_convert_p<BN, kFp16>(s, p);
+#endif
   v_stage = stage;
   v_phase = phase;
   if (++stage == tile::STAGES) {
