@@ -10,7 +10,8 @@
  *   warpgroups 1.., consumers: after setmaxnreg.inc to CONSUMER_REGS, warpgroup w owns query
  *     rows [64 (w-1), 64 w) of the tile. Per key block: S = Q K^T (wgmma, both operands in shared
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
- *     (exp2 with the scale folded in); P converted to 16 bits in registers becomes the A operand
+ *     (exp2 with the scale folded in; after a row's first block from the running max as it
+ *     stands, checked after, SM90_LAZY_MAX); P converted to 16 bits in registers becomes the A operand
  *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
  *     OVERLAP variants of the 192-row tiles a consumer computes only the key blocks its own 64
  *     rows see, and only releases (takes its GEMM turn and frees the stages of) the others.
@@ -398,9 +399,11 @@ struct sm90_step_args {
  * the per-element mask.
  * Between the S wait and the P V wait there is no branch (predicated arrives; the mask chosen by
  * which run of the loop calls the step): with the branches there the kernel measured 3-15%
- * slower (NOTES.md step 13). ptxas still places the P V wait before most of the softmax; forcing
- * it after (full intra-warpgroup overlap) measured slower again, since issuing a consumer's
- * wgmmas blocks until they have nearly all run. */
+ * slower (NOTES.md step 13). ptxas placed the P V wait before most of the softmax anyway, and
+ * forcing it after (full intra-warpgroup overlap) measured slower, since issuing a consumer's
+ * wgmmas blocks until they have nearly all run; with SM90_LAZY_MAX the softmax writes P into p,
+ * so it follows the P V wait, and the exact softmax (a uniform branch) only where the check
+ * fails. */
 template <int CFG, bool kFp16, bool kPingpong, bool kMask>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
