@@ -26,6 +26,13 @@ if os.environ.get("DEV_LIB"):
 CONFIGS = [(4, 4096, 16, 128, False), (2, 8192, 16, 128, False), (2, 8192, 32, 64, True),
            (32, 512, 32, 64, True), (1, 16384, 16, 128, False), (32, 512, 16, 128, True),
            (4, 4096, 32, 64, True)]
+# ROUNDS (default 3): rounds over the modes, each opened by the next mode; ITERS calls a round
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+ITERS = int(os.environ.get("ITERS", "30"))
+# ONLY_CONFIGS="B,S,H,D,causal;...": these instead of CONFIGS
+if os.environ.get("ONLY_CONFIGS"):
+    CONFIGS = [tuple(int(x) for x in c.split(",")[:4]) + (c.split(",")[4] == "1",)
+               for c in os.environ["ONLY_CONFIGS"].split(";")]
 # SIDE_STREAM=1: every call on a side stream, as python -m cudadent.bench runs them
 STREAM = torch.cuda.Stream() if os.environ.get("SIDE_STREAM") == "1" else torch.cuda.current_stream()
 
@@ -62,9 +69,12 @@ for B, S, H, D, causal in CONFIGS:
                                   1 / math.sqrt(D)))
         modes["dev lse fresh"] = (torch.no_grad, dev_lse_fresh)
     res = {m: [] for m in modes}
-    for _ in range(3):
-        for m, (ctx, fn) in modes.items():
+    names = list(modes)
+    for r in range(ROUNDS):  # each mode opens one round in turn (NOTES.md step 18: order edge)
+        for i in range(len(names)):
+            m = names[(i + r) % len(names)]
+            ctx, fn = modes[m]
             with ctx(), torch.cuda.stream(STREAM):
-                res[m].append(time_events(fn, 3, 30))
+                res[m].append(time_events(fn, 3, ITERS))
     print("%d,%d,%d,%d,%d  " % (B, S, H, D, causal) + "  ".join(
         "%s %.1f" % (m, flops / statistics.median(t) / 1e9) for m, t in res.items()), flush=True)

@@ -21,7 +21,9 @@ How it times (see also the Method section of the written report):
     backward: the backward alone, as
     torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) on one forward's graph made
     before timing, so no forward is inside the timed region (dout: a fixed randn tensor);
-  * large shapes: CUDA events around each call, after warm-up; the median of N calls;
+  * large shapes: CUDA events around each call, after warm-up; every (backend, direction) of a
+    shape timed in rounds, each round opened by the next one in turn (clocks fall under
+    sustained load at the power limit); the median of the pooled calls;
   * FLOPs: 4*B*H*Sq*Sk*D forward, halved for causal; backward 2.5x forward (FlashAttention's
     convention). Total time of the batch, never divided by batch size.
 Writes <out>/<gpu>-<date>[-quick].md, .png (TFLOP/s vs seqlen, one panel per head_dim x causal x
@@ -180,6 +182,19 @@ def time_events(fn, warmup, iters, budget_s=2.0):
         ends[i].record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def time_event_samples(fn, calls):
+    """Milliseconds of each of `calls` calls of fn, CUDA events around each (no warm-up)."""
+    import torch
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    for i in range(calls):
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
 def time_graph(fn, stream, replays, calls=GRAPH_CALLS):
@@ -372,6 +387,99 @@ def measure_shape(cfg, backend, args, stream):
     return results
 
 
+def _backend_ctx(backend):
+    """What make_forward's ctx holds for `backend`, made fresh (a context manager is single-use)."""
+    import contextlib
+    if backend in SDPA_BACKENDS:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel([{"cudnn": SDPBackend.CUDNN_ATTENTION,
+                             "flash": SDPBackend.FLASH_ATTENTION,
+                             "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]])
+    return contextlib.nullcontext()
+
+
+def measure_fa3_interleaved(cfg, backends, args, stream):
+    """Result dicts of one FA3-suite shape for several backends, every (backend, direction)
+    timed in args.rounds rounds, each round opened by the next entry in turn, args.iters calls
+    in all (an untimed call before each round's share), median of the pooled samples.
+
+    Why: on an H100/H200 at its power limit the SM clock drops ~15% under sustained load (1.98 ->
+    ~1.65 GHz), so a measurement that follows lighter work reads up to ~10% high (measured:
+    dev/sm90_fwd/fwd_modes.py, bench/RESULTS.md session 5). Timing one backend's directions one
+    after another favoured whatever followed a light run; rounds give every entry the same mix
+    of predecessors."""
+    import torch
+    B, H, S, D, causal, suite = (cfg[k] for k in ("B", "H", "S", "D", "causal", "suite"))
+    tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
+    base = dict(suite=suite, B=B, H=H, S=S, D=D, causal=causal, dtype=cfg["dtype"])
+    q, k, v = _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
+    results, entries = [], []  # entries: (result dict, backend, grad mode, call)
+    for backend in backends:
+        for direction in DIRECTIONS[suite]:
+            r = dict(base, backend=backend, direction=direction)
+            results.append(r)
+            try:
+                with torch.cuda.stream(stream):
+                    fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, causal,
+                                                             args.sdpa_layout)
+                    with ctx:
+                        if direction == "fwd":
+                            with torch.no_grad():
+                                out = to_bshd(fwd()).float()
+                                if backend == "cudadent":
+                                    if cfg.get("ref") is not None:
+                                        r["max_abs_diff_vs_sdpa"] = float(
+                                            (out - cfg["ref"]).abs().max())
+                                elif cfg.get("ref") is None:
+                                    cfg["ref"] = out
+                                del out
+                            call, grad = fwd, False
+                        elif direction == "fwd_train":
+                            call, grad = fwd, True
+                        else:
+                            o = fwd()
+                            dout = torch.randn_like(o)
+
+                            def call(o=o, dout=dout, leaves=leaves):
+                                return torch.autograd.grad(o, leaves, dout, retain_graph=True)
+                            grad = True
+                        with torch.set_grad_enabled(grad):
+                            for _ in range(args.warmup):
+                                call()
+                    torch.cuda.synchronize()
+                entries.append((r, backend, grad, call))
+            except Exception as e:  # n/a in the table; the reason listed under it
+                r["error"] = _short_error(e)
+                if args.verbose:
+                    traceback.print_exc()
+                try:
+                    torch.cuda.synchronize()
+                except Exception:
+                    pass
+    rounds = max(1, args.rounds)
+    share = max(1, -(-args.iters // rounds))
+    samples = {id(e[0]): [] for e in entries}
+    for rnd in range(rounds):
+        for i in range(len(entries)):
+            r, backend, grad, call = entries[(i + rnd) % len(entries)]
+            if "error" in r:
+                continue
+            try:
+                with torch.cuda.stream(stream), _backend_ctx(backend), \
+                        torch.set_grad_enabled(grad):
+                    call()
+                    samples[id(r)] += time_event_samples(call, share)
+            except Exception as e:
+                r["error"] = _short_error(e)
+                if args.verbose:
+                    traceback.print_exc()
+    for r, *_ in entries:
+        if "error" not in r:
+            r["ms"] = statistics.median(samples[id(r)])
+            r["tflops"] = flops(B, H, S, D, causal, r["direction"]) / (r["ms"] * 1e-3) / 1e12
+    return results
+
+
 class _GraphFailed(Exception):
     def __init__(self, eager_ms, cause):
         super().__init__(f"CUDA graph capture failed: {_short_error(cause)}")
@@ -425,24 +533,38 @@ def run(args):
     env = environment()
     cfgs = shapes(args)
     # FlexAttention compiles each shape: its runs go last, so that --time-limit cuts them first.
-    tasks = [(cfg, b) for cfg in cfgs for b in backends_for(cfg, args) if b != "flex"]
+    # FA3 shapes: one task of all but flex, interleaved (measure_fa3_interleaved); small shapes
+    # (GPU time from CUDA graphs of short calls) and flex: one backend after another.
+    tasks = []
+    for cfg in cfgs:
+        bs = [b for b in backends_for(cfg, args) if b != "flex"]
+        if cfg["suite"] == "fa3" and bs:
+            tasks.append((cfg, tuple(bs)))
+        else:
+            tasks += [(cfg, b) for b in bs]
     tasks += [(cfg, b) for cfg in cfgs for b in backends_for(cfg, args) if b == "flex"]
     bar = _progress(len(tasks), "cudadent.bench")
     stream = torch.cuda.Stream()
     results = []
     t0 = time.time()
     for i, (cfg, backend) in enumerate(tasks):
+        names = backend if isinstance(backend, tuple) else (backend,)
         if args.time_limit is not None and time.time() - t0 > args.time_limit:
-            for direction in DIRECTIONS[cfg["suite"]]:
-                results.append(dict(suite=cfg["suite"], B=cfg["B"], H=cfg["H"], S=cfg["S"],
-                                    D=cfg["D"], causal=cfg["causal"], dtype=cfg["dtype"],
-                                    backend=backend, direction=direction,
-                                    error=f"skipped: --time-limit {args.time_limit:g} s reached"))
+            for b in names:
+                for direction in DIRECTIONS[cfg["suite"]]:
+                    results.append(dict(suite=cfg["suite"], B=cfg["B"], H=cfg["H"], S=cfg["S"],
+                                        D=cfg["D"], causal=cfg["causal"], dtype=cfg["dtype"],
+                                        backend=b, direction=direction,
+                                        error=f"skipped: --time-limit {args.time_limit:g} s "
+                                              "reached"))
             bar.update(1)
             continue
-        bar.set_postfix_str(f"{backend} B{cfg['B']} H{cfg['H']} S{cfg['S']} D{cfg['D']}"
+        bar.set_postfix_str(f"{'+'.join(names)} B{cfg['B']} H{cfg['H']} S{cfg['S']} D{cfg['D']}"
                             f"{' causal' if cfg['causal'] else ''}")
-        results.extend(measure_shape(cfg, backend, args, stream))
+        if isinstance(backend, tuple):
+            results.extend(measure_fa3_interleaved(cfg, backend, args, stream))
+        else:
+            results.extend(measure_shape(cfg, backend, args, stream))
         bar.update(1)
         if i + 1 == len(tasks) or tasks[i + 1][0] is not cfg:
             cfg.pop("ref", None)  # this shape is done: free its reference output
@@ -452,6 +574,23 @@ def run(args):
 
 
 # ---- report -----------------------------------------------------------------------------------
+
+def _fa3_method(args):
+    rounds = getattr(args, "rounds", None)  # absent from reports written before rounds existed
+    if rounds is None:
+        timing = (f"- FA3 suite: CUDA events around each call after {args.warmup} warm-up calls, "
+                  f"median of up to\n  {args.iters} calls (fewer for calls longer than "
+                  f"~{2.0 / args.iters * 1e3:.0f} ms), one backend after another.")
+    else:
+        share = max(1, -(-args.iters // max(1, rounds)))
+        timing = (f"- FA3 suite: CUDA events around each call; per shape every (backend, "
+                  f"direction) but flex\n  after {args.warmup} warm-up calls, timed in "
+                  f"{rounds} rounds of {share} calls (plus one untimed), each round\n  opened by "
+                  f"the next entry in turn (at the power limit the clock falls ~15% under\n  "
+                  f"sustained load: what follows lighter work reads high); median of the pooled "
+                  f"calls.\n  FlexAttention: one direction after another, after the others.")
+    return timing + ("\n  FLOPs: 4·B·H·S²·D forward, halved for causal; backward 2.5x forward.")
+
 
 def _cell(r, key="tflops", fmt="{:.1f}"):
     if r is None:
@@ -547,9 +686,7 @@ def method_text(args):
   recorded, as in a training step (each backend computes and saves its log-sum-exp). Backward: the backward alone,
   `torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)` on one forward graph made before
   timing (no forward inside the timed region).
-- FA3 suite: CUDA events around each call after {args.warmup} warm-up calls, median of up to
-  {args.iters} calls (fewer for calls longer than ~{2.0 / args.iters * 1e3:.0f} ms). FLOPs:
-  4·B·H·S²·D forward, halved for causal; backward 2.5x forward.
+{_fa3_method(args)}
 - Small shapes: a CUDA graph of {GRAPH_CALLS} calls, median of {args.replays} replays, divided by
   {GRAPH_CALLS} (GPU time per call); eager: CUDA events around a Python loop of {GRAPH_CALLS}
   eager calls, divided by {GRAPH_CALLS} (includes launch overhead).
@@ -654,6 +791,9 @@ def parse_args(argv=None):
     p.add_argument("--seqlens", default=None, help="FA3 suite seqlens, comma-separated")
     p.add_argument("--iters", type=int, default=None, help="timed calls per measurement (30)")
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=6,
+                   help="FA3 suite: rounds over every (backend, direction) of a shape, each "
+                   "opened by the next in turn; --iters calls in all")
     p.add_argument("--replays", type=int, default=None, help="graph replays, small shapes (20)")
     p.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
     p.add_argument("--no-plot", action="store_true")
