@@ -307,26 +307,24 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
 /* The main loop's softmax first tries the running max as it stands, without the block's max
  * (the max reduction, 74 FMNMX and 4 SHFL a step, and its dependency chain before the first
  * exp2): P = 2^(scale S - m) straight into the 16-bit p, then a check that every P of the warp
- * is at most 2^SM90_LAZY_MAX_LOG2 (a block max that passed the running max by more than that, a
- * row that has seen no key yet: m = -inf gives P = inf or NaN, NaN from -inf scores). The check
- * passes on nearly every block after a row's first; where it fails, the warp runs the exact
- * softmax (sm90_softmax) on S, which this path leaves intact. P <= 2^15 stays finite in fp16 and
- * has the relative precision of any other P; m is still a score a row has seen (l >= 1), so l, O
- * and the LSE are what the exact path gives. 0: always the exact softmax. */
+ * is below 2^SM90_MAX_SLACK, i.e. that the exact softmax would not move m either and would
+ * compute these same P (a NaN-propagating max over the packed P, 15 VHMNMX, and a warp vote).
+ * Where it fails (a block max past the slack; a row that has seen no key yet: m = -inf gives
+ * P = inf or NaN, NaN from -inf scores), the warp runs the exact softmax (sm90_softmax) on S,
+ * which this path leaves intact. So the results are the exact path's (up to rounding at the
+ * bound itself and the order of the fp32 row-sum additions); the check passes on nearly every
+ * block after a row's first (NOTES.md steps 23, 27). 0: always the exact softmax. */
 #ifndef SM90_LAZY_MAX
 #define SM90_LAZY_MAX 1
 #endif
-#define SM90_LAZY_MAX_LOG2 15
 
 /* The lazy softmax of one block (above): p = 16-bit P of s with the running max m; returns
- * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) the
- * check is on each thread's partial sums (P >= 0, so a sum <= 2^15 bounds every term), and l
- * takes the block's sums only on success; with kRowSumMma on the max of the packed P. */
+ * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) l
+ * takes the block's sums only on success. */
 template <int BN, bool kRowSumMma, bool kFp16>
 __device__ __forceinline__ bool sm90_softmax_lazy(const float (&s)[BN / 2], const float (&m)[2],
                                                   float (&l)[2], uint32_t (&p)[BN / 4],
                                                   float scale_log2) {
-  constexpr float kLimit = (float)(1 << SM90_LAZY_MAX_LOG2);
   float sp[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
@@ -337,29 +335,24 @@ __device__ __forceinline__ bool sm90_softmax_lazy(const float (&s)[BN / 2], cons
       if constexpr (!kRowSumMma) sp[r][j % 4] += a + b;
       p[2 * j + r] = sm90_pack2<kFp16>(a, b);
     }
-  bool ok;
+  /* max with NaN propagation over the packed pairs, then both halves below 2^SM90_MAX_SLACK
+   * (strictly: a P just above the bound may round down to it) */
+  uint32_t mx = p[0];
+#pragma unroll
+  for (int i = 1; i < BN / 4; ++i) {
+    if constexpr (kFp16)
+      asm("max.NaN.f16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
+    else
+      asm("max.NaN.bf16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
+  }
+  /* non-negative 16-bit floats order like their bit patterns; NaN patterns lie above inf */
+  const uint32_t lim = kFp16 ? (15u + SM90_MAX_SLACK) << 10 : (127u + SM90_MAX_SLACK) << 7;
+  const bool ok = __all_sync(0xffffffffu, ((mx & 0xffffu) < lim) & ((mx >> 16) < lim));
   if constexpr (!kRowSumMma) {
-    float bs[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) bs[r] = (sp[r][0] + sp[r][1]) + (sp[r][2] + sp[r][3]);
-    ok = __all_sync(0xffffffffu, (bs[0] <= kLimit) & (bs[1] <= kLimit));
     if (ok) {
-      l[0] += bs[0];
-      l[1] += bs[1];
-    }
-  } else {
-    /* max with NaN propagation over the packed pairs, then both halves <= 2^15 */
-    uint32_t mx = p[0];
 #pragma unroll
-    for (int i = 1; i < BN / 4; ++i) {
-      if constexpr (kFp16)
-        asm("max.NaN.f16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
-      else
-        asm("max.NaN.bf16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
+      for (int r = 0; r < 2; ++r) l[r] += (sp[r][0] + sp[r][1]) + (sp[r][2] + sp[r][3]);
     }
-    /* non-negative 16-bit floats order like their bit patterns; NaN patterns lie above inf */
-    const uint32_t lim = kFp16 ? 0x7800u : 0x4700u; /* 2^15 */
-    ok = __all_sync(0xffffffffu, ((mx & 0xffffu) <= lim) & ((mx >> 16) <= lim));
   }
   return ok;
 }
