@@ -174,14 +174,7 @@ def time_events(fn, warmup, iters, budget_s=2.0):
     torch.cuda.synchronize()
     one = time.perf_counter() - t0
     iters = max(5, min(iters, int(budget_s / max(one, 1e-6))))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    for i in range(iters):
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(time_event_samples(fn, iters))
 
 
 def time_event_samples(fn, calls):
@@ -333,6 +326,17 @@ def _inputs(B, H, S, D, dtype, requires_grad, seed):
     return q, k, v
 
 
+def _compare_output(cfg, backend, out, r):
+    """The first SDPA/Flex forward output of a shape becomes cfg["ref"]; cudadent's is compared
+    with it (r["max_abs_diff_vs_sdpa"])."""
+    out = out.float()
+    if backend == "cudadent":
+        if cfg.get("ref") is not None:
+            r["max_abs_diff_vs_sdpa"] = float((out - cfg["ref"]).abs().max())
+    elif cfg.get("ref") is None:
+        cfg["ref"] = out
+
+
 def measure_shape(cfg, backend, args, stream):
     """Result dicts (fwd, then bwd) of one shape and one backend. The first SDPA/Flex forward
     output of a shape is kept in cfg["ref"]; cudadent's is compared with it."""
@@ -352,14 +356,7 @@ def measure_shape(cfg, backend, args, stream):
                 with ctx:
                     if direction == "fwd":
                         with torch.no_grad():
-                            out = to_bshd(fwd()).float()
-                            if backend == "cudadent":
-                                if cfg.get("ref") is not None:
-                                    r["max_abs_diff_vs_sdpa"] = float(
-                                        (out - cfg["ref"]).abs().max())
-                            elif cfg.get("ref") is None:
-                                cfg["ref"] = out
-                            del out
+                            _compare_output(cfg, backend, to_bshd(fwd()), r)
                             r.update(_time(fwd, suite, args, stream))
                     elif direction == "fwd_train":
                         with torch.enable_grad():
@@ -425,14 +422,7 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
                     with ctx:
                         if direction == "fwd":
                             with torch.no_grad():
-                                out = to_bshd(fwd()).float()
-                                if backend == "cudadent":
-                                    if cfg.get("ref") is not None:
-                                        r["max_abs_diff_vs_sdpa"] = float(
-                                            (out - cfg["ref"]).abs().max())
-                                elif cfg.get("ref") is None:
-                                    cfg["ref"] = out
-                                del out
+                                _compare_output(cfg, backend, to_bshd(fwd()), r)
                             call, grad = fwd, False
                         elif direction == "fwd_train":
                             call, grad = fwd, True
