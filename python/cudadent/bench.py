@@ -265,6 +265,17 @@ def _flex_compiled():
     return _FLEX["fn"]
 
 
+def _backend_ctx(backend):
+    """What make_forward's ctx holds for `backend`, made fresh (a context manager is single-use)."""
+    import contextlib
+    if backend in SDPA_BACKENDS:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel([{"cudnn": SDPBackend.CUDNN_ATTENTION,
+                             "flash": SDPBackend.FLASH_ATTENTION,
+                             "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]])
+    return contextlib.nullcontext()
+
+
 def make_forward(backend, q, k, v, causal, sdpa_layout):
     """(fn, ctx, leaves, to_bshd): fn() runs one forward of `backend` while ctx is held; leaves
     are the tensors gradients are taken for; to_bshd(out) gives the output as (B, S, H, D).
@@ -285,11 +296,8 @@ def make_forward(backend, q, k, v, causal, sdpa_layout):
         leaves = (q, k, v)
     to_bshd = lambda o: o.transpose(1, 2)  # noqa: E731
     if backend in SDPA_BACKENDS:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        which = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
-                 "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]
         return (lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)), \
-            sdpa_kernel([which]), leaves, to_bshd
+            _backend_ctx(backend), leaves, to_bshd
     if backend == "flex":
         flex = _flex_compiled()
         from torch.nn.attention.flex_attention import create_block_mask
@@ -337,62 +345,73 @@ def _compare_output(cfg, backend, out, r):
         cfg["ref"] = out
 
 
-def measure_shape(cfg, backend, args, stream):
-    """Result dicts (fwd, then bwd) of one shape and one backend. The first SDPA/Flex forward
-    output of a shape is kept in cfg["ref"]; cudadent's is compared with it."""
+def _prepare_call(cfg, backend, direction, qkv, args, r):
+    """(call, grad): what to time for one backend and direction, and the grad mode to time it
+    in. fwd: the forward (its output checked by _compare_output into r); fwd_train: the same
+    call with gradients recorded; bwd: the backward of one forward graph made here. Runs on the
+    current stream; time the call under _backend_ctx(backend)."""
     import torch
-    B, H, S, D, causal, suite = (cfg[k] for k in ("B", "H", "S", "D", "causal", "suite"))
+    q, k, v = qkv
+    fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, cfg["causal"], args.sdpa_layout)
+    with ctx:
+        if direction == "fwd":
+            with torch.no_grad():
+                _compare_output(cfg, backend, to_bshd(fwd()), r)
+            return fwd, False
+        if direction == "fwd_train":
+            return fwd, True
+        o = fwd()
+        dout = torch.randn_like(o)
+
+    def bwd(o=o, dout=dout, leaves=leaves):
+        return torch.autograd.grad(o, leaves, dout, retain_graph=True)
+    return bwd, True
+
+
+def _record_error(r, e, args):
+    import torch
+    r["error"] = _short_error(e)
+    if isinstance(e, _GraphFailed):
+        r["eager_ms"] = e.eager_ms
+    if args.verbose:
+        traceback.print_exc()
+    try:
+        torch.cuda.synchronize()
+    except Exception:
+        pass
+
+
+def _shape_inputs(cfg):
+    import torch
+    B, H, S, D, causal = (cfg[k] for k in ("B", "H", "S", "D", "causal"))
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
-    base = dict(suite=suite, B=B, H=H, S=S, D=D, causal=causal, dtype=cfg["dtype"],
-                backend=backend)
-    q, k, v = _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
+    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
+
+
+def _base(cfg):
+    return {k: cfg[k] for k in ("suite", "B", "H", "S", "D", "causal", "dtype")}
+
+
+def measure_shape(cfg, backend, args, stream):
+    """Result dicts (each direction in turn) of one shape and one backend. The first SDPA/Flex
+    forward output of a shape is kept in cfg["ref"]; cudadent's is compared with it."""
+    import torch
+    qkv = _shape_inputs(cfg)
     results = []
-    for direction in DIRECTIONS[suite]:
-        r = dict(base, direction=direction)
+    for direction in DIRECTIONS[cfg["suite"]]:
+        r = dict(_base(cfg), backend=backend, direction=direction)
         try:
             with torch.cuda.stream(stream):
-                fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, causal,
-                                                         args.sdpa_layout)
-                with ctx:
-                    if direction == "fwd":
-                        with torch.no_grad():
-                            _compare_output(cfg, backend, to_bshd(fwd()), r)
-                            r.update(_time(fwd, suite, args, stream))
-                    elif direction == "fwd_train":
-                        with torch.enable_grad():
-                            r.update(_time(fwd, suite, args, stream))
-                    else:
-                        o = fwd()
-                        dout = torch.randn_like(o)
-
-                        def bwd(o=o, dout=dout, leaves=leaves):
-                            return torch.autograd.grad(o, leaves, dout, retain_graph=True)
-                        r.update(_time(bwd, suite, args, stream))
-                        del o, dout, bwd
-            r["tflops"] = flops(B, H, S, D, causal, direction) / (r["ms"] * 1e-3) / 1e12
+                call, grad = _prepare_call(cfg, backend, direction, qkv, args, r)
+                with _backend_ctx(backend), torch.set_grad_enabled(grad):
+                    r.update(_time(call, cfg["suite"], args, stream))
+                del call
+            r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
+                                direction) / (r["ms"] * 1e-3) / 1e12
         except Exception as e:  # n/a in the table; the reason listed under it
-            r["error"] = _short_error(e)
-            if isinstance(e, _GraphFailed):
-                r["eager_ms"] = e.eager_ms
-            if args.verbose:
-                traceback.print_exc()
-            try:
-                torch.cuda.synchronize()
-            except Exception:
-                pass
+            _record_error(r, e, args)
         results.append(r)
     return results
-
-
-def _backend_ctx(backend):
-    """What make_forward's ctx holds for `backend`, made fresh (a context manager is single-use)."""
-    import contextlib
-    if backend in SDPA_BACKENDS:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        return sdpa_kernel([{"cudnn": SDPBackend.CUDNN_ATTENTION,
-                             "flash": SDPBackend.FLASH_ATTENTION,
-                             "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]])
-    return contextlib.nullcontext()
 
 
 def measure_fa3_interleaved(cfg, backends, args, stream):
@@ -406,46 +425,22 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
     after another favoured whatever followed a light run; rounds give every entry the same mix
     of predecessors."""
     import torch
-    B, H, S, D, causal, suite = (cfg[k] for k in ("B", "H", "S", "D", "causal", "suite"))
-    tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
-    base = dict(suite=suite, B=B, H=H, S=S, D=D, causal=causal, dtype=cfg["dtype"])
-    q, k, v = _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
+    qkv = _shape_inputs(cfg)
     results, entries = [], []  # entries: (result dict, backend, grad mode, call)
     for backend in backends:
-        for direction in DIRECTIONS[suite]:
-            r = dict(base, backend=backend, direction=direction)
+        for direction in DIRECTIONS[cfg["suite"]]:
+            r = dict(_base(cfg), backend=backend, direction=direction)
             results.append(r)
             try:
                 with torch.cuda.stream(stream):
-                    fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, causal,
-                                                             args.sdpa_layout)
-                    with ctx:
-                        if direction == "fwd":
-                            with torch.no_grad():
-                                _compare_output(cfg, backend, to_bshd(fwd()), r)
-                            call, grad = fwd, False
-                        elif direction == "fwd_train":
-                            call, grad = fwd, True
-                        else:
-                            o = fwd()
-                            dout = torch.randn_like(o)
-
-                            def call(o=o, dout=dout, leaves=leaves):
-                                return torch.autograd.grad(o, leaves, dout, retain_graph=True)
-                            grad = True
-                        with torch.set_grad_enabled(grad):
-                            for _ in range(args.warmup):
-                                call()
+                    call, grad = _prepare_call(cfg, backend, direction, qkv, args, r)
+                    with _backend_ctx(backend), torch.set_grad_enabled(grad):
+                        for _ in range(args.warmup):
+                            call()
                     torch.cuda.synchronize()
                 entries.append((r, backend, grad, call))
             except Exception as e:  # n/a in the table; the reason listed under it
-                r["error"] = _short_error(e)
-                if args.verbose:
-                    traceback.print_exc()
-                try:
-                    torch.cuda.synchronize()
-                except Exception:
-                    pass
+                _record_error(r, e, args)
     rounds = max(1, args.rounds)
     share = max(1, -(-args.iters // rounds))
     samples = {id(e[0]): [] for e in entries}
@@ -460,13 +455,12 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
                     call()
                     samples[id(r)] += time_event_samples(call, share)
             except Exception as e:
-                r["error"] = _short_error(e)
-                if args.verbose:
-                    traceback.print_exc()
+                _record_error(r, e, args)
     for r, *_ in entries:
         if "error" not in r:
             r["ms"] = statistics.median(samples[id(r)])
-            r["tflops"] = flops(B, H, S, D, causal, r["direction"]) / (r["ms"] * 1e-3) / 1e12
+            r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
+                                r["direction"]) / (r["ms"] * 1e-3) / 1e12
     return results
 
 
