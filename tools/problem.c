@@ -352,7 +352,13 @@ static void compare(error_figure_t *f, const double *x, const double *ref, const
     }
     double d = fabs(x[i] - ref[i]);
     double dl = fabs(ref_round_to(dtype, lowp[i]) - ref[i]);
-    if (d > e) e = d;
+    if (d > e) {
+      e = d;
+      f->worst = i;
+      f->worst_x = x[i];
+      f->worst_ref = ref[i];
+      f->worst_lowp = ref_round_to(dtype, lowp[i]);
+    }
     if (dl > el) el = dl;
   }
   f->max_err = e;
@@ -423,6 +429,14 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
       if (orow[c] != 0.0) ++r->o.bad_elements;
   }
   compare(&r->o, o, o_ref, o_low, nq, d->dtype);
+  {
+    const size_t i = r->o.worst / d->head_dim; /* (b, s, h) of the worst O element */
+    const size_t h = i % d->heads_q, s = i / d->heads_q % d->seqlen_q,
+                 b = i / ((size_t)d->heads_q * d->seqlen_q);
+    const size_t row = (b * d->heads_q + h) * d->seqlen_q + s;
+    r->o_worst_lse = lse_f[row];
+    r->o_worst_lse_ref = lse_ref[row];
+  }
   /* LSE: fp32, independent of P's rounding: absolute 1e-3 on finite rows. */
   r->lse_checked = !d->no_lse;
   if (d->no_lse) {
@@ -488,10 +502,15 @@ done:
 static void print_figure(const char *name, const error_figure_t *f) {
   printf("    %-4s max_err %.3e  lowp_err %.3e  tol %.3e  bad %ld  %s\n", name, f->max_err,
          f->max_err_lowp, f->tolerance, f->bad_elements, f->pass ? "ok" : "FAIL");
+  if (f->max_err > 0.0)
+    printf("         worst: element %zu (dense b,s,h,d order) = %.6e, ref %.6e, lowp %.6e\n",
+           f->worst, f->worst_x, f->worst_ref, f->worst_lowp);
 }
 
 void problem_print_check(const check_result_t *r, int bwd) {
   print_figure("o", &r->o);
+  if (r->o.max_err > 0.0 && r->lse_checked)
+    printf("         its row's lse %.7e, ref %.7e\n", r->o_worst_lse, r->o_worst_lse_ref);
   if (r->lse_checked) print_figure("lse", &r->lse);
   else printf("    lse  not requested (lse = NULL)\n");
   if (bwd) {

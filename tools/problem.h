@@ -67,11 +67,14 @@ typedef struct error_figure {
   double tolerance;    /* 2 * max_err_lowp + 1e-5 */
   long bad_elements;   /* non-finite outputs, clobbered padding, masked rows not zero/-inf */
   int pass;
+  size_t worst;        /* dense index of the element with max_err, and its values */
+  double worst_x, worst_ref, worst_lowp;
 } error_figure_t;
 
 typedef struct check_result {
   error_figure_t o, lse, dq, dk, dv;
   int lse_checked; /* 0 where the forward was asked for no LSE */
+  double o_worst_lse, o_worst_lse_ref; /* the LSE of the worst O element's row, and its ref */
   int pass;
 } check_result_t;
 

@@ -2,7 +2,7 @@
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
 #   steps: build check bench ncu ncusrc sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
-#          trace accuracy
+#          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS)
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
@@ -104,6 +104,18 @@ for step in "$@"; do
       done ;;
     accuracy)
       timeout 120 python3 $S $LIBS accuracy --variants 2 2>&1 | tee "$out/accuracy.log" ;;
+    seeds) # O error against the criterion over seeds 1..NSEEDS of SEED_SHAPE (cudadent-bench
+      # shape flags), on the sm90 path of build-sm90 (and build-sm90b) and the sm80 path:
+      # "seed build path o_err lowp_err ratio(err/lowp)", then the worst element and its row's LSE
+      wait ${cmake_pid:-} 2>/dev/null; [ -n "${p7:-}" ] && wait $p7
+      for seed in $(seq 1 ${NSEEDS:-20}) ${EXTRA_SEEDS:-}; do
+        for bk in build-sm90:sm90 build-sm90b:sm90 build-sm90:sm80; do
+          b=${bk%%:*}; k=${bk##*:}; [ -x $b/cudadent-bench ] || continue
+          CUDADENT_KERNEL=$k timeout 60 $b/cudadent-bench $SEED_SHAPE --seed $seed --check --iters 1 > /tmp/seed.log 2>&1
+          awk -v s=$seed -v b=$b -v k=$k '/^    o /{e=$3; l=$5; f=$NF} /worst:|row.s lse/{w=w $0}
+            END {printf "%s %s %s %s %s %.3f %s\n", s, b, k, e, l, e/l, f; print w}' /tmp/seed.log
+        done
+      done 2>&1 | tee "$out/seeds.log" ;;
     sm80tests)
       CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
       echo "sm80: $(tail -1 "$out/tests_sm80.log")"; grep -B3 "FAIL \]" "$out/tests_sm80.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
