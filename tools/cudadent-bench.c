@@ -38,7 +38,7 @@ static void usage(FILE *f) {
           "                      [--heads-kv HKV] [--head-dim D] [--dtype bf16|fp16] [--causal]\n"
           "                      [--window L,R] [--layout contiguous|padded|heads-first] [--bwd]\n"
           "                      [--deterministic] [--no-lse] [--check] [--iters N] [--graph N]\n"
-          "                      [--seed S]\n"
+          "                      [--seed S] [--outliers]\n"
           "       cudadent-bench --suite default\n");
 }
 
@@ -110,6 +110,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--bwd")) o->bwd = 1;
     else if (!strcmp(a, "--deterministic")) d->deterministic = 1;
     else if (!strcmp(a, "--no-lse")) d->no_lse = 1; /* forward with lse = NULL */
+    else if (!strcmp(a, "--outliers")) d->outliers = 1; /* inputs: rare large elements */
     else if (!strcmp(a, "--check")) o->check = 1;
     else { fprintf(stderr, "cudadent-bench: unknown argument '%s'\n", a); usage(stderr); return -1; }
 #undef TAKES_VALUE

@@ -365,7 +365,7 @@ def trace(lib, cfg, variant):
                         if cur[10] <= cur[11]:  # softmax, then the P V wait
                             acc[3] += cur[10] - cur[9]
                             acc[4] += cur[11] - cur[10]
-                        else:  # SM90_LAZY_MAX: the P V wait, then the softmax
+                        else:  # the lazy softmax: the P V wait, then the softmax
                             acc[4] += cur[11] - cur[9]
                             acc[3] += cur[10] - cur[11]
                         steps += 1

@@ -11,8 +11,8 @@
  *     rows [64 (w-1), 64 w) of the tile. Per key block: S = Q K^T (wgmma, both operands in shared
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
  *     (exp2 with the scale folded in; after a row's first block from the running max as it
- *     stands, checked after, SM90_LAZY_MAX); P converted to 16 bits in registers becomes the A operand
- *     of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
+ *     stands, checked after: sm90_softmax_lazy); P converted to 16 bits in registers becomes the
+ *     A operand of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
  *     OVERLAP variants of the 192-row tiles a consumer computes only the key blocks its own 64
  *     rows see, and only releases (takes its GEMM turn and frees the stages of) the others.
  *   Variant OVERLAP: the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j back to back,
@@ -174,6 +174,17 @@ __device__ __forceinline__ uint32_t sm90_pack2(float lo, float hi) {
   return r;
 }
 
+/* per-half max of two packed 16-bit pairs, NaN where either half is NaN */
+template <bool kFp16>
+__device__ __forceinline__ uint32_t sm90_max_nan2(uint32_t a, uint32_t b) {
+  uint32_t r;
+  if constexpr (kFp16)
+    asm("max.NaN.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+  else
+    asm("max.NaN.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
 template <int N>
 __device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
 #pragma unroll
@@ -258,21 +269,63 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
   else sm90_mask_apply<BN, true>(s, lo, hi);
 }
 
-/* The running row max moves only when a block's max passes it by more than this (log2 units,
- * FlashAttention-4's trick): P is then at most 2^8 (exact in fp32, bf16 and fp16 alike; l and O
- * accumulate in fp32; the LSE is exact), and O, which is rescaled whenever any row of the warp
- * moved its max (~40% of the steps of a 16k row without it), is rescaled after the first blocks
- * almost never: +0..+12%, NOTES.md step 19. 0 gives the exact running max. */
+/* When the running row max m moves (FlashAttention-4's trick, refined; NOTES.md steps 19, 28):
+ * not on every new maximum, which would rescale O in nearly every step of a row's first blocks
+ * (a warp rescales when any of its 16 rows moved), but only when a block brings a P = 2^(scale S
+ * - m) above the row's bound: 2^-SM90_STALE_SHARE_LOG2 of the row's sum so far, at least 1
+ * and at most 2^SM90_MAX_SLACK. A P above 1 is rounded to 16 bits where the exact max
+ * would make the row's largest P exactly 1; the share bound keeps such a key to at most 1/9 of
+ * its row's final weight (1/(2^SHARE + 1)), so a key that dominates its row still gets P = 1
+ * (a fixed slack of 8 alone let it round: O up to 2.3x the criterion's low-precision error, step
+ * 27). The cap keeps P finite in fp16, and the LSE, m + log2(l) with the same m, is exact.
+ * SM90_STALE_SHARE_LOG2 large: the exact running max; SM90_MAX_SLACK 0 likewise. */
 #ifndef SM90_MAX_SLACK
 #define SM90_MAX_SLACK 8
 #endif
+#ifndef SM90_STALE_SHARE_LOG2
+#define SM90_STALE_SHARE_LOG2 3
+#endif
+
+/* bound[r]: the largest P that row r may take without moving m (above), from the row's sum so
+ * far in units of the current m: the quad's fp32 partial sums l added up (a butterfly: the same
+ * bits in all four lanes), or (kRowSumMma) the row-sum columns of the O accumulator (every
+ * column of the ones block holds the whole sum; complete only after the P V wait). The exact
+ * softmax takes it through sm90_quad_min, which makes it uniform across the quad in any case. */
+template <bool kRowSumMma, int NREG>
+__device__ __forceinline__ void sm90_row_bound(const float (&o)[NREG], const float (&l)[2],
+                                               float (&bound)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum;
+    if constexpr (kRowSumMma) {
+      sum = o[NREG - 4 + 2 * r]; /* NREG - 4 = D / 2 */
+    } else {
+      sum = l[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    }
+    bound[r] = fminf(fmaxf(sum * (1.f / (float)(1 << SM90_STALE_SHARE_LOG2)), 1.f),
+                     (float)(1 << SM90_MAX_SLACK));
+  }
+}
+
+__device__ __forceinline__ void sm90_quad_min(float (&x)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    x[r] = fminf(x[r], __shfl_xor_sync(0xffffffffu, x[r], 1));
+    x[r] = fminf(x[r], __shfl_xor_sync(0xffffffffu, x[r], 2));
+  }
+}
+
 /* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
- * max in log2 units (scaled; up to SM90_MAX_SLACK below the true one), l the thread's partial
- * row sum (not kept with kRowSumMma: the P V GEMM sums the rows), alpha the factor O must be
- * scaled by before P V is added. A row with no visible key so far keeps m = -inf, P = 0. */
+ * max in log2 units (scaled; m moves to the block's max only when that would bring a P above
+ * bound, which must be the same across the row's quad), l the thread's partial row sum (not kept
+ * with kRowSumMma: the P V GEMM sums the rows), alpha the factor O must be scaled by before P V
+ * is added. A row with no visible key so far keeps m = -inf, P = 0. */
 template <int BN, bool kRowSumMma>
 __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
-                                             float (&alpha)[2], float scale_log2) {
+                                             float (&alpha)[2], const float (&bound)[2],
+                                             float scale_log2) {
   /* four independent partial maxima and sums per row: short dependency chains (the "wait"
    * stall dominated ncu's breakdown with one serial chain of 32) */
 #pragma unroll
@@ -284,9 +337,10 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
     float mx = fmaxf(fmaxf(mp[0], mp[1]), fmaxf(mp[2], mp[3]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    /* the running max moves only when the block's max passes it by more than SM90_MAX_SLACK */
+    /* m moves where the block's largest P would pass the bound (m = -inf: always, ex2(inf);
+     * a row with no key in this block either: never, ex2(NaN) is NaN) */
     const float m_cand = mx * scale_log2;
-    const float m_new = m_cand > m[r] + (float)SM90_MAX_SLACK ? m_cand : m[r];
+    const float m_new = ex2_approx(m_cand - m[r]) > bound[r] ? m_cand : m[r];
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = ex2_approx(m[r] - m_use);
     m[r] = m_new;
@@ -304,19 +358,23 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
   }
 }
 
+/* How many of a consumer's key blocks, from its first, take the exact softmax without trying the
+ * lazy one (below): the first always (m = -inf); the second fails the check most of the time
+ * when the bound is taken from the few keys seen so far (NOTES.md step 28). */
+#ifndef SM90_EXACT_BLOCKS
+#define SM90_EXACT_BLOCKS 1
+#endif
+
 /* The main loop's softmax first tries the running max as it stands, without the block's max
  * (the max reduction, 74 FMNMX and 4 SHFL a step, and its dependency chain before the first
- * exp2): P = 2^(scale S - m) straight into the 16-bit p, then a check that every P of the warp
- * is below 2^SM90_MAX_SLACK, i.e. that the exact softmax would not move m either and would
- * compute these same P (a NaN-propagating max over the packed P, 15 VHMNMX, and a warp vote).
- * Where it fails (a block max past the slack; a row that has seen no key yet: m = -inf gives
+ * exp2): P = 2^(scale S - m) straight into the 16-bit p, then a check that every P of each row
+ * is at most the row's bound, i.e. that the exact softmax would not move m either and would
+ * compute these same P (per row a NaN-propagating max over the packed P, 15 VHMNMX in all, and a
+ * warp vote). Where it fails (a P past the bound; a row that has seen no key yet: m = -inf gives
  * P = inf or NaN, NaN from -inf scores), the warp runs the exact softmax (sm90_softmax) on S,
  * which this path leaves intact. So the results are the exact path's (up to rounding at the
- * bound itself and the order of the fp32 row-sum additions); the check passes on nearly every
- * block after a row's first (NOTES.md steps 23, 27). 0: always the exact softmax. */
-#ifndef SM90_LAZY_MAX
-#define SM90_LAZY_MAX 1
-#endif
+ * bound itself and the order of the fp32 row-sum additions); the check fails on a row's first
+ * blocks and then rarely (NOTES.md steps 23, 27, 28). */
 
 /* The lazy softmax of one block (above): p = 16-bit P of s with the running max m; returns
  * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) l
@@ -324,7 +382,7 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
 template <int BN, bool kRowSumMma, bool kFp16>
 __device__ __forceinline__ bool sm90_softmax_lazy(const float (&s)[BN / 2], const float (&m)[2],
                                                   float (&l)[2], uint32_t (&p)[BN / 4],
-                                                  float scale_log2) {
+                                                  const float (&bound)[2], float scale_log2) {
   float sp[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
@@ -335,19 +393,18 @@ __device__ __forceinline__ bool sm90_softmax_lazy(const float (&s)[BN / 2], cons
       if constexpr (!kRowSumMma) sp[r][j % 4] += a + b;
       p[2 * j + r] = sm90_pack2<kFp16>(a, b);
     }
-  /* max with NaN propagation over the packed pairs, then both halves below 2^SM90_MAX_SLACK
-   * (strictly: a P just above the bound may round down to it) */
-  uint32_t mx = p[0];
+  /* per row, a max with NaN propagation over the packed pairs; then the rows' maxima side by
+   * side (row 0 low, row 1 high) against the bounds in 16 bits: max(x, lim) == lim exactly when
+   * both halves are at most their bound and neither is NaN */
+  uint32_t mx[2] = {p[0], p[1]};
 #pragma unroll
-  for (int i = 1; i < BN / 4; ++i) {
-    if constexpr (kFp16)
-      asm("max.NaN.f16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
-    else
-      asm("max.NaN.bf16x2 %0, %0, %1;\n" : "+r"(mx) : "r"(p[i]));
-  }
-  /* non-negative 16-bit floats order like their bit patterns; NaN patterns lie above inf */
-  const uint32_t lim = kFp16 ? (15u + SM90_MAX_SLACK) << 10 : (127u + SM90_MAX_SLACK) << 7;
-  const bool ok = __all_sync(0xffffffffu, ((mx & 0xffffu) < lim) & ((mx >> 16) < lim));
+  for (int j = 1; j < BN / 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) mx[r] = sm90_max_nan2<kFp16>(mx[r], p[2 * j + r]);
+  const uint32_t lows = __byte_perm(mx[0], mx[1], 0x5410), highs = __byte_perm(mx[0], mx[1], 0x7632);
+  const uint32_t lim = sm90_pack2<kFp16>(bound[0], bound[1]);
+  const uint32_t both = sm90_max_nan2<kFp16>(sm90_max_nan2<kFp16>(lows, highs), lim);
+  const bool ok = __all_sync(0xffffffffu, both == lim);
   if constexpr (!kRowSumMma) {
     if (ok) {
 #pragma unroll
@@ -384,6 +441,7 @@ struct sm90_step_args {
   uint32_t bar_k_full, bar_k_empty, bar_v_full, bar_v_empty, bar_q_empty;
   int turn_bar, next_turn_bar; /* pingpong */
   int lane, ct, row0;
+  int lazy_from; /* blocks n <= lazy_from try the lazy softmax first (SM90_EXACT_BLOCKS) */
 };
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
@@ -394,9 +452,9 @@ struct sm90_step_args {
  * which run of the loop calls the step): with the branches there the kernel measured 3-15%
  * slower (NOTES.md step 13). ptxas placed the P V wait before most of the softmax anyway, and
  * forcing it after (full intra-warpgroup overlap) measured slower, since issuing a consumer's
- * wgmmas blocks until they have nearly all run; with SM90_LAZY_MAX the softmax writes P into p,
- * so it follows the P V wait, and the exact softmax (a uniform branch) only where the check
- * fails. */
+ * wgmmas blocks until they have nearly all run; the lazy softmax writes P into p and takes its
+ * bound from the row-sum columns, so it follows the P V wait, and the exact softmax (a uniform
+ * branch) only where the check fails. */
 template <int CFG, bool kFp16, bool kPingpong, bool kMask>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
@@ -433,27 +491,21 @@ __device__ __forceinline__ void sm90_consumer_step(
   if constexpr (kMask)
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
-#if SM90_LAZY_MAX
-  wgmma_wait<0>(); /* P V done: p and the V stage are free */
+  wgmma_wait<0>(); /* P V done: p and the V stage are free, the row-sum columns complete */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   sm90_fence_regs(o);
   mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
-  if (sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, args.scale_log2)) {
+  float bound[2];
+  sm90_row_bound<tile::ROWSUM_MMA>(o, l, bound);
+  if (n <= sa.lazy_from &&
+      sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, bound, args.scale_log2)) {
     alpha[0] = alpha[1] = 1.f;
   } else {
-    sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+    sm90_quad_min(bound);
+    sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, bound, args.scale_log2);
     sm90_convert_p<BN, kFp16>(s, p);
   }
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
-#else
-  sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
-  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
-  wgmma_wait<0>(); /* P V done: p and the V stage are free */
-  SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
-  sm90_fence_regs(o);
-  mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
-  sm90_convert_p<BN, kFp16>(s, p);
-#endif
   v_stage = stage;
   v_phase = phase;
   if (++stage == tile::STAGES) {
@@ -750,7 +802,10 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                             args.window_left, args.window_right))
             sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
                           args.window_right, lane);
-          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+          float bound[2];
+          sm90_row_bound<tile::ROWSUM_MMA>(o, l, bound); /* the last P V is waited for */
+          sm90_quad_min(bound);
+          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, bound, args.scale_log2);
           sm90_rescale_o(o, alpha);
           sm90_convert_p<BN, kFp16>(s, p);
           mbar_wait(bar_v_full + 8 * stage, phase);
@@ -799,6 +854,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
             c_hi = n_lo + 1;
           }
         }
+        sa.lazy_from = c_hi - 1 - SM90_EXACT_BLOCKS;
         if constexpr (kRange)
           for (int n = n_hi - 1; n >= c_hi; --n)
             sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
@@ -823,7 +879,8 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                             args.window_left, args.window_right))
             sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
                           args.window_right, lane);
-          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, args.scale_log2);
+          const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
+          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, first, args.scale_log2);
           sm90_convert_p<BN, kFp16>(s, p);
         }
         uint32_t v_stage = stage, v_phase = phase;
