@@ -5,7 +5,10 @@
  *   cudadent-bench [--batch B] [--seqlen-q SQ] [--seqlen-k SK] [--heads H] [--heads-kv HKV]
  *                  [--head-dim D] [--dtype bf16|fp16] [--causal] [--window L,R] [--layout
  *                  contiguous|padded|heads-first] [--bwd] [--deterministic] [--check]
- *                  [--iters N] [--graph N] [--seed S]
+ *                  [--iters N] [--graph N] [--seed S] [--outliers] [--no-lse]
+ *   cudadent-bench SHAPE --check-seeds N   the forward checked on seeds S.. S+N-1 (S = --seed,
+ *                                        default 1): the distribution of O's error ratio to the
+ *                                        low-precision reference's, and the failures
  *   cudadent-bench --suite default      the small shapes and a few FA3-suite shapes, each checked
  *                                        and timed, forward and backward
  *
@@ -30,6 +33,7 @@
 typedef struct options {
   problem_desc_t d;
   int bwd, check, iters, graph_calls, suite;
+  int check_seeds; /* --check-seeds N: the forward checked on N seeds, the error ratios summed up */
 } options_t;
 
 static void usage(FILE *f) {
@@ -38,7 +42,7 @@ static void usage(FILE *f) {
           "                      [--heads-kv HKV] [--head-dim D] [--dtype bf16|fp16] [--causal]\n"
           "                      [--window L,R] [--layout contiguous|padded|heads-first] [--bwd]\n"
           "                      [--deterministic] [--no-lse] [--check] [--iters N] [--graph N]\n"
-          "                      [--seed S] [--outliers]\n"
+          "                      [--seed S] [--outliers] [--check-seeds N]\n"
           "       cudadent-bench --suite default\n");
 }
 
@@ -112,6 +116,10 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--no-lse")) d->no_lse = 1; /* forward with lse = NULL */
     else if (!strcmp(a, "--outliers")) d->outliers = 1; /* inputs: rare large elements */
     else if (!strcmp(a, "--check")) o->check = 1;
+    else if (!strcmp(a, "--check-seeds")) {
+      TAKES_VALUE;
+      if (parse_int(a, val, 1, &o->check_seeds) != 0) return -1;
+    }
     else { fprintf(stderr, "cudadent-bench: unknown argument '%s'\n", a); usage(stderr); return -1; }
 #undef TAKES_VALUE
   }
@@ -211,6 +219,56 @@ static int run_shape(const options_t *o, int print_header) {
   return failed;
 }
 
+static int cmp_double_asc(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* --check-seeds N: the forward of one shape checked on seeds S, S+1, .. (S = --seed, default 1),
+ * each with fresh inputs; prints the distribution of max|o - ref| / max|o_lowp - ref| (the
+ * criterion is ratio <= 2 + 1e-5 / lowp) and the failures. Returns 0 when all pass. */
+static int run_check_seeds(const options_t *o) {
+  char desc[160], err[256] = "";
+  problem_describe(&o->d, desc, sizeof desc);
+  const int n = o->check_seeds;
+  double *ratio = malloc(n * sizeof *ratio);
+  if (!ratio) return 1;
+  int fails = 0, done = 0;
+  double lse_max = 0.0;
+  for (int i = 0; i < n; ++i) {
+    problem_desc_t d = o->d;
+    d.seed = (o->d.seed ? o->d.seed : 1) + (uint64_t)i;
+    problem_t pr;
+    check_result_t r;
+    if (problem_create(&pr, &d, err, sizeof err) != 0 ||
+        problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS || problem_check(&pr, 0, &r) != 0) {
+      printf("%s seed %llu: setup, run or check failed %s\n", desc, (unsigned long long)d.seed, err);
+      problem_destroy(&pr);
+      free(ratio);
+      return 1;
+    }
+    problem_destroy(&pr);
+    ratio[done++] = r.o.max_err / r.o.max_err_lowp;
+    if (r.lse_checked && r.lse.max_err > lse_max) lse_max = r.lse.max_err;
+    if (!r.pass) {
+      ++fails;
+      printf("  FAIL seed %llu: o %.3e lowp %.3e lse %.3e bad %ld\n", (unsigned long long)d.seed,
+             r.o.max_err, r.o.max_err_lowp, r.lse.max_err, r.o.bad_elements + r.lse.bad_elements);
+    }
+  }
+  double sum = 0.0;
+  for (int i = 0; i < done; ++i) sum += ratio[i];
+  qsort(ratio, done, sizeof *ratio, cmp_double_asc);
+  int over15 = 0;
+  for (int i = 0; i < done; ++i) over15 += ratio[i] > 1.5;
+  printf("%s seeds %d: o err/lowp mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f, >1.5: %d, "
+         "fails %d; lse max err %.2e\n",
+         desc, done, sum / done, ratio[done / 2], ratio[(int)(0.9 * (done - 1))],
+         ratio[(int)(0.99 * (done - 1))], ratio[done - 1], over15, fails, lse_max);
+  free(ratio);
+  return fails != 0;
+}
+
 static int run_default_suite(void) {
   /* small shapes of DESIGN.md (fp16, graph timing) and FA3-suite points (bf16, 16k tokens) */
   static const struct { int b, h, s, d, causal, small; } shapes[] = {
@@ -255,5 +313,6 @@ int main(int argc, char **argv) {
   printf("cudadent %d on %s (cc %d.%d, %d SMs)\n", cudadent_get_version(), prop.name, prop.major,
          prop.minor, prop.multiProcessorCount);
   if (o.suite) return run_default_suite() ? 1 : 0;
+  if (o.check_seeds) return run_check_seeds(&o) ? 1 : 0;
   return run_shape(&o, 1) ? 1 : 0;
 }

@@ -278,7 +278,8 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
  * its row's final weight (1/(2^SHARE + 1)), so a key that dominates its row still gets P = 1
  * (a fixed slack of 8 alone let it round: O up to 2.3x the criterion's low-precision error, step
  * 27). The cap keeps P finite in fp16, and the LSE, m + log2(l) with the same m, is exact.
- * SM90_STALE_SHARE_LOG2 large: the exact running max; SM90_MAX_SLACK 0 likewise. */
+ * SM90_STALE_SHARE_LOG2 large: the exact running max (SM90_MAX_SLACK 0 likewise); -20: the
+ * fixed slack alone. */
 #ifndef SM90_MAX_SLACK
 #define SM90_MAX_SLACK 8
 #endif
@@ -294,6 +295,8 @@ __device__ __forceinline__ void sm90_mask(float (&s)[BN / 2], int key0, int row0
 template <bool kRowSumMma, int NREG>
 __device__ __forceinline__ void sm90_row_bound(const float (&o)[NREG], const float (&l)[2],
                                                float (&bound)[2]) {
+  constexpr float kShare = SM90_STALE_SHARE_LOG2 >= 0 ? 1.f / (float)(1 << SM90_STALE_SHARE_LOG2)
+                                                      : (float)(1 << -SM90_STALE_SHARE_LOG2);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float sum;
@@ -304,8 +307,7 @@ __device__ __forceinline__ void sm90_row_bound(const float (&o)[NREG], const flo
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     }
-    bound[r] = fminf(fmaxf(sum * (1.f / (float)(1 << SM90_STALE_SHARE_LOG2)), 1.f),
-                     (float)(1 << SM90_MAX_SLACK));
+    bound[r] = fminf(fmaxf(sum * kShare, 1.f), (float)(1 << SM90_MAX_SLACK));
   }
 }
 
