@@ -2,7 +2,7 @@
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
 #   steps: build check bench ncu ncusrc sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
-#          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS)
+#          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS) seedstats (SEEDSTAT_SHAPES, NSEEDS)
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
@@ -116,6 +116,17 @@ for step in "$@"; do
             END {printf "%s %s %s %s %s %.3f %s\n", s, b, k, e, l, e/l, f; print w}' /tmp/seed.log
         done
       done 2>&1 | tee "$out/seeds.log" ;;
+    seedstats) # per shape of SEEDSTAT_SHAPES (cudadent-bench shape flags, ';' between shapes):
+      # the O error ratio's distribution over NSEEDS seeds (--check-seeds), on the sm90 path of
+      # build-sm90 (and build-sm90b) and the sm80 path
+      wait ${cmake_pid:-} 2>/dev/null; [ -n "${p7:-}" ] && wait $p7
+      IFS=';' read -ra shapes <<< "$SEEDSTAT_SHAPES"
+      for sh in "${shapes[@]}"; do
+        for bk in build-sm90:sm90 build-sm90b:sm90 build-sm90:sm80; do
+          b=${bk%%:*}; k=${bk##*:}; [ -x $b/cudadent-bench ] || continue
+          echo "$b $k: $(CUDADENT_KERNEL=$k timeout 300 $b/cudadent-bench $sh --check-seeds ${NSEEDS:-1000} 2>&1 | tail -4 | tr '\n' ' ')"
+        done
+      done 2>&1 | tee "$out/seedstats.log" ;;
     sm80tests)
       CUDADENT_KERNEL=sm80 timeout 120 build-sm90/tests/cudadent_tests gpu_fwd > "$out/tests_sm80.log" 2>&1
       echo "sm80: $(tail -1 "$out/tests_sm80.log")"; grep -B3 "FAIL \]" "$out/tests_sm80.log" | grep "  b[0-9]\|o    max_err" | cut -c1-150 ;;
