@@ -219,54 +219,21 @@ static int run_shape(const options_t *o, int print_header) {
   return failed;
 }
 
-static int cmp_double_asc(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* --check-seeds N: the forward of one shape checked on seeds S, S+1, .. (S = --seed, default 1),
- * each with fresh inputs; prints the distribution of max|o - ref| / max|o_lowp - ref| (the
- * criterion is ratio <= 2 + 1e-5 / lowp) and the failures. Returns 0 when all pass. */
+ * each with fresh inputs (problem_check_seeds). Returns 0 when all pass. */
 static int run_check_seeds(const options_t *o) {
   char desc[160], err[256] = "";
   problem_describe(&o->d, desc, sizeof desc);
-  const int n = o->check_seeds;
-  double *ratio = malloc(n * sizeof *ratio);
-  if (!ratio) return 1;
-  int fails = 0, done = 0;
-  double lse_max = 0.0;
-  for (int i = 0; i < n; ++i) {
-    problem_desc_t d = o->d;
-    d.seed = (o->d.seed ? o->d.seed : 1) + (uint64_t)i;
-    problem_t pr;
-    check_result_t r;
-    if (problem_create(&pr, &d, err, sizeof err) != 0 ||
-        problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS || problem_check(&pr, 0, &r) != 0) {
-      printf("%s seed %llu: setup, run or check failed %s\n", desc, (unsigned long long)d.seed, err);
-      problem_destroy(&pr);
-      free(ratio);
-      return 1;
-    }
-    problem_destroy(&pr);
-    ratio[done++] = r.o.max_err / r.o.max_err_lowp;
-    if (r.lse_checked && r.lse.max_err > lse_max) lse_max = r.lse.max_err;
-    if (!r.pass) {
-      ++fails;
-      printf("  FAIL seed %llu: o %.3e lowp %.3e lse %.3e bad %ld\n", (unsigned long long)d.seed,
-             r.o.max_err, r.o.max_err_lowp, r.lse.max_err, r.o.bad_elements + r.lse.bad_elements);
-    }
+  seed_stats_t st;
+  if (problem_check_seeds(&o->d, o->check_seeds, &st, err, sizeof err) != 0) {
+    printf("%s: %s\n", desc, err);
+    return 1;
   }
-  double sum = 0.0;
-  for (int i = 0; i < done; ++i) sum += ratio[i];
-  qsort(ratio, done, sizeof *ratio, cmp_double_asc);
-  int over15 = 0;
-  for (int i = 0; i < done; ++i) over15 += ratio[i] > 1.5;
   printf("%s seeds %d: o err/lowp mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f, >1.5: %d, "
          "fails %d; lse max err %.2e\n",
-         desc, done, sum / done, ratio[done / 2], ratio[(int)(0.9 * (done - 1))],
-         ratio[(int)(0.99 * (done - 1))], ratio[done - 1], over15, fails, lse_max);
-  free(ratio);
-  return fails != 0;
+         desc, st.runs, st.mean, st.p50, st.p90, st.p99, st.max, st.over_1_5, st.fails,
+         st.lse_max_err);
+  return st.fails != 0;
 }
 
 static int run_default_suite(void) {

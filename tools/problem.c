@@ -520,6 +520,61 @@ void problem_print_check(const check_result_t *r, int bwd) {
   }
 }
 
+static int cmp_double(const void *a, const void *b) { /* qsort, ascending */
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int problem_check_seeds(const problem_desc_t *desc, int n, seed_stats_t *st, char *err,
+                        size_t err_len) {
+  memset(st, 0, sizeof *st);
+  double *ratio = malloc((n > 0 ? n : 1) * sizeof *ratio);
+  if (!ratio) {
+    snprintf(err, err_len, "out of host memory");
+    return -1;
+  }
+  for (int i = 0; i < n; ++i) {
+    problem_desc_t d = *desc;
+    d.seed = (desc->seed ? desc->seed : 1) + (uint64_t)i;
+    problem_t pr;
+    check_result_t r;
+    int rc = problem_create(&pr, &d, err, err_len);
+    if (rc == 0 && problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+      snprintf(err, err_len, "seed %llu: %s", (unsigned long long)d.seed,
+               cudadent_get_last_error_message());
+      rc = -1;
+    }
+    if (rc == 0 && problem_check(&pr, 0, &r) != 0) {
+      snprintf(err, err_len, "seed %llu: CUDA failure in the check", (unsigned long long)d.seed);
+      rc = -1;
+    }
+    problem_destroy(&pr);
+    if (rc != 0) {
+      free(ratio);
+      return -1;
+    }
+    ratio[st->runs++] = r.o.max_err / r.o.max_err_lowp;
+    st->fails += !r.pass;
+    if (r.lse_checked && r.lse.max_err > st->lse_max_err) st->lse_max_err = r.lse.max_err;
+  }
+  double sum = 0.0;
+  for (int i = 0; i < st->runs; ++i) {
+    sum += ratio[i];
+    st->over_1_5 += ratio[i] > 1.5;
+  }
+  qsort(ratio, st->runs, sizeof *ratio, cmp_double);
+  const int last = st->runs - 1;
+  if (st->runs > 0) {
+    st->mean = sum / st->runs;
+    st->p50 = ratio[last / 2];
+    st->p90 = ratio[(int)(0.9 * last)];
+    st->p99 = ratio[(int)(0.99 * last)];
+    st->max = ratio[last];
+  }
+  free(ratio);
+  return 0;
+}
+
 int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, uint16_t **dv) {
   const problem_tensor_t *ts[3] = {&pr->dq, &pr->dk, &pr->dv};
   uint16_t **outs[3] = {dq, dk, dv};
@@ -533,11 +588,6 @@ int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, ui
 }
 
 /* ---- timing -------------------------------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 #undef CUDA_OR_FAIL
 #define CUDA_OR_FAIL(call)                                                                  \

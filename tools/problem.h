@@ -101,6 +101,18 @@ cudadent_status_t problem_run_bwd(problem_t *pr, void *stream);
 int problem_check(problem_t *pr, int bwd, check_result_t *r);
 void problem_print_check(const check_result_t *r, int bwd);
 
+/* The forward of desc checked on n seeds, desc->seed (1 if 0) and on: the distribution of O's
+ * error ratio max|o - ref| / max|o_lowp - ref| (a kernel's accuracy class: the exact-max
+ * softmax's mean is ~0.75 on small bf16 shapes, a kernel as accurate as the low-precision
+ * reference ~1), the criterion failures and the LSE's max error. Returns 0, or -1 (message in
+ * err) when a run could not be set up, run or checked. */
+typedef struct seed_stats {
+  int runs, fails, over_1_5;
+  double mean, p50, p90, p99, max, lse_max_err;
+} seed_stats_t;
+int problem_check_seeds(const problem_desc_t *desc, int n, seed_stats_t *st, char *err,
+                        size_t err_len);
+
 /* Copies the 16-bit gradient outputs (dq, dk, dv allocations) to host buffers the caller frees,
  * for bit-identity comparisons. */
 int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, uint16_t **dv);
