@@ -429,7 +429,7 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
       if (orow[c] != 0.0) ++r->o.bad_elements;
   }
   compare(&r->o, o, o_ref, o_low, nq, d->dtype);
-  {
+  if (nq > 0) {
     const size_t i = r->o.worst / d->head_dim; /* (b, s, h) of the worst O element */
     const size_t h = i % d->heads_q, s = i / d->heads_q % d->seqlen_q,
                  b = i / ((size_t)d->heads_q * d->seqlen_q);
