@@ -125,6 +125,10 @@ static int parse_args(int argc, char **argv, options_t *o) {
   }
   if (!seqlen_k_given) d->seqlen_k = d->seqlen_q;
   if (d->heads_kv == 0) d->heads_kv = d->heads_q;
+  if (o->check_seeds && (o->bwd || o->suite)) {
+    fprintf(stderr, "cudadent-bench: --check-seeds checks the forward of one shape (no --bwd, --suite)\n");
+    return -1;
+  }
   if (d->no_lse && o->bwd) {
     fprintf(stderr, "cudadent-bench: --no-lse is forward-only (the backward reads the LSE)\n");
     return -1;
