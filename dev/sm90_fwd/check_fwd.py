@@ -15,6 +15,7 @@ of --iters; FLOPs 4 B H Sq Sk D, halved for causal.
 """
 import ctypes
 import math
+import random
 import statistics
 import sys
 
@@ -218,9 +219,10 @@ def time_samples(fn, iters):
 
 
 def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
-    """Per config: every (lib, variant) and cuDNN, round robin over max(rounds, entries) rounds,
-    each opening with the next entry (so clock and thermal drift, and the edge of going first,
-    hit all alike); median of the pooled samples."""
+    """Per config: every (lib, variant) and cuDNN, over max(rounds, entries) rounds, each in its
+    own shuffled order (seeded), so clock and thermal drift, the edge of going first and the edge
+    of following a light entry hit all alike; median of the pooled samples. (A fixed cyclic order
+    gave the entry after cuDNN ~4-5% at 16k: NOTES.md step 30.)"""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
@@ -263,10 +265,11 @@ def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
             for _ in range(3):
                 f()
         torch.cuda.synchronize()
-        nr = max(rounds, len(fns))  # each entry opens a round: the first has an edge at 8k-16k
-        for r in range(nr):  # (NOTES.md step 18)
-            for k in range(len(fns)):
-                i = (k + r) % len(fns)
+        nr = max(rounds, len(fns))  # the first measured has an edge at 8k-16k (NOTES.md step 18)
+        for r in range(nr):
+            order = list(range(len(fns)))
+            random.Random(r).shuffle(order)
+            for i in order:
                 samples[i] += time_samples(fns[i], max(3, iters // nr))
         tf = [flops / statistics.median(t) / 1e9 for t in samples]
         ratios.append(tf[0] / tf[-1])

@@ -22,8 +22,9 @@ How it times (see also the Method section of the written report):
     torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) on one forward's graph made
     before timing, so no forward is inside the timed region (dout: a fixed randn tensor);
   * large shapes: CUDA events around each call, after warm-up; every (backend, direction) of a
-    shape timed in rounds, each round opened by the next one in turn (clocks fall under
-    sustained load at the power limit); the median of the pooled calls;
+    shape timed in rounds, each round in its own shuffled order (clocks fall under sustained
+    load at the power limit, so what follows lighter work reads high); the median of the pooled
+    calls;
   * FLOPs: 4*B*H*Sq*Sk*D forward, halved for causal; backward 2.5x forward (FlashAttention's
     convention). Total time of the batch, never divided by batch size.
 Writes <out>/<gpu>-<date>[-quick].md, .png (TFLOP/s vs seqlen, one panel per head_dim x causal x
@@ -34,6 +35,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -416,14 +418,15 @@ def measure_shape(cfg, backend, args, stream):
 
 def measure_fa3_interleaved(cfg, backends, args, stream):
     """Result dicts of one FA3-suite shape for several backends, every (backend, direction)
-    timed in args.rounds rounds, each round opened by the next entry in turn, args.iters calls
-    in all (an untimed call before each round's share), median of the pooled samples.
+    timed in args.rounds rounds, each round in its own shuffled order (seeded by the round), args.iters
+    calls in all (an untimed call before each round's share), median of the pooled samples.
 
     Why: on an H100/H200 at its power limit the SM clock drops ~15% under sustained load (1.98 ->
     ~1.65 GHz), so a measurement that follows lighter work reads up to ~10% high (measured:
     dev/sm90_fwd/fwd_modes.py, bench/RESULTS.md session 5). Timing one backend's directions one
-    after another favoured whatever followed a light run; rounds give every entry the same mix
-    of predecessors."""
+    after another favoured whatever followed a light run. Rounds in a fixed cyclic order still
+    gave each entry the same predecessor in nearly every round (in the dev bench the entry after
+    cuDNN read ~4-5% high at 16k, dev/sm90_fwd/NOTES.md step 30); shuffled rounds vary it."""
     import torch
     qkv = _shape_inputs(cfg)
     results, entries = [], []  # entries: (result dict, backend, grad mode, call)
@@ -445,8 +448,10 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
     share = max(1, -(-args.iters // rounds))
     samples = {id(e[0]): [] for e in entries}
     for rnd in range(rounds):
-        for i in range(len(entries)):
-            r, backend, grad, call = entries[(i + rnd) % len(entries)]
+        order = list(range(len(entries)))
+        random.Random(rnd).shuffle(order)
+        for i in order:
+            r, backend, grad, call = entries[i]
             if "error" in r:
                 continue
             try:
@@ -567,10 +572,12 @@ def _fa3_method(args):
                   f"~{2.0 / args.iters * 1e3:.0f} ms), one backend after another.")
     else:
         share = max(1, -(-args.iters // max(1, rounds)))
+        order = ("in its own shuffled order" if getattr(args, "round_order", "cyclic") == "shuffled"
+                 else "opened by the next entry in turn")
         timing = (f"- FA3 suite: CUDA events around each call; per shape every (backend, "
                   f"direction) but flex\n  after {args.warmup} warm-up calls, timed in "
-                  f"{rounds} rounds of {share} calls (plus one untimed), each round\n  opened by "
-                  f"the next entry in turn (at the power limit the clock falls ~15% under\n  "
+                  f"{rounds} rounds of {share} calls (plus one untimed), each round\n  {order} "
+                  f"(at the power limit the clock falls ~15% under\n  "
                   f"sustained load: what follows lighter work reads high); median of the pooled "
                   f"calls.\n  FlexAttention: one direction after another, after the others.")
     return timing + ("\n  FLOPs: 4·B·H·S²·D forward, halved for causal; backward 2.5x forward.")
@@ -777,7 +784,7 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=6,
                    help="FA3 suite: rounds over every (backend, direction) of a shape, each "
-                   "opened by the next in turn; --iters calls in all")
+                   "in its own shuffled order; --iters calls in all")
     p.add_argument("--replays", type=int, default=None, help="graph replays, small shapes (20)")
     p.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
     p.add_argument("--no-plot", action="store_true")
@@ -798,6 +805,7 @@ def parse_args(argv=None):
         args.iters = 10 if args.quick else 30
     if args.replays is None:
         args.replays = 8 if args.quick else 20
+    args.round_order = "shuffled"  # saved with the report: older reports' rounds were cyclic
     args.out_given = args.out
     if args.out is None:
         args.out = _default_out()

@@ -320,29 +320,38 @@ __device__ __forceinline__ void sm90_quad_min(float (&x)[2]) {
   }
 }
 
-/* Online softmax of one block, in place: s becomes P (unnormalized, fp32); m is the running row
- * max in log2 units (scaled; m moves to the block's max only when that would bring a P above
- * bound, which must be the same across the row's quad), l the thread's partial row sum (not kept
- * with kRowSumMma: the P V GEMM sums the rows), alpha the factor O must be scaled by before P V
- * is added. A row with no visible key so far keeps m = -inf, P = 0. */
-template <int BN, bool kRowSumMma>
-__device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
-                                             float (&alpha)[2], const float (&bound)[2],
-                                             float scale_log2) {
-  /* four independent partial maxima and sums per row: short dependency chains (the "wait"
-   * stall dominated ncu's breakdown with one serial chain of 32) */
+/* The row maxima of a block's scores (raw, before the scale), reduced over the row's quad.
+ * Four independent partial maxima per row: short dependency chains (the "wait" stall dominated
+ * ncu's breakdown with one serial chain of 32). */
+template <int BN>
+__device__ __forceinline__ void sm90_row_max(const float (&s)[BN / 2], float (&mx)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mp[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
       mp[j % 4] = fmaxf(mp[j % 4], fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-    float mx = fmaxf(fmaxf(mp[0], mp[1]), fmaxf(mp[2], mp[3]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    mx[r] = fmaxf(fmaxf(mp[0], mp[1]), fmaxf(mp[2], mp[3]));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+  }
+}
+
+/* Online softmax of one block, in place, given its row maxima mx (sm90_row_max): s becomes P
+ * (unnormalized, fp32); m is the running row max in log2 units (scaled; m moves to the block's
+ * max only when that would bring a P above bound, which must be the same across the row's quad),
+ * l the thread's partial row sum (not kept with kRowSumMma: the P V GEMM sums the rows), alpha
+ * the factor O must be scaled by before P V is added. A row with no visible key so far keeps
+ * m = -inf, P = 0. */
+template <int BN, bool kRowSumMma>
+__device__ __forceinline__ void sm90_softmax_exp(float (&s)[BN / 2], const float (&mx)[2],
+                                                 float (&m)[2], float (&l)[2], float (&alpha)[2],
+                                                 const float (&bound)[2], float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
     /* m moves where the block's largest P would pass the bound (m = -inf: always, ex2(inf);
      * a row with no key in this block either: never, ex2(NaN) is NaN) */
-    const float m_cand = mx * scale_log2;
+    const float m_cand = mx[r] * scale_log2;
     const float m_new = ex2_approx(m_cand - m[r]) > bound[r] ? m_cand : m[r];
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = ex2_approx(m[r] - m_use);
@@ -361,12 +370,29 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
   }
 }
 
+/* The exact online softmax of one block: sm90_row_max, then sm90_softmax_exp. */
+template <int BN, bool kRowSumMma>
+__device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
+                                             float (&alpha)[2], const float (&bound)[2],
+                                             float scale_log2) {
+  float mx[2];
+  sm90_row_max<BN>(s, mx);
+  sm90_softmax_exp<BN, kRowSumMma>(s, mx, m, l, alpha, bound, scale_log2);
+}
+
 /* How many of a consumer's key blocks, from its first, take the exact softmax without trying the
  * lazy one (below): the first always (m = -inf); over the next ones the row sum is still small,
  * so the bound (above) is low and the check would fail on most of them, the lazy work wasted
  * (NOTES.md step 28: 8 against 4 and 1). */
 #ifndef SM90_EXACT_BLOCKS
-#define SM90_EXACT_BLOCKS 8
+#define SM90_EXACT_BLOCKS 12
+#endif
+/* Those blocks, where unmasked, run as their own run of the main loop (kExactOnly steps): the
+ * row maxima computed under the P V product, between the S wait and the P V wait, where the
+ * lazy softmax has nothing to do (NOTES.md step 30: d128 512-2k +2-4%, short causal d64 without
+ * LSE +4-7%). 0: they take the run-time choice of the other blocks. */
+#ifndef SM90_EXACT_MAX_EARLY
+#define SM90_EXACT_MAX_EARLY 1
 #endif
 
 /* The main loop's softmax first tries the running max as it stands, without the block's max
@@ -450,8 +476,12 @@ struct sm90_step_args {
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
  * previous block (P in registers, its V stage v_stage), then the softmax of S under the P V
- * product; returns with both complete, p holding P_n, and the rings advanced. kMask: block n needs
- * the per-element mask.
+ * product; returns with both complete, p holding P_n, O rescaled to the new running max, and the
+ * rings advanced. kMask: block n needs the per-element mask. kExactOnly: the exact softmax with
+ * the row maxima taken before the P V wait (SM90_EXACT_MAX_EARLY); else the lazy one first where
+ * n <= sa.lazy_from. O is rescaled at the end of the softmax (the P V product it must include is
+ * complete there), not between the next step's GEMMs: the same cost (NOTES.md step 30), and the
+ * tile's first block, whose O is still zero, needs none.
  * Between the S wait and the P V wait there is no branch (predicated arrives; the mask chosen by
  * which run of the loop calls the step): with the branches there the kernel measured 3-15%
  * slower (NOTES.md step 13). ptxas placed the P V wait before most of the softmax anyway, and
@@ -459,11 +489,11 @@ struct sm90_step_args {
  * wgmmas blocks until they have nearly all run; the lazy softmax writes P into p and takes its
  * bound from the row-sum columns, so it follows the P V wait, and the exact softmax (a uniform
  * branch) only where the check fails. */
-template <int CFG, bool kFp16, bool kPingpong, bool kMask>
+template <int CFG, bool kFp16, bool kPingpong, bool kMask, bool kExactOnly>
 __device__ __forceinline__ void sm90_consumer_step(
     const sm90_step_args &sa, const sm90_fwd_args &args, float (&s)[sm90_fwd_tile<CFG>::BLOCK_N / 2],
     uint32_t (&p)[sm90_fwd_tile<CFG>::BLOCK_N / 4], float (&o)[sm90_fwd_smem<CFG>::O_REGS],
-    float (&m)[2], float (&l)[2], float (&alpha)[2], int n, bool last, uint32_t &stage,
+    float (&m)[2], float (&l)[2], int n, bool last, uint32_t &stage,
     uint32_t &phase, uint32_t &v_stage, uint32_t &v_phase SM90_TRACE_PARAMS) {
   typedef sm90_fwd_tile<CFG> tile;
   typedef sm90_fwd_smem<CFG> L;
@@ -479,7 +509,6 @@ __device__ __forceinline__ void sm90_consumer_step(
   wgmma_fence();
   sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, gmma_desc_add(sa.desc_k0, stage * L::KV_BYTES));
   wgmma_commit();
-  sm90_rescale_o(o, alpha);
   mbar_wait(sa.bar_v_full + 8 * v_stage, v_phase);
   sm90_fence_regs(o);
   wgmma_fence();
@@ -495,18 +524,24 @@ __device__ __forceinline__ void sm90_consumer_step(
   if constexpr (kMask)
     sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
+  float mx[2];
+  if constexpr (kExactOnly) sm90_row_max<BN>(s, mx); /* under the P V product */
   wgmma_wait<0>(); /* P V done: p and the V stage are free, the row-sum columns complete */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   sm90_fence_regs(o);
   mbar_arrive_if(sa.bar_v_empty + 8 * v_stage, sa.lane == 0);
-  float bound[2];
+  float bound[2], alpha[2];
   sm90_row_bound<tile::ROWSUM_MMA>(o, l, bound);
-  if (n <= sa.lazy_from &&
-      sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, bound, args.scale_log2)) {
-    alpha[0] = alpha[1] = 1.f;
-  } else {
+  if constexpr (kExactOnly) {
+    sm90_quad_min(bound);
+    sm90_softmax_exp<BN, tile::ROWSUM_MMA>(s, mx, m, l, alpha, bound, args.scale_log2);
+    sm90_rescale_o(o, alpha);
+    sm90_convert_p<BN, kFp16>(s, p);
+  } else if (n > sa.lazy_from ||
+             !sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, bound, args.scale_log2)) {
     sm90_quad_min(bound);
     sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, bound, args.scale_log2);
+    sm90_rescale_o(o, alpha);
     sm90_convert_p<BN, kFp16>(s, p);
   }
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
@@ -899,19 +934,26 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
                                      args.window_right, &n_left, &n_right);
         int n = c_hi - 2;
         for (; n >= c_lo && n >= n_right; --n)
-          sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
-                                                          n == c_lo, stage, phase, v_stage,
-                                                          v_phase SM90_TRACE_ARGS);
+          sm90_consumer_step<CFG, kFp16, kPingpong, true, false>(
+              sa, args, s, p, o, m, l, n, n == c_lo, stage, phase, v_stage,
+              v_phase SM90_TRACE_ARGS);
+#if SM90_EXACT_MAX_EARLY
+        /* the unmasked blocks that take the exact softmax in any case: the row max under the P V
+         * product */
+        for (; n >= c_lo && n >= n_left && n > sa.lazy_from; --n)
+          sm90_consumer_step<CFG, kFp16, kPingpong, false, true>(
+              sa, args, s, p, o, m, l, n, n == c_lo, stage, phase, v_stage,
+              v_phase SM90_TRACE_ARGS);
+#endif
         for (; n >= c_lo && n >= n_left; --n)
-          sm90_consumer_step<CFG, kFp16, kPingpong, false>(sa, args, s, p, o, m, l, alpha, n,
-                                                           n == c_lo, stage, phase, v_stage,
-                                                           v_phase SM90_TRACE_ARGS);
+          sm90_consumer_step<CFG, kFp16, kPingpong, false, false>(
+              sa, args, s, p, o, m, l, n, n == c_lo, stage, phase, v_stage,
+              v_phase SM90_TRACE_ARGS);
         for (; n >= c_lo; --n)
-          sm90_consumer_step<CFG, kFp16, kPingpong, true>(sa, args, s, p, o, m, l, alpha, n,
-                                                          n == c_lo, stage, phase, v_stage,
-                                                          v_phase SM90_TRACE_ARGS);
+          sm90_consumer_step<CFG, kFp16, kPingpong, true, false>(
+              sa, args, s, p, o, m, l, n, n == c_lo, stage, phase, v_stage,
+              v_phase SM90_TRACE_ARGS);
         /* last P V */
-        sm90_rescale_o(o, alpha);
         mbar_wait(bar_v_full + 8 * v_stage, v_phase);
         sm90_fence_regs(o);
         wgmma_fence();
