@@ -383,14 +383,16 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[BN / 2], float (&m)[2], 
 /* How many of a consumer's key blocks, from its first, take the exact softmax without trying the
  * lazy one (below): the first always (m = -inf); over the next ones the row sum is still small,
  * so the bound (above) is low and the check would fail on most of them, the lazy work wasted
- * (NOTES.md step 28: 8 against 4 and 1). */
+ * (NOTES.md step 28: 8 against 4 and 1; step 30, with the cheaper exact steps below: 12 against
+ * 8 +1.4% geomean, 16 no better, 24 slower at 4k-16k). */
 #ifndef SM90_EXACT_BLOCKS
 #define SM90_EXACT_BLOCKS 12
 #endif
 /* Those blocks, where unmasked, run as their own run of the main loop (kExactOnly steps): the
  * row maxima computed under the P V product, between the S wait and the P V wait, where the
- * lazy softmax has nothing to do (NOTES.md step 30: d128 512-2k +2-4%, short causal d64 without
- * LSE +4-7%). 0: they take the run-time choice of the other blocks. */
+ * lazy softmax has nothing to do (NOTES.md step 30: geomean +0.6-0.9%; d128 non-causal 512-1k
+ * with LSE +2.5-4.8%, d64 causal 512-1k without LSE +4-7%). 0: they take the run-time choice of
+ * the other blocks. */
 #ifndef SM90_EXACT_MAX_EARLY
 #define SM90_EXACT_MAX_EARLY 1
 #endif
