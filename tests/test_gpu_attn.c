@@ -30,6 +30,7 @@ static const shape_t base_shapes[] = {
     {1, 4097, 4097, 2, 2},  {2, 128, 1000, 16, 2}, {2, 1000, 128, 4, 1},  {1, 17, 4097, 2, 2},
     {3, 257, 300, 8, 8},    {1, 1, 1000, 4, 4},    {2, 300, 257, 8, 1},
     {2, 300, 4500, 4, 2}, /* long keys with several query blocks (d128 unmasked in gpu_fwd/55) */
+    {4, 1000, 700, 8, 4}, /* more tiles than SMs: persistent CTAs run several, some without keys */
 };
 static const mask_t masks[] = {
     {0, -1, -1}, /* none */
@@ -102,7 +103,7 @@ static int run_case(const problem_desc_t *desc, int bwd) {
 #define CASES_10(t) CASE_FN(t##0) CASE_FN(t##1) CASE_FN(t##2) CASE_FN(t##3) CASE_FN(t##4) \
   CASE_FN(t##5) CASE_FN(t##6) CASE_FN(t##7) CASE_FN(t##8) CASE_FN(t##9)
 CASE_FN(0) CASE_FN(1) CASE_FN(2) CASE_FN(3) CASE_FN(4) CASE_FN(5) CASE_FN(6) CASE_FN(7)
-CASE_FN(8) CASE_FN(9) CASES_10(1) CASES_10(2) CASES_10(3) CASES_10(4) CASES_10(5)
+CASE_FN(8) CASE_FN(9) CASES_10(1) CASES_10(2) CASES_10(3) CASES_10(4) CASES_10(5) CASES_10(6)
 #define CASE_PTRS(i) {fwd_case_##i, bwd_case_##i, nolse_case_##i}
 #define CASE_PTRS_10(t) CASE_PTRS(t##0), CASE_PTRS(t##1), CASE_PTRS(t##2), CASE_PTRS(t##3), \
   CASE_PTRS(t##4), CASE_PTRS(t##5), CASE_PTRS(t##6), CASE_PTRS(t##7), CASE_PTRS(t##8),      \
@@ -110,7 +111,7 @@ CASE_FN(8) CASE_FN(9) CASES_10(1) CASES_10(2) CASES_10(3) CASES_10(4) CASES_10(5
 static const t_fn case_fns[][3] = {
     CASE_PTRS(0), CASE_PTRS(1), CASE_PTRS(2), CASE_PTRS(3), CASE_PTRS(4), CASE_PTRS(5),
     CASE_PTRS(6), CASE_PTRS(7), CASE_PTRS(8), CASE_PTRS(9), CASE_PTRS_10(1), CASE_PTRS_10(2),
-    CASE_PTRS_10(3), CASE_PTRS_10(4), CASE_PTRS_10(5)};
+    CASE_PTRS_10(3), CASE_PTRS_10(4), CASE_PTRS_10(5), CASE_PTRS_10(6)};
 _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN rows for new cases");
 
 /* ---- a row max that jumps late -----------------------------------------------------------------

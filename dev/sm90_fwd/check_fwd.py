@@ -154,6 +154,10 @@ CASES = [
     (4, 512, 512, 16, 16, 64, "fp16", 1, -1, -1, "bshd", 0),
     (1, 1000, 5000, 4, 4, 128, "bf16", 0, -1, -1, "bhsd", 0),  # long keys, several query blocks
     (2, 300, 4500, 4, 2, 128, "fp16", 0, 700, -1, "padded", 1),
+    # more tiles than SMs (each persistent CTA runs several; d64 masked: the 128-row tiles), some
+    # tiles without a visible key (seqlen_q > seqlen_k, causal)
+    (4, 1000, 700, 8, 4, 64, "bf16", 1, -1, -1, "bhsd", 1),
+    (6, 300, 500, 8, 4, 64, "fp16", 0, 100, 20, "padded", 0),
 ]
 
 

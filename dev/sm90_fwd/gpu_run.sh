@@ -138,6 +138,9 @@ for step in "$@"; do
         CUDADENT_KERNEL=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \
           --batch 1 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 --head-dim 128 --window 33,7 --dtype fp16 --iters 1 > "$out/san2-$tool.log" 2>&1
         echo "$tool d128 window rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san2-$tool.log" | tail -1)"
+        CUDADENT_KERNEL=sm90 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 build-sm90/cudadent-bench \
+          --batch 2 --seqlen-q 600 --seqlen-k 500 --heads 16 --heads-kv 4 --head-dim 64 --causal --iters 1 > "$out/san3-$tool.log" 2>&1
+        echo "$tool d64 causal, 160 tiles rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san3-$tool.log" | tail -1)"
       done ;;
     small)
       for path in sm80 sm90 default; do
