@@ -141,10 +141,11 @@ struct sm90_fwd_args {
   float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
   float scale_log2;  /* softmax_scale * log2(e) */
   int seqlen_q, seqlen_k;
-  int heads_q, group; /* query head h reads KV head h / group */
+  int heads_q;
+  sm90_divisor by_group; /* query head h reads KV head h / group */
   int window_left, window_right;
-  int m_blocks, num_tiles, batch_heads;
-  int order; /* SM90_SCHED_* (tile_scheduler.cuh) */
+  int num_tiles;
+  sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh) */
 };
 
 /* x broadcast from lane 0: the same value, but the compiler now knows it is warp-uniform. The
@@ -721,16 +722,15 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     uint32_t stage = 0, phase = 0, q_iter = 0;
     SM90_TRACE_DECL(0);
     for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-      const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
+      const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.sched.order);
       if (pos >= args.num_tiles) continue;
-      const sm90_tile tc =
-          sm90_decode_tile(pos, args.m_blocks, args.heads_q, args.batch_heads, args.order);
+      const sm90_tile tc = sm90_decode_tile(pos, args.sched);
       int n_lo, n_hi;
       sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
       SM90_TRACE_EVENT(true, SM90_EV_P_TILE, n_hi - n_lo);
       if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
-      const int hk = tc.head / args.group;
+      const int hk = sm90_div(tc.head, args.by_group);
       /* Q: wait until every consumer finished the Q K^T of the tile that last used the slot */
       const uint32_t q_slot = q_iter % QS, q_phase = (q_iter / QS) & 1;
       mbar_wait(bar_q_empty + 8 * q_slot, q_phase ^ 1);
@@ -800,10 +800,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   uint32_t stage = 0, phase = 0, q_iter = 0;
   SM90_TRACE_DECL(wg);
   for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-    const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.order);
+    const int pos = sm90_tile_position(round, blockIdx.x, gridDim.x, args.sched.order);
     if (pos >= args.num_tiles) continue;
-    const sm90_tile tc =
-        sm90_decode_tile(pos, args.m_blocks, args.heads_q, args.batch_heads, args.order);
+    const sm90_tile tc = sm90_decode_tile(pos, args.sched);
     int n_lo, n_hi;
     sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);

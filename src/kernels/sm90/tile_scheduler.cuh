@@ -44,42 +44,93 @@ struct sm90_tile {
   int m_block; /* query rows [m_block * BLOCK_M, (m_block + 1) * BLOCK_M) */
 };
 
+/* n / d by a multiply-high, an add and a shift, for 0 <= n < 2^31 and 1 <= d < 2^31: with
+ * l = ceil(log2 d) and mul = floor(2^32 (2^l - d) / d) + 1, n / d = (umulhi(n, mul) + n) >> l
+ * (Granlund and Montgomery, "Division by invariant integers using multiplication", PLDI 1994,
+ * theorem 4.2; the sum fits 32 bits since umulhi(n, mul) < n < 2^31). The tile decode runs at
+ * every tile in every warp, on the consumers' path from one tile's epilogue to the next tile's
+ * first S; a division by a run-time int is ~20 dependent instructions (I2F, MUFU.RCP, F2I, ...). */
+struct sm90_divisor {
+  unsigned mul, shift;
+};
+
+static inline sm90_divisor sm90_divisor_make(int d) { /* host, d >= 1 */
+  unsigned l = 0;
+  while (l < 31 && (1u << l) < (unsigned)d) ++l;
+  sm90_divisor v;
+  v.mul = (unsigned)((((1ull << l) - (unsigned long long)d) << 32) / (unsigned long long)d + 1);
+  v.shift = l;
+  return v;
+}
+
+__device__ __forceinline__ int sm90_div(int n, sm90_divisor v) {
+  return (int)((__umulhi((unsigned)n, v.mul) + (unsigned)n) >> v.shift);
+}
+
+/* What sm90_decode_tile needs: the order and its divisors, set up by sm90_tile_order_make on the
+ * host once per launch. */
+struct sm90_tile_order {
+  int order; /* SM90_SCHED_* */
+  int m_blocks, heads_q, batch_heads;
+  sm90_divisor by_m_blocks, by_heads_q, by_batch_heads;
+  sm90_divisor by_group_tiles; /* M_GROUPED: SM90_SCHED_GROUP * batch_heads */
+  sm90_divisor by_last_group;  /* M_GROUPED: the query blocks of the last, partial group */
+};
+
+static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int heads_q,
+                                                   int batch_heads) {
+  sm90_tile_order o;
+  o.order = order;
+  o.m_blocks = m_blocks;
+  o.heads_q = heads_q;
+  o.batch_heads = batch_heads;
+  o.by_m_blocks = sm90_divisor_make(m_blocks);
+  o.by_heads_q = sm90_divisor_make(heads_q);
+  o.by_batch_heads = sm90_divisor_make(batch_heads);
+  /* used only when there is a whole group (then SM90_SCHED_GROUP * batch_heads <= #tiles) */
+  o.by_group_tiles =
+      sm90_divisor_make(m_blocks >= SM90_SCHED_GROUP ? SM90_SCHED_GROUP * batch_heads : 1);
+  const int rest = m_blocks % SM90_SCHED_GROUP;
+  o.by_last_group = sm90_divisor_make(rest > 0 ? rest : 1);
+  return o;
+}
+
 /* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it). */
 __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
   const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE;
   return round * grid + ((snake && (round & 1)) ? grid - 1 - cta : cta);
 }
 
-__device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, int m_blocks, int heads_q,
-                                                      int batch_heads, int order) {
+__device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
   sm90_tile t;
   int bh, m;
-  if (order == SM90_SCHED_M_FASTEST) {
-    bh = pos / m_blocks;
-    m = pos - bh * m_blocks;
-  } else if (order == SM90_SCHED_M_GROUPED) {
-    const int full = m_blocks / SM90_SCHED_GROUP; /* whole groups */
-    const int in_full = full * SM90_SCHED_GROUP * batch_heads;
+  if (o.order == SM90_SCHED_M_FASTEST) {
+    bh = sm90_div(pos, o.by_m_blocks);
+    m = pos - bh * o.m_blocks;
+  } else if (o.order == SM90_SCHED_M_GROUPED) {
+    const int full = o.m_blocks / SM90_SCHED_GROUP; /* whole groups */
+    const int in_full = full * SM90_SCHED_GROUP * o.batch_heads;
     if (pos < in_full) {
-      const int g = pos / (SM90_SCHED_GROUP * batch_heads);
-      const int r = pos - g * SM90_SCHED_GROUP * batch_heads;
+      const int g = sm90_div(pos, o.by_group_tiles);
+      const int r = pos - g * SM90_SCHED_GROUP * o.batch_heads;
       bh = r / SM90_SCHED_GROUP;
       m = g * SM90_SCHED_GROUP + (r - bh * SM90_SCHED_GROUP);
     } else { /* the last, partial group */
-      const int rest = m_blocks - full * SM90_SCHED_GROUP, r = pos - in_full;
-      bh = r / rest;
+      const int rest = o.m_blocks - full * SM90_SCHED_GROUP, r = pos - in_full;
+      bh = sm90_div(r, o.by_last_group);
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
-  } else if (order == SM90_SCHED_HEAD_SNAKE) {
-    bh = pos / m_blocks;
-    m = m_blocks - 1 - (pos - bh * m_blocks);
+  } else if (o.order == SM90_SCHED_HEAD_SNAKE) {
+    bh = sm90_div(pos, o.by_m_blocks);
+    m = o.m_blocks - 1 - (pos - bh * o.m_blocks);
   } else { /* SM90_SCHED_SNAKE */
-    m = m_blocks - 1 - pos / batch_heads;
-    bh = pos - (m_blocks - 1 - m) * batch_heads;
+    const int i = sm90_div(pos, o.by_batch_heads);
+    m = o.m_blocks - 1 - i;
+    bh = pos - i * o.batch_heads;
   }
   t.m_block = m;
-  t.batch = bh / heads_q;
-  t.head = bh - t.batch * heads_q;
+  t.batch = sm90_div(bh, o.by_heads_q);
+  t.head = bh - t.batch * o.heads_q;
   return t;
 }
 
