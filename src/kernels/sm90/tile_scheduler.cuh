@@ -72,7 +72,13 @@ __device__ __forceinline__ int sm90_div(int n, sm90_divisor v) {
 struct sm90_tile_order {
   int order; /* SM90_SCHED_* */
   int m_blocks, heads_q, batch_heads;
-  sm90_divisor by_m_blocks, by_heads_q, by_batch_heads;
+  sm90_divisor by_heads_q;
+  /* M_FASTEST, HEAD_SNAKE, SNAKE: pos = outer * inner + rest; the query block is rest (M_FASTEST),
+   * m_blocks - 1 - rest (HEAD_SNAKE) or m_blocks - 1 - outer (SNAKE), the (batch, head) the other
+   * one: selects, not a switch (a jump table and an indirect branch every tile) */
+  int inner;
+  sm90_divisor by_inner;
+  bool m_outer, m_reversed;
   sm90_divisor by_group_tiles; /* M_GROUPED: SM90_SCHED_GROUP * batch_heads */
   sm90_divisor by_last_group;  /* M_GROUPED: the query blocks of the last, partial group */
 };
@@ -84,9 +90,11 @@ static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int 
   o.m_blocks = m_blocks;
   o.heads_q = heads_q;
   o.batch_heads = batch_heads;
-  o.by_m_blocks = sm90_divisor_make(m_blocks);
   o.by_heads_q = sm90_divisor_make(heads_q);
-  o.by_batch_heads = sm90_divisor_make(batch_heads);
+  o.m_outer = order == SM90_SCHED_SNAKE;
+  o.m_reversed = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE;
+  o.inner = o.m_outer ? batch_heads : m_blocks;
+  o.by_inner = sm90_divisor_make(o.inner);
   /* used only when there is a whole group (then SM90_SCHED_GROUP * batch_heads <= #tiles) */
   o.by_group_tiles =
       sm90_divisor_make(m_blocks >= SM90_SCHED_GROUP ? SM90_SCHED_GROUP * batch_heads : 1);
@@ -104,10 +112,7 @@ __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, 
 __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
   sm90_tile t;
   int bh, m;
-  if (o.order == SM90_SCHED_M_FASTEST) {
-    bh = sm90_div(pos, o.by_m_blocks);
-    m = pos - bh * o.m_blocks;
-  } else if (o.order == SM90_SCHED_M_GROUPED) {
+  if (o.order == SM90_SCHED_M_GROUPED) {
     const int full = o.m_blocks / SM90_SCHED_GROUP; /* whole groups */
     const int in_full = full * SM90_SCHED_GROUP * o.batch_heads;
     if (pos < in_full) {
@@ -120,13 +125,11 @@ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_o
       bh = sm90_div(r, o.by_last_group);
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
-  } else if (o.order == SM90_SCHED_HEAD_SNAKE) {
-    bh = sm90_div(pos, o.by_m_blocks);
-    m = o.m_blocks - 1 - (pos - bh * o.m_blocks);
-  } else { /* SM90_SCHED_SNAKE */
-    const int i = sm90_div(pos, o.by_batch_heads);
-    m = o.m_blocks - 1 - i;
-    bh = pos - i * o.batch_heads;
+  } else {
+    const int outer = sm90_div(pos, o.by_inner), rest = pos - outer * o.inner;
+    const int mi = o.m_outer ? outer : rest;
+    bh = o.m_outer ? rest : outer;
+    m = o.m_reversed ? o.m_blocks - 1 - mi : mi;
   }
   t.m_block = m;
   t.batch = sm90_div(bh, o.by_heads_q);
