@@ -48,8 +48,10 @@ struct sm90_tile {
  * l = ceil(log2 d) and mul = floor(2^32 (2^l - d) / d) + 1, n / d = (umulhi(n, mul) + n) >> l
  * (Granlund and Montgomery, "Division by invariant integers using multiplication", PLDI 1994,
  * theorem 4.2; the sum fits 32 bits since umulhi(n, mul) < n < 2^31). The tile decode runs at
- * every tile in every warp, on the consumers' path from one tile's epilogue to the next tile's
- * first S; a division by a run-time int is ~20 dependent instructions (I2F, MUFU.RCP, F2I, ...). */
+ * every tile, in the producer before the tile's Q load and in every consumer warp between one
+ * tile's epilogue and the next tile's first S; a division by a run-time int is ~20 dependent
+ * instructions (I2F, MUFU.RCP, F2I, ...): without them short configs ran 1-7% faster
+ * (dev/sm90_fwd/NOTES.md step 32). */
 struct sm90_divisor {
   unsigned mul, shift;
 };
