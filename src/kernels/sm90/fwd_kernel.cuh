@@ -141,11 +141,10 @@ struct sm90_fwd_args {
   float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
   float scale_log2;  /* softmax_scale * log2(e) */
   int seqlen_q, seqlen_k;
-  int heads_q;
   sm90_divisor by_group; /* query head h reads KV head h / group */
   int window_left, window_right;
   int num_tiles;
-  sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh) */
+  sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
 };
 
 /* x broadcast from lane 0: the same value, but the compiler now knows it is warp-uniform. The
@@ -619,7 +618,7 @@ __device__ __forceinline__ void sm90_epilogue(const float (&o)[sm90_fwd_smem<CFG
       const int row = row0 + 8 * r;
       if (row < args.seqlen_q) {
         const float lse = lt > 0.f ? (m[r] + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
-        args.lse[((int64_t)tc.batch * args.heads_q + tc.head) * args.seqlen_q + row] = lse;
+        args.lse[((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q + row] = lse;
       }
     }
   }

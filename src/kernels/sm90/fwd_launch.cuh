@@ -128,7 +128,6 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
   a.seqlen_q = p->seqlen_q;
   a.seqlen_k = p->seqlen_k;
-  a.heads_q = p->heads_q;
   a.by_group = sm90_divisor_make(p->heads_q / p->heads_kv);
   a.window_left = p->window_left;
   a.window_right = p->window_right;
