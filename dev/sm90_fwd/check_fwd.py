@@ -479,9 +479,23 @@ if __name__ == "__main__":
         q, k, v = (make_tensor(B, S, H, D, torch.bfloat16, "bshd", 0, gen) for _ in range(3))
         o = torch.empty_like(q)
         lse = torch.empty(B, H, S, device="cuda")
-        p = lib.params(q, k, v, o, lse, causal, -1, -1, 1.0 / math.sqrt(D))
+        p = lib.params(q, k, v, o, None if nolse else lse, causal, -1, -1, 1.0 / math.sqrt(D))
         for _ in range(2):
             lib.run(variants[0], p)
+        torch.cuda.synchronize()
+    elif mode == "cudnn_one":  # cuDNN's forward of one config, for ncu: twice with LSE, twice without
+        B, S, H, D, causal = [int(x) for x in args[0].split(",")]
+        gen = torch.Generator(device="cuda")
+        q, k, v = (make_tensor(B, S, H, D, torch.bfloat16, "bshd", 0, gen).transpose(1, 2) for _ in range(3))
+        torch.cuda.synchronize()
+        for _ in range(2):
+            torch.ops.aten._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, bool(causal), False,
+                                                               scale=1.0 / math.sqrt(D))
+        torch.cuda.synchronize()
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        with torch.no_grad(), sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            for _ in range(2):
+                F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), scale=1.0 / math.sqrt(D))
         torch.cuda.synchronize()
     else:
         bench(libs, variants, suite, iters, only, nolse=nolse)

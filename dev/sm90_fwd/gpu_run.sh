@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu ncusrc sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
+#   steps: build check bench ncu ncusrc cudnnprof sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
 #          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS) seedstats (SEEDSTAT_SHAPES, NSEEDS)
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated).
@@ -80,6 +80,31 @@ for step in "$@"; do
         echo "ncusrc $cfg rc $?"
         ncu --import /tmp/src-${cfg//,/_}.ncu-rep --page source --csv --print-source sass > "$out/src-${cfg//,/_}.csv" 2>&1
         echo "  $(wc -l < "$out/src-${cfg//,/_}.csv") lines"
+      done ;;
+    cudnnprof) # cuDNN's forward (with LSE, then without) next to lib A's on NCU_CONFIGS: launch shape,
+      # time, instructions, tensor pipe (cudnnprof-*.txt), and executed instructions by opcode of each
+      # kernel (the ncu source page through opcode_mix.py)
+      M='smsp__inst_executed.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.max,regex:sm__pipe_tensor.*cycles_active\.avg\.pct_of_peak_sustained_active'
+      for cfg in ${NCU_CONFIGS:-32,512,32,64,1}; do c=${cfg//,/_}
+        timeout 150 ncu --clock-control none --section LaunchStats --section SpeedOfLight --metrics "$M" \
+          python3 $S $A cudnn_one $cfg > "$out/cudnnprof-$c.txt" 2>&1
+        for m in lse nolse; do
+          timeout 120 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 --section LaunchStats \
+            --section SpeedOfLight --metrics "$M" python3 $S $A one $cfg --variants 2 $([ $m = nolse ] && echo --nolse) > "$out/ours-$m-$c.txt" 2>&1
+        done
+        echo "cudnnprof $cfg:"; grep -hE "^  [a-zA-Z_].*\(|Duration|Grid Size|Block Size|Registers Per|Dynamic Shared|Cluster Size|inst_executed.sum|inst_issued|pipe_tensor.*gmma|cycles_elapsed" \
+          "$out/cudnnprof-$c.txt" "$out/ours-lse-$c.txt" "$out/ours-nolse-$c.txt" | grep -v "elementwise\|distribution\|copy_\|fill" | cut -c1-150
+        for sk in 0 2; do
+          timeout 150 ncu --section SourceCounters -k "regex:${CUDNN_KREGEX:-fprop|sdpa|fmha|flash}" --launch-skip $sk --launch-count 1 -f \
+            -o /tmp/cud-$sk python3 $S $A cudnn_one $cfg > /dev/null 2>&1
+          ncu --import /tmp/cud-$sk.ncu-rep --page source --csv --print-source sass > "$out/src-cudnn$sk-$c.csv" 2>&1
+        done
+        for m in lse nolse; do
+          timeout 150 ncu --section SourceCounters -k regex:sm90_fwd --launch-skip 1 --launch-count 1 -f -o /tmp/our-$m \
+            python3 $S $A one $cfg --variants 2 $([ $m = nolse ] && echo --nolse) > /dev/null 2>&1
+          ncu --import /tmp/our-$m.ncu-rep --page source --csv --print-source sass > "$out/src-ours-$m-$c.csv" 2>&1
+        done
+        python3 dev/sm90_fwd/opcode_mix.py "$out/src-cudnn0-$c.csv" "$out/src-cudnn2-$c.csv" "$out/src-ours-lse-$c.csv" "$out/src-ours-nolse-$c.csv" 2>&1 | tee "$out/mix-$c.txt"
       done ;;
     loops) # opcode counts of the main-loop steps of libs A and B (LSE rows d64 M192 and d128)
       for L in $A $B; do [ -f $L ] || continue; cuobjdump -sass $L > /tmp/loops.sass 2>&1

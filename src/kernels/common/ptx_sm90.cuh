@@ -160,6 +160,23 @@ __device__ __forceinline__ float ex2_approx(float x) {
   return y;
 }
 
+/* 9.7.4.x lg2.approx.ftz.f32: log2(x) (MUFU.LG2, one instruction; subnormal x flushed to 0). */
+__device__ __forceinline__ float lg2_approx(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* 9.7.9.x stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 matrices of 16-bit
+ * elements; thread t gives the shared address of row t % 8 of matrix t / 8, and holds in r[i]
+ * its two elements of matrix i (row t / 4, columns 2 (t % 4), +1: the mma accumulator layout). */
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 /* ---- warpgroup MMA (PTX ISA 9.7.15 wgmma) ---------------------------------------------------- */
 
 /* 9.7.15.5.1 matrix descriptor: a 64-bit value describing an operand tile in shared memory.

@@ -37,9 +37,9 @@
  * completed (wgmma.wait_group). Tile t uses Q slot t % Q_STAGES; q_empty frees a slot after each
  * consumer's last Q K^T of its tile, so the next tile's Q loads under the current tile's last
  * P V (with two slots, under the whole current tile). The epilogue scales O by 1/l, and each
- * warp writes its 16 rows as 16-bit into the consumer's O slab (swizzled like the TMA box),
- * fences the proxy and issues its own TMA store of those rows from lane 0 (rows past seqlen_q
- * are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
+ * warp writes its 16 rows as 16-bit into the consumer's O slab with stmatrix (swizzled like the
+ * TMA box), fences the proxy and issues its own TMA store of those rows from lane 0 (rows past
+ * seqlen_q are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
  * Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
  * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
  */
@@ -589,8 +589,10 @@ __device__ __forceinline__ void sm90_release_block(const sm90_step_args &sa, uin
 }
 
 /* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
- * slab -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one thread a
- * row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. */
+ * slab (stmatrix) -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one
+ * thread a row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. The two rows of a
+ * thread go side by side and the LSE stores are predicated, not branched over: this code is on
+ * the path from a tile's last P V to the next tile's first S GEMM. */
 template <int CFG, bool kFp16>
 __device__ __forceinline__ void sm90_epilogue(const float (&o)[sm90_fwd_smem<CFG>::O_REGS],
                                               const float (&m)[2], const float (&l)[2],
@@ -602,40 +604,45 @@ __device__ __forceinline__ void sm90_epilogue(const float (&o)[sm90_fwd_smem<CFG
   constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M;
   const int row_in_wg0 = 16 * warp + lane / 4;
   const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0;
-  float inv[2];
+  float lt[2], inv[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float lt;
-    if constexpr (tile::ROWSUM_MMA) {
-      lt = o[D / 2 + 2 * r]; /* every column of the ones block holds the row's whole sum */
-    } else {
-      lt = l[r];
-      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-    }
-    inv[r] = lt > 0.f ? __fdividef(1.f, lt) : 0.f;
-    if (args.lse != nullptr && (lane & 3) == 0) {
-      const int row = row0 + 8 * r;
-      if (row < args.seqlen_q) {
-        const float lse = lt > 0.f ? (m[r] + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
-        args.lse[((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q + row] = lse;
-      }
+  for (int r = 0; r < 2; ++r) /* every column of the ones block holds the row's whole sum */
+    lt[r] = tile::ROWSUM_MMA ? o[D / 2 + 2 * r] : l[r];
+  if constexpr (!tile::ROWSUM_MMA) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) lt[r] += __shfl_xor_sync(0xffffffffu, lt[r], 1);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) lt[r] += __shfl_xor_sync(0xffffffffu, lt[r], 2);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) inv[r] = lt[r] > 0.f ? __fdividef(1.f, lt[r]) : 0.f;
+  if (args.lse != nullptr) {
+    /* l >= 1 where a row saw a key (its largest P is 1), so lg2 needs no subnormal care */
+    float *lse_row = args.lse + ((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q;
+    const bool writer = (lane & 3) == 0;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float lse = lt[r] > 0.f ? (m[r] + lg2_approx(lt[r])) * 0.69314718055994531f : -INFINITY;
+      if (writer && row0 + 8 * r < args.seqlen_q) lse_row[row0 + 8 * r] = lse;
     }
   }
   /* this warp's previous store must have finished reading its rows before they are rewritten */
   if (lane == 0) tma_store_wait_read<0>();
   __syncwarp();
+  /* stmatrix x4 per 16 columns: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (rows 0-7,
+   * 8j+8..), (rows 8-15, 8j+8..) of the warp's 16 rows; lane t addresses row t % 8 of matrix t / 8.
+   * 128-byte swizzle: 16-byte chunk c of a row goes to chunk c ^ (row % 8). */
+  const int st_row = 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int st_chunk = lane >> 4;
 #pragma unroll
-  for (int j = 0; j < D / 8; ++j) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row_in_wg0 + 8 * r;
-      /* 128-byte swizzle: 16-byte chunk (j % 8) of the row goes to chunk (j % 8) ^ (row % 8) */
-      const uint32_t addr = slab + (j / 8) * (64 * 128) + row * 128 +
-                            (((j % 8) ^ (row & 7)) << 4) + (lane & 3) * 4;
-      const uint32_t v = sm90_pack2<kFp16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-    }
+  for (int j = 0; j < D / 8; j += 2) {
+    const int chunk = j + st_chunk; /* 16-byte chunk across the whole row, 8 per 64-column slab */
+    const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
+                          (((chunk % 8) ^ (st_row & 7)) << 4);
+    stmatrix_x4(addr, sm90_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
+                sm90_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                sm90_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                sm90_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
   }
   fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
   __syncwarp();
