@@ -67,7 +67,8 @@
  * uses: sm90_fwd_config() in fwd_launch.cuh (measured in dev/sm90_fwd/NOTES.md). */
 enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 };
 /* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
- * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md step 8), so 1. */
+ * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md steps 8, 33, 38), so
+ * 1, except in the no-LSE d64 M128 row (sm90_fwd_tile_nolse). */
 #ifndef SM90_Q_STAGES
 #define SM90_Q_STAGES 1
 #endif
@@ -104,8 +105,12 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
  * (the LBO there is the distance between V's two slabs). */
 template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
   static constexpr bool ROWSUM_MMA = true;
-  /* d128: the ones slabs take the room of a second Q slot */
-  static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1 : sm90_fwd_tile<R>::Q_STAGES;
+  /* d128: the ones slabs take the room of a second Q slot. d64 M128 (masked, short): two slots,
+   * measured +3-4% at causal 512 / 1k in two runs, where the LSE row and the M192 rows at 16k
+   * measured 0 / -1..-3% (NOTES.md step 38) */
+  static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1
+                                  : R == SM90_D64_M128           ? 2
+                                                                 : sm90_fwd_tile<R>::Q_STAGES;
 };
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M192> : sm90_fwd_tile_nolse<SM90_D64_M192> {};
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M128> : sm90_fwd_tile_nolse<SM90_D64_M128> {};
