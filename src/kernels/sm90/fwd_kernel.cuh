@@ -66,28 +66,33 @@
  * HEAD_DIM 2 bytes (the ring) + barriers + 1 KiB alignment slack <= 227 KiB. Which row a call
  * uses: sm90_fwd_config() in fwd_launch.cuh (measured in dev/sm90_fwd/NOTES.md). */
 enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 };
-/* Q slots: 2 lets the producer load the next tile's Q (and then its K/V) while the consumers
- * still run the current tile's Q K^T; measured no faster than 1 (NOTES.md steps 8, 33, 38), so
- * 1, except in the no-LSE d64 M128 row (sm90_fwd_tile_nolse). */
-#ifndef SM90_Q_STAGES
-#define SM90_Q_STAGES 1
+/* Q slots: 2 let the producer load the next tile's Q (and then its K/V) while the consumers
+ * still run the current tile's Q K^T. Per row, as measured (NOTES.md steps 8, 33, 38): 2 for the
+ * d64 M192 rows (+1-1.5% at d64 non-causal, both LSE modes) and the no-LSE d64 M128 row (+3-4%
+ * at causal 512 / 1k); 1 for the LSE d64 M128 row (-0.4..-0.8% with 2, in three runs) and for
+ * d128 (no effect seen; the no-LSE d128 row has no room for a second). SM90_Q_STAGES sets every
+ * row (experiments). */
+#ifdef SM90_Q_STAGES
+#define SM90_Q_SLOTS(n) SM90_Q_STAGES
+#else
+#define SM90_Q_SLOTS(n) (n)
 #endif
 template <int CFG> struct sm90_fwd_tile;
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
-  static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr int Q_STAGES = SM90_Q_SLOTS(2);
   static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
-  static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
-  static constexpr int Q_STAGES = SM90_Q_STAGES;
+  static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
@@ -105,11 +110,9 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
  * (the LBO there is the distance between V's two slabs). */
 template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
   static constexpr bool ROWSUM_MMA = true;
-  /* d128: the ones slabs take the room of a second Q slot. d64 M128 (masked, short): two slots,
-   * measured +3-4% at causal 512 / 1k in two runs, where the LSE row and the M192 rows at 16k
-   * measured 0 / -1..-3% (NOTES.md step 38) */
+  /* d128: the ones slabs take the room of a second Q slot; d64 M128: two (above) */
   static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1
-                                  : R == SM90_D64_M128           ? 2
+                                  : R == SM90_D64_M128           ? SM90_Q_SLOTS(2)
                                                                  : sm90_fwd_tile<R>::Q_STAGES;
 };
 template <> struct sm90_fwd_tile<SM90_NOLSE + SM90_D64_M192> : sm90_fwd_tile_nolse<SM90_D64_M192> {};
