@@ -39,9 +39,9 @@
  * P V (with two slots, under the whole current tile). The epilogue scales O by 1/l, and each
  * warp writes its 16 rows as 16-bit into the consumer's O slab with stmatrix (swizzled like the
  * TMA box), fences the proxy and issues its own TMA store of those rows from lane 0 (rows past
- * seqlen_q are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread per row.
- * Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence
- * ends are zero-filled by TMA loads and masked (keys) by the per-block mask.
+ * seqlen_q are clipped by TMA): no barrier across the warpgroup. LSE is written by one thread
+ * per row. Fully masked rows get O = 0, LSE = -inf. Rows and keys past the sequence ends are
+ * zero-filled by TMA loads and masked (keys) by the per-block mask.
  */
 #ifndef CUDADENT_SM90_FWD_KERNEL_CUH
 #define CUDADENT_SM90_FWD_KERNEL_CUH
@@ -652,7 +652,7 @@ __device__ __forceinline__ void sm90_epilogue(const float (&o)[sm90_fwd_smem<CFG
                 sm90_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
                 sm90_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
   }
-  fence_proxy_async_smem(); /* st.shared above -> TMA store (async proxy) below */
+  fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
   __syncwarp();
   if (lane == 0) {
     /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
