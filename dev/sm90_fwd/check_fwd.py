@@ -461,7 +461,7 @@ if __name__ == "__main__":
             suite = args[i + 1]
         if a == "--iters":
             iters = int(args[i + 1])
-        if a == "--nolse":  # bench: each library also without LSE (column suffix n)
+        if a == "--nolse":  # bench: each library also without LSE (column suffix n); one: without LSE
             nolse = True
     print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     if mode == "check":

@@ -4,7 +4,8 @@
 #   steps: build check bench ncu ncusrc cudnnprof sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
 #          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS) seedstats (SEEDSTAT_SHAPES, NSEEDS)
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
-#      (B,S,H,D,causal of the FA3 suite, space separated).
+#      (B,S,H,D,causal of the FA3 suite, space separated; ncu, ncusrc, cudnnprof), CUDNN_KREGEX
+#      (cudnnprof: ncu's kernel-name filter for cuDNN's forward).
 # Env: LIBA_FLAGS, LIBB_FLAGS, LIBC_FLAGS (extra nvcc flags of the first, second and third dev library, e.g.
 #      -DSM90_SCHED_GROUP=8; bench times every library and cuDNN round robin in one process),
 #      LIBB_SRC (the source tree lib B is built from, default src; e.g. build-base/src, an
