@@ -137,6 +137,28 @@ static int late_max_1(void) { return late_max_case(1); }
 static int late_max_2(void) { return late_max_case(2); }
 static int late_max_3(void) { return late_max_case(3); }
 
+/* ---- many tiles a persistent CTA ---------------------------------------------------------------
+ * 768 tiles on ~132 CTAs (~6 each): each Q slot of a CTA is reused two or three times (two slots
+ * in the d64 M192 rows and the no-LSE d64 M128 row of kernels/sm90/fwd_kernel.cuh), so the slots'
+ * barrier phases turn over, which the base shapes (at most two tiles a CTA) do not reach. Causal
+ * with seqlen_q > seqlen_k: the first 40 rows of every head see no key. */
+#define MANY_TILES_CASE(dt, c, nolse)                                                             \
+  {.batch = 24, .seqlen_q = 200, .seqlen_k = 160, .heads_q = 16, .heads_kv = 4, .head_dim = 64,  \
+   .dtype = CUDADENT_DTYPE_##dt, .causal = c, .window_left = -1, .window_right = -1,            \
+   .layout = LAYOUT_CONTIGUOUS, .no_lse = nolse}
+static const problem_desc_t many_tiles_cases[] = {
+    MANY_TILES_CASE(BF16, 0, 0), /* 192-row tiles, LSE */
+    MANY_TILES_CASE(FP16, 0, 1), /* 192-row tiles, no LSE */
+    MANY_TILES_CASE(BF16, 1, 1), /* 128-row tiles, no LSE */
+    MANY_TILES_CASE(FP16, 1, 0), /* 128-row tiles, LSE */
+};
+enum { N_MANY_TILES = sizeof many_tiles_cases / sizeof many_tiles_cases[0] };
+static int many_tiles_case(int i) { return run_case(&many_tiles_cases[i], 0); }
+static int many_tiles_0(void) { return many_tiles_case(0); }
+static int many_tiles_1(void) { return many_tiles_case(1); }
+static int many_tiles_2(void) { return many_tiles_case(2); }
+static int many_tiles_3(void) { return many_tiles_case(3); }
+
 /* ---- accuracy class of the forward ----------------------------------------------------------------
  * One case passing the criterion says little about a kernel whose error is merely as large as the
  * low-precision reference's: such a kernel passes ~99.6% of single runs (the sm90 forward with a
@@ -341,6 +363,13 @@ void register_gpu_attn_tests(void) {
   for (int i = 0; i < N_LATE_MAX; ++i) {
     snprintf(late_names[i], sizeof late_names[i], "gpu_fwd_late_max/%d", i);
     t_register(late_names[i], late_max_fns[i]);
+  }
+  static const t_fn many_tiles_fns[] = {many_tiles_0, many_tiles_1, many_tiles_2, many_tiles_3};
+  _Static_assert(sizeof many_tiles_fns / sizeof many_tiles_fns[0] == N_MANY_TILES, "one per case");
+  static char many_names[N_MANY_TILES][32];
+  for (int i = 0; i < N_MANY_TILES; ++i) {
+    snprintf(many_names[i], sizeof many_names[i], "gpu_fwd_many_tiles/%d", i);
+    t_register(many_names[i], many_tiles_fns[i]);
   }
   t_register("gpu_fwd_accuracy_class", test_fwd_accuracy_class);
   t_register("gpu_bwd_deterministic", test_bwd_deterministic);
