@@ -124,18 +124,6 @@ _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN row
   {.batch = b, .seqlen_q = sq, .seqlen_k = sk, .heads_q = hq, .heads_kv = hkv, .head_dim = dim,  \
    .dtype = CUDADENT_DTYPE_##dt, .causal = c, .window_left = -1, .window_right = -1,            \
    .layout = LAYOUT_##lay, .no_lse = nolse, .late_max = 1}
-static const problem_desc_t late_max_cases[] = {
-    LATE_MAX_CASE(1, 2100, 2100, 4, 2, 64, BF16, 1, CONTIGUOUS, 0),
-    LATE_MAX_CASE(1, 1000, 1000, 4, 2, 128, FP16, 0, PADDED, 0),
-    LATE_MAX_CASE(2, 1000, 1000, 4, 4, 64, FP16, 1, CONTIGUOUS, 1),
-    LATE_MAX_CASE(1, 300, 4500, 4, 2, 128, BF16, 0, HEADS_FIRST, 1),
-};
-enum { N_LATE_MAX = sizeof late_max_cases / sizeof late_max_cases[0] };
-static int late_max_case(int i) { return run_case(&late_max_cases[i], 0); }
-static int late_max_0(void) { return late_max_case(0); }
-static int late_max_1(void) { return late_max_case(1); }
-static int late_max_2(void) { return late_max_case(2); }
-static int late_max_3(void) { return late_max_case(3); }
 
 /* ---- many tiles a persistent CTA ---------------------------------------------------------------
  * 768 tiles on ~132 CTAs (~6 each): each Q slot of a CTA is reused two or three times (two slots
@@ -146,18 +134,27 @@ static int late_max_3(void) { return late_max_case(3); }
   {.batch = 24, .seqlen_q = 200, .seqlen_k = 160, .heads_q = 16, .heads_kv = 4, .head_dim = 64,  \
    .dtype = CUDADENT_DTYPE_##dt, .causal = c, .window_left = -1, .window_right = -1,            \
    .layout = LAYOUT_CONTIGUOUS, .no_lse = nolse}
-static const problem_desc_t many_tiles_cases[] = {
-    MANY_TILES_CASE(BF16, 0, 0), /* 192-row tiles, LSE */
-    MANY_TILES_CASE(FP16, 0, 1), /* 192-row tiles, no LSE */
-    MANY_TILES_CASE(BF16, 1, 1), /* 128-row tiles, no LSE */
-    MANY_TILES_CASE(FP16, 1, 0), /* 128-row tiles, LSE */
+
+/* The forward cases listed by hand, each registered as "group/index within the group". */
+typedef struct listed_case { const char *group; problem_desc_t desc; } listed_case_t;
+static const listed_case_t listed_cases[] = {
+    {"gpu_fwd_late_max", LATE_MAX_CASE(1, 2100, 2100, 4, 2, 64, BF16, 1, CONTIGUOUS, 0)},
+    {"gpu_fwd_late_max", LATE_MAX_CASE(1, 1000, 1000, 4, 2, 128, FP16, 0, PADDED, 0)},
+    {"gpu_fwd_late_max", LATE_MAX_CASE(2, 1000, 1000, 4, 4, 64, FP16, 1, CONTIGUOUS, 1)},
+    {"gpu_fwd_late_max", LATE_MAX_CASE(1, 300, 4500, 4, 2, 128, BF16, 0, HEADS_FIRST, 1)},
+    {"gpu_fwd_many_tiles", MANY_TILES_CASE(BF16, 0, 0)}, /* 192-row tiles, LSE */
+    {"gpu_fwd_many_tiles", MANY_TILES_CASE(FP16, 0, 1)}, /* 192-row tiles, no LSE */
+    {"gpu_fwd_many_tiles", MANY_TILES_CASE(BF16, 1, 1)}, /* 128-row tiles, no LSE */
+    {"gpu_fwd_many_tiles", MANY_TILES_CASE(FP16, 1, 0)}, /* 128-row tiles, LSE */
 };
-enum { N_MANY_TILES = sizeof many_tiles_cases / sizeof many_tiles_cases[0] };
-static int many_tiles_case(int i) { return run_case(&many_tiles_cases[i], 0); }
-static int many_tiles_0(void) { return many_tiles_case(0); }
-static int many_tiles_1(void) { return many_tiles_case(1); }
-static int many_tiles_2(void) { return many_tiles_case(2); }
-static int many_tiles_3(void) { return many_tiles_case(3); }
+enum { N_LISTED = sizeof listed_cases / sizeof listed_cases[0] };
+#define LISTED_FN(i) \
+  static int listed_case_##i(void) { return run_case(&listed_cases[i].desc, 0); }
+LISTED_FN(0) LISTED_FN(1) LISTED_FN(2) LISTED_FN(3) LISTED_FN(4) LISTED_FN(5) LISTED_FN(6)
+LISTED_FN(7)
+static const t_fn listed_fns[] = {listed_case_0, listed_case_1, listed_case_2, listed_case_3,
+                                  listed_case_4, listed_case_5, listed_case_6, listed_case_7};
+_Static_assert(sizeof listed_fns / sizeof listed_fns[0] == N_LISTED, "one LISTED_FN per case");
 
 /* ---- accuracy class of the forward ----------------------------------------------------------------
  * One case passing the criterion says little about a kernel whose error is merely as large as the
@@ -357,19 +354,11 @@ void register_gpu_attn_tests(void) {
       snprintf(names[dir][i], sizeof names[dir][i], "%s/%02d", dirs[dir], i);
       t_register(names[dir][i], case_fns[i][dir]);
     }
-  static const t_fn late_max_fns[] = {late_max_0, late_max_1, late_max_2, late_max_3};
-  _Static_assert(sizeof late_max_fns / sizeof late_max_fns[0] == N_LATE_MAX, "one per case");
-  static char late_names[N_LATE_MAX][32];
-  for (int i = 0; i < N_LATE_MAX; ++i) {
-    snprintf(late_names[i], sizeof late_names[i], "gpu_fwd_late_max/%d", i);
-    t_register(late_names[i], late_max_fns[i]);
-  }
-  static const t_fn many_tiles_fns[] = {many_tiles_0, many_tiles_1, many_tiles_2, many_tiles_3};
-  _Static_assert(sizeof many_tiles_fns / sizeof many_tiles_fns[0] == N_MANY_TILES, "one per case");
-  static char many_names[N_MANY_TILES][32];
-  for (int i = 0; i < N_MANY_TILES; ++i) {
-    snprintf(many_names[i], sizeof many_names[i], "gpu_fwd_many_tiles/%d", i);
-    t_register(many_names[i], many_tiles_fns[i]);
+  static char listed_names[N_LISTED][40];
+  for (int i = 0, k = 0; i < N_LISTED; ++i) {
+    k = i > 0 && !strcmp(listed_cases[i].group, listed_cases[i - 1].group) ? k + 1 : 0;
+    snprintf(listed_names[i], sizeof listed_names[i], "%s/%d", listed_cases[i].group, k);
+    t_register(listed_names[i], listed_fns[i]);
   }
   t_register("gpu_fwd_accuracy_class", test_fwd_accuracy_class);
   t_register("gpu_bwd_deterministic", test_bwd_deterministic);
