@@ -126,7 +126,7 @@ _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN row
    .layout = LAYOUT_##lay, .no_lse = nolse, .late_max = 1}
 
 /* ---- many tiles a persistent CTA ---------------------------------------------------------------
- * 768 tiles on ~132 CTAs (~6 each): each Q slot of a CTA is reused two or three times (two slots
+ * 768 tiles on ~132 CTAs (5-6 each): each Q slot of a CTA is reused once or twice (two slots
  * in the d64 M192 rows and the no-LSE d64 M128 row of kernels/sm90/fwd_kernel.cuh), so the slots'
  * barrier phases turn over, which the base shapes (at most two tiles a CTA) do not reach. Causal
  * with seqlen_q > seqlen_k: the first 40 rows of every head see no key. */
