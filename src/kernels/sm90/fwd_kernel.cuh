@@ -199,14 +199,15 @@ __device__ __forceinline__ void sm90_fence_regs(float (&r)[N]) {
   for (int i = 0; i < N; ++i) reg_fence(r[i]);
 }
 
-/* S[64, BLOCK_N] = Q_w[64, D] K[BLOCK_N, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab
- * kk / 4 at byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). */
-template <int D, int BM, int BN, bool kFp16>
+/* S[64, BN] = Q_w[64, D] K[BN, D]^T: D/16 wgmma k-steps; the k-step kk lives in slab kk / 4 at
+ * byte column (kk % 4) * 32 (the descriptor start moves inside the swizzle atom). K's slabs are
+ * K_ROWS (the stage's BLOCK_N) rows apart; BN < K_ROWS takes the stage's first BN keys. */
+template <int D, int BM, int BN, bool kFp16, int K_ROWS = BN>
 __device__ __forceinline__ void sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint64_t dq = gmma_desc_add(desc_q, (kk / 4) * BM * 128 + (kk % 4) * 32);
-    const uint64_t dk = gmma_desc_add(desc_k, (kk / 4) * BN * 128 + (kk % 4) * 32);
+    const uint64_t dk = gmma_desc_add(desc_k, (kk / 4) * K_ROWS * 128 + (kk % 4) * 32);
     if constexpr (BN == 128) wgmma_m64n128k16_ss<kFp16>(s, dq, dk, kk > 0);
     else wgmma_m64n64k16_ss<kFp16>(s, dq, dk, kk > 0);
   }
@@ -475,6 +476,34 @@ __device__ __forceinline__ void sm90_convert_p(const float (&s)[BN / 2], uint32_
   for (int i = 0; i < BN / 4; ++i) p[i] = sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 }
 
+/* The first half of a register array, as an array: the accumulator of wgmma m64n(N/2) is the
+ * first half of m64nN's (element 4j + 2r + e is column 8j + 2 (lane % 4) + e in both), and P's
+ * 16-bit pairs of keys [0, N/2) are the first half of p. */
+template <typename T, int N>
+__device__ __forceinline__ T (&sm90_first_half(T (&a)[N]))[N / 2] {
+  return *reinterpret_cast<T(*)[N / 2]>(&a[0]);
+}
+
+/* Whether a consumer's first (highest) key block n can be computed as its first half only: no
+ * row of the consumer's 64 (those past seqlen_q included, their output clipped) sees a key at or
+ * past n BLOCK_N + BLOCK_N / 2. Under causal masking in 128-row tiles over 128-key blocks this is
+ * consumer 0's diagonal block (with seqlen_k - seqlen_q a multiple of 128): S = Q K^T as m64n64,
+ * the softmax on 32 elements a thread, P's second half zero (the next step's P V multiplies
+ * those keys by 0, as the mask made them before). SM90_HALF_FIRST 0: never (and the kernel's
+ * kHalfFirst leaves out the rows where it does not fit). */
+#ifndef SM90_HALF_FIRST
+#define SM90_HALF_FIRST 1
+#endif
+template <int BM, int BN>
+__device__ __forceinline__ bool sm90_first_block_half(int n, int m_block, int cw,
+                                                      const sm90_fwd_args &args) {
+  const int q_last = m_block * BM + 64 * cw + 63; /* the consumer's last row */
+  int k_last = args.seqlen_k - 1;                  /* the last key one of its rows sees */
+  if (args.window_right >= 0)
+    k_last = min(k_last, q_last + (args.seqlen_k - args.seqlen_q) + args.window_right);
+  return k_last < n * BN + BN / 2;
+}
+
 /* What a consumer's main-loop step needs besides its registers. */
 struct sm90_step_args {
   uint64_t desc_q, desc_k0, desc_v0;
@@ -677,6 +706,12 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
   constexpr int QS = tile::Q_STAGES;
   constexpr bool kOverlap = VARIANT != SM90_FWD_SIMPLE;
   constexpr bool kPingpong = VARIANT == SM90_FWD_OVERLAP_PINGPONG && NCW >= 2;
+  /* the d64 LSE rows only (NOTES.md step 40): there d64 causal 512 / 1k / 2k +2 / +2 / +3%; the
+   * no-LSE d64 M128 row measured 3-6% slower at causal 512 / 1k with it (its main loops gained
+   * 6-13 uniform instructions), the LSE d128 row 0.6-1% slower at causal 512 / 1k, and in the
+   * no-LSE d128 row the second branch of the first S GEMM leaves too few registers: ptxas
+   * serializes every wgmma (C7511) */
+  constexpr bool kHalfFirst = SM90_HALF_FIRST && BN == 128 && D == 64 && !tile::ROWSUM_MMA;
 
   extern __shared__ uint8_t smem_raw[];
   /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
@@ -912,30 +947,54 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
         if constexpr (kRange)
           for (int n = n_hi - 1; n >= c_hi; --n)
             sm90_release_block<STAGES, kPingpong>(sa, stage, phase);
-        /* first block: S alone */
+        /* first block: S alone; only its first half where this consumer's rows see no key
+         * past it (sm90_first_block_half) */
         {
           const int n = c_hi - 1;
+          const bool half = kHalfFirst && sm90_first_block_half<BM, BN>(n, tc.m_block, cw, args);
           mbar_wait(bar_k_full + 8 * stage, phase);
           if constexpr (kPingpong) named_bar_sync(SM90_BAR_TURN + cw, 256);
           const uint64_t dk = gmma_desc_add(desc_k0, stage * L::KV_BYTES);
-          wgmma_fence();
-          sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
-          wgmma_commit();
-          if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
-          wgmma_wait<0>();
+          /* each branch issues and retires its own wgmmas (a wgmma retired after a branch
+           * serializes them all: ptxas C7515, NOTES.md step 17) */
+          if (half) {
+            wgmma_fence();
+            sm90_gemm_qk<D, BM, BN / 2, kFp16, BN>(sm90_first_half(s), desc_q, dk);
+            wgmma_commit();
+            if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
+            wgmma_wait<0>();
+          } else {
+            wgmma_fence();
+            sm90_gemm_qk<D, BM, BN, kFp16>(s, desc_q, dk);
+            wgmma_commit();
+            if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
+            wgmma_wait<0>();
+          }
           sm90_fence_regs(s);
           SM90_TRACE_EVENT(ct == 0, SM90_EV_S0, 0);
           if (lane == 0) {
             mbar_arrive(bar_k_empty + 8 * stage);
             if (c_hi - c_lo == 1) mbar_arrive(bar_q_empty_t);
           }
-          if (sm90_block_needs_mask<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
-                                            args.window_left, args.window_right))
-            sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
-                          args.window_right, lane);
+          const bool masked = sm90_block_needs_mask<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
+                                                            args.window_left, args.window_right);
           const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
-          sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, first, args.scale_log2);
-          sm90_convert_p<BN, kFp16>(s, p);
+          if (half) {
+            if (masked)
+              sm90_mask<BN / 2>(sm90_first_half(s), n * BN, row0, args.seqlen_k, shift,
+                                args.window_left, args.window_right, lane);
+            sm90_softmax<BN / 2, tile::ROWSUM_MMA>(sm90_first_half(s), m, l, alpha, first,
+                                                   args.scale_log2);
+            sm90_convert_p<BN / 2, kFp16>(sm90_first_half(s), sm90_first_half(p));
+#pragma unroll
+            for (int i = BN / 8; i < BN / 4; ++i) p[i] = 0u; /* keys past the half: P = 0 */
+          } else {
+            if (masked)
+              sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+                            args.window_right, lane);
+            sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, first, args.scale_log2);
+            sm90_convert_p<BN, kFp16>(s, p);
+          }
         }
         uint32_t v_stage = stage, v_phase = phase;
         if (++stage == STAGES) {
