@@ -476,12 +476,13 @@ __device__ __forceinline__ void sm90_convert_p(const float (&s)[BN / 2], uint32_
   for (int i = 0; i < BN / 4; ++i) p[i] = sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 }
 
-/* The first half of a register array, as an array: the accumulator of wgmma m64n(N/2) is the
- * first half of m64nN's (element 4j + 2r + e is column 8j + 2 (lane % 4) + e in both), and P's
- * 16-bit pairs of keys [0, N/2) are the first half of p. */
-template <typename T, int N>
-__device__ __forceinline__ T (&sm90_first_half(T (&a)[N]))[N / 2] {
-  return *reinterpret_cast<T(*)[N / 2]>(&a[0]);
+/* The first K elements of a register array, as an array: the accumulator of wgmma m64n(2K) is
+ * the first K registers of m64nN's (element 4j + 2r + e is column 8j + 2 (lane % 4) + e in
+ * both), and P's 16-bit pairs of keys [0, 2K) are the first K / 2 registers of p. */
+template <int K, typename T, int N>
+__device__ __forceinline__ T (&sm90_head(T (&a)[N]))[K] {
+  static_assert(K <= N, "sm90_head: more than the array");
+  return *reinterpret_cast<T(*)[K]>(&a[0]);
 }
 
 /* Whether a consumer's first (highest) key block n can be computed as its first half only: no
@@ -712,6 +713,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
    * no-LSE d128 row the second branch of the first S GEMM leaves too few registers: ptxas
    * serializes every wgmma (C7511) */
   constexpr bool kHalfFirst = SM90_HALF_FIRST && BN == 128 && D == 64 && !tile::ROWSUM_MMA;
+  constexpr int BH = kHalfFirst ? BN / 2 : BN; /* the first block's keys where it is halved */
 
   extern __shared__ uint8_t smem_raw[];
   /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
@@ -959,7 +961,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
            * serializes them all: ptxas C7515, NOTES.md step 17) */
           if (half) {
             wgmma_fence();
-            sm90_gemm_qk<D, BM, BN / 2, kFp16, BN>(sm90_first_half(s), desc_q, dk);
+            sm90_gemm_qk<D, BM, BH, kFp16, BN>(sm90_head<BH / 2>(s), desc_q, dk);
             wgmma_commit();
             if constexpr (kPingpong) named_bar_arrive(SM90_BAR_TURN + next_cw, 256);
             wgmma_wait<0>();
@@ -981,13 +983,13 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
           if (half) {
             if (masked)
-              sm90_mask<BN / 2>(sm90_first_half(s), n * BN, row0, args.seqlen_k, shift,
+              sm90_mask<BH>(sm90_head<BH / 2>(s), n * BN, row0, args.seqlen_k, shift,
                                 args.window_left, args.window_right, lane);
-            sm90_softmax<BN / 2, tile::ROWSUM_MMA>(sm90_first_half(s), m, l, alpha, first,
-                                                   args.scale_log2);
-            sm90_convert_p<BN / 2, kFp16>(sm90_first_half(s), sm90_first_half(p));
+            sm90_softmax<BH, tile::ROWSUM_MMA>(sm90_head<BH / 2>(s), m, l, alpha, first,
+                                               args.scale_log2);
+            sm90_convert_p<BH, kFp16>(sm90_head<BH / 2>(s), sm90_head<BH / 4>(p));
 #pragma unroll
-            for (int i = BN / 8; i < BN / 4; ++i) p[i] = 0u; /* keys past the half: P = 0 */
+            for (int i = BH / 4; i < BN / 4; ++i) p[i] = 0u; /* keys past the half: P = 0 */
           } else {
             if (masked)
               sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
