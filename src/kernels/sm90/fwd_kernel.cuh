@@ -12,9 +12,11 @@
  *     memory, K-major, 128-byte swizzle) into 64 x BLOCK_N fp32 registers; mask; online softmax
  *     (exp2 with the scale folded in; after a row's first block from the running max as it
  *     stands, checked after: sm90_softmax_lazy); P converted to 16 bits in registers becomes the
- *     A operand of O += P V (wgmma with A from registers and V as an MN-major B descriptor). In the
- *     OVERLAP variants of the 192-row tiles a consumer computes only the key blocks its own 64
- *     rows see, and only releases (takes its GEMM turn and frees the stages of) the others.
+ *     A operand of O += P V (wgmma with A from registers and V as an MN-major B descriptor). A
+ *     consumer's first block is computed as its first 64 keys only where its rows see no more
+ *     (d64 rows with LSE; sm90_first_block_half). In the OVERLAP variants of the 192-row tiles a
+ *     consumer computes only the key blocks its own 64 rows see, and only releases (takes its
+ *     GEMM turn and frees the stages of) the others.
  *   Variant OVERLAP: the consumer issues S_next = Q K_{j+1}^T and O += P_j V_j back to back,
  *     then does the softmax of S_next while the P V product runs (intra-warpgroup overlap, FA3
  *     paper section 3.2). O is rescaled only when some row of the warp got a new maximum.
@@ -488,9 +490,10 @@ __device__ __forceinline__ T (&sm90_head(T (&a)[N]))[K] {
 /* Whether a consumer's first (highest) key block n can be computed as its first half only: no
  * row of the consumer's 64 (those past seqlen_q included, their output clipped) sees a key at or
  * past n BLOCK_N + BLOCK_N / 2. Under causal masking in 128-row tiles over 128-key blocks this is
- * consumer 0's diagonal block (with seqlen_k - seqlen_q a multiple of 128): S = Q K^T as m64n64,
- * the softmax on 32 elements a thread, P's second half zero (the next step's P V multiplies
- * those keys by 0, as the mask made them before). SM90_HALF_FIRST 0: never (and the kernel's
+ * consumer 0's top block whatever seqlen_k - seqlen_q (its rows end 64 before the tile's, so it
+ * sees at most the block's first 64 keys, or none of them): S = Q K^T as m64n64, the softmax on
+ * 32 elements a thread, P's second half zero (the next step's P V multiplies those keys by 0, as
+ * the mask made them before). SM90_HALF_FIRST 0: never (and the kernel's
  * kHalfFirst leaves out the rows where it does not fit). */
 #ifndef SM90_HALF_FIRST
 #define SM90_HALF_FIRST 1
