@@ -15,6 +15,7 @@
 void register_reference_tests(void);
 void register_api_tests(void);
 void register_gpu_attn_tests(void);
+void register_tile_order_tests(void);
 
 const char *t_gpu_skip_reason = NULL;
 
@@ -45,6 +46,7 @@ int main(int argc, char **argv) {
   register_reference_tests();
   register_api_tests();
   register_gpu_attn_tests();
+  register_tile_order_tests();
   int passed = 0, failed = 0, skipped = 0;
   for (int i = 0; i < n_tests; ++i) {
     if (filter && !strstr(tests[i].name, filter)) continue;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh - what one call on the GPU machine runs for the sm90 forward experiments.
 #   dev/sm90_fwd/gpu_run.sh STEP...
-#   steps: build check bench ncu ncusrc cudnnprof sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
+#   steps: build check checkorder bench ncu ncudram ncusrc cudnnprof sass sassB loops tests defaulttests sm80tests bwdtests sanitize small
 #          trace accuracy seeds (SEED_SHAPE, NSEEDS, EXTRA_SEEDS) seedstats (SEEDSTAT_SHAPES, NSEEDS)
 # More env: CHECK_VARIANTS, BENCH_VARIANTS (e.g. 2,1; the first is the ratio's), NCU_CONFIGS
 #      (B,S,H,D,causal of the FA3 suite, space separated; ncu, ncusrc, cudnnprof), CUDNN_KREGEX
@@ -54,6 +54,9 @@ for step in "$@"; do
         timeout 90 python3 $S $B check --variants 2 > "$out/checkB.log" 2>&1; echo "B: $(tail -1 "$out/checkB.log")"
         grep FAIL "$out/checkB.log" | cut -c1-170
       fi ;;
+    checkorder) # lib A's check with every case forced to the HEAD_GROUPS order (tile_order_choice.cuh)
+      timeout 120 python3 $S $A check --variants 2 --order 4 > "$out/checkorder.log" 2>&1; echo "A order 4: $(tail -1 "$out/checkorder.log")"
+      grep FAIL "$out/checkorder.log" | cut -c1-170 ;;
     bench)
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$out/smi.csv" 2>&1 & smi=$!
       timeout 240 python3 $S ${BENCH_LIBS:-$LIBS} bench --variants ${BENCH_VARIANTS:-2} --iters $IT ${ONLY:+--only $ONLY} ${BENCH_EXTRA:-} 2>&1 | tee "$out/bench.log"
@@ -74,6 +77,19 @@ for step in "$@"; do
       grep -o 'HGMMA\.[0-9a-zx]*\.F32\.[A-Z0-9]*' "$out/sm90_fwd.sass" | sort | uniq -c
       grep -m3 'HGMMA.*tnspB' "$out/sm90_fwd.sass" | sed 's/ *\/\*[^*]*\*\/ *$//'
       python3 dev/sm90_fwd/sass_order.py "$out/sm90_fwd.sass" | cut -c1-400 ;;
+    ncudram) # DRAM bytes, L2 hit rate and duration of one forward (with LSE) per NCU_CONFIGS config:
+      # every library built (LIBS) and cuDNN; ncu flushes the caches before the profiled launch
+      M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+      for cfg in ${NCU_CONFIGS:-4,4096,16,128,1}; do c=${cfg//,/_}
+        for lib in ${LIBS//,/ }; do
+          timeout 120 ncu --clock-control none -k regex:sm90_fwd --launch-skip 1 --launch-count 1 --metrics $M \
+            python3 $S $lib one $cfg --variants 2 > "$out/ncudram-$(basename $lib .so)-$c.txt" 2>&1
+          echo "ncudram $cfg $(basename $lib .so): $(grep -E 'dram__|lts__|gpu__time|per_second' "$out/ncudram-$(basename $lib .so)-$c.txt" | awk '{printf "%s %s %s; ", $1, $(NF-1), $NF}')"
+        done
+        timeout 150 ncu --clock-control none -k "regex:${CUDNN_KREGEX:-fprop|sdpa|fmha|flash}" --launch-skip 1 --launch-count 1 --metrics $M \
+          python3 $S $A cudnn_one $cfg > "$out/ncudram-cudnn-$c.txt" 2>&1
+        echo "ncudram $cfg cudnn: $(grep -E 'dram__|lts__|gpu__time|per_second' "$out/ncudram-cudnn-$c.txt" | awk '{printf "%s %s %s; ", $1, $(NF-1), $NF}')"
+      done ;;
     ncusrc) # per-SASS-instruction warp stall samples of lib A (ncu source page), csv under $out
       for cfg in ${NCU_CONFIGS:-1,16384,16,128,0}; do
         timeout 240 ncu --section SourceCounters --section WarpStateStats -k regex:sm90_fwd --launch-skip 1 \

@@ -126,6 +126,54 @@ def test_strided_inputs(layout, direction, poison_outputs):
         assert dq.is_contiguous()  # q is not dense: gradients come contiguous
 
 
+# Causal problems whose K/V exceed what the L2 holds (> 32 MB) with more than 16 query blocks: the
+# sm90 forward takes their tiles in groups of heads (SM90_SCHED_HEAD_GROUPS); tests/
+# test_tile_order.cu pins that choice for these two shapes. Forward only; the float64 reference
+# in chunks of 8 query heads of one batch entry (the whole one would take ~30 GB).
+L2_CASES = [
+    (2, 2176, 2176, 32, 16, 128, True, (-1, -1)),  # GQA, d128: 17 query blocks of 128 rows
+    (2, 3300, 3300, 32, 32, 64, True, (-1, -1)),   # d64: 18 query blocks of 192 rows
+]
+
+
+def _reference_in_chunks(q, k, v, scale, causal, dtype, heads=8):
+    B, Hq, g = q.shape[0], q.shape[2], q.shape[2] // k.shape[2]
+    outs, lses = [], []
+    for b in range(B):
+        for h0 in range(0, Hq, heads):
+            kv = slice(h0 // g, (h0 + heads) // g)
+            o, lse = attention_ref(q[b:b + 1, :, h0:h0 + heads], k[b:b + 1, :, kv],
+                                   v[b:b + 1, :, kv], scale, causal, dtype=dtype)
+            outs.append(o)
+            lses.append(lse)
+    out = torch.cat([torch.cat(outs[b * (Hq // heads):(b + 1) * (Hq // heads)], dim=2)
+                     for b in range(B)])
+    lse = torch.cat([torch.cat(lses[b * (Hq // heads):(b + 1) * (Hq // heads)], dim=1)
+                     for b in range(B)])
+    return out, lse
+
+
+@pytest.mark.parametrize("case", L2_CASES, ids=_case_id)
+def test_forward_beyond_l2(case, poison_outputs):
+    B, Sq, Sk, Hq, Hkv, D, causal, window = case
+    dtype = torch.bfloat16
+    q = randn((B, Sq, Hq, D), dtype, 70)
+    k = randn((B, Sk, Hkv, D), dtype, 71)
+    v = randn((B, Sk, Hkv, D), dtype, 72)
+    try:
+        out, lse = cudadent.attention(q, k, v, causal=causal, return_lse=True)
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+    torch.cuda.synchronize()
+    scale = D ** -0.5
+    ref, ref_lse = _reference_in_chunks(q.double(), k.double(), v.double(), scale, causal,
+                                        torch.float64)
+    lowp, lowp_lse = _reference_in_chunks(q, k, v, scale, causal, dtype)
+    cid = _case_id(case) + "-bfloat16"
+    check_criterion("beyond-l2-fwd", cid, "out", out, ref, lowp)
+    check_criterion("beyond-l2-fwd", cid, "lse", lse, ref_lse, lowp_lse, slack=1e-4)
+
+
 def test_deterministic_backward_is_bitwise_reproducible():
     B, S, Hq, Hkv, D = 2, 384, 8, 2, 64
     dtype = torch.bfloat16

@@ -19,15 +19,9 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 #include "kernels/sm90/fwd_kernel.cuh"
+#include "kernels/sm90/tile_order_choice.cuh"
 
 #define SM90_MAX_DEVICES 64
-
-/* Masked calls with at most this many query blocks take the tiles head by head
- * (SM90_SCHED_HEAD_SNAKE, tile_scheduler.cuh), more take SM90_SCHED_SNAKE. Experiments override
- * it from the command line (0: always SNAKE). */
-#ifndef SM90_HEAD_ORDER_MAX_MBLOCKS
-#define SM90_HEAD_ORDER_MAX_MBLOCKS 16
-#endif
 
 /* masked d64 calls take 192 query rows a tile from this query length on (experiments override
  * it) */
@@ -136,14 +130,22 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
   a.num_tiles = (int)tiles;
   /* under a right window (causal) work grows with the query block: heaviest first, snaking;
-   * whole heads in turn where a head has few query blocks (K/V reuse in L2) */
-  int order;
-  if (order_override >= 0) order = order_override;
-  else if (p->window_right < 0) order = SM90_SCHED_M_GROUPED;
-  else if (m_blocks <= SM90_HEAD_ORDER_MAX_MBLOCKS) order = SM90_SCHED_HEAD_SNAKE;
-  else order = SM90_SCHED_SNAKE;
-  a.sched = sm90_tile_order_make(order, m_blocks, p->heads_q, p->heads_q * p->batch);
+   * heads in turn, alone or in groups, where that keeps K/V in L2 (tile_order_choice.cuh) */
   const int grid = (int)(tiles < sms ? tiles : sms);
+  const int batch_heads = p->heads_q * p->batch;
+  sm90_order_choice oc = sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N>(
+      m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
+      (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q);
+  if (order_override >= 0 && order_override != oc.order) { /* experiments: any order */
+    oc.order = order_override;
+    oc.group_heads = 1; /* HEAD_GROUPS: the largest divisor up to a third of the heads */
+    for (int g = batch_heads / 3; g > 1; --g)
+      if (batch_heads % g == 0) {
+        oc.group_heads = g;
+        break;
+      }
+  }
+  a.sched = sm90_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
   return cudaGetLastError();
 }

@@ -24,6 +24,15 @@
  *                          from DRAM: 2.3-7x the unique K/V bytes); here all tiles of a head run
  *                          within about one round, and the snake pairs heavy with light blocks
  *                          (dev/sm90_fwd/NOTES.md step 7).
+ *   SM90_SCHED_HEAD_GROUPS groups of group_heads (batch, head)s in turn; within a group the
+ *                          query blocks of all its heads level by level, heaviest first in the
+ *                          last group and in every second one before it, lightest first in the
+ *                          others, so the tile costs rise and fall without jumps (a triangle
+ *                          wave) and the snake across CTAs still pairs heavy with light. For
+ *                          causal calls with many query blocks and more K/V than L2 holds: a
+ *                          group's K/V fits in L2 and its tiles share it, where SNAKE re-read
+ *                          every key block from DRAM ~7-13 times (tile_order_choice.cuh picks
+ *                          group_heads; dev/sm90_fwd/NOTES.md step 43).
  */
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
@@ -32,7 +41,8 @@ enum {
   SM90_SCHED_M_FASTEST = 0,
   SM90_SCHED_SNAKE = 1,
   SM90_SCHED_M_GROUPED = 2,
-  SM90_SCHED_HEAD_SNAKE = 3
+  SM90_SCHED_HEAD_SNAKE = 3,
+  SM90_SCHED_HEAD_GROUPS = 4
 };
 #ifndef SM90_SCHED_GROUP /* experiments override it from the command line */
 #define SM90_SCHED_GROUP 32
@@ -65,8 +75,14 @@ static inline sm90_divisor sm90_divisor_make(int d) { /* host, d >= 1 */
   return v;
 }
 
-__device__ __forceinline__ int sm90_div(int n, sm90_divisor v) {
-  return (int)((__umulhi((unsigned)n, v.mul) + (unsigned)n) >> v.shift);
+/* also on the host, where tile_order_choice.cuh walks the tile orders */
+__host__ __device__ __forceinline__ int sm90_div(int n, sm90_divisor v) {
+#ifdef __CUDA_ARCH__
+  const unsigned hi = __umulhi((unsigned)n, v.mul);
+#else
+  const unsigned hi = (unsigned)(((unsigned long long)(unsigned)n * v.mul) >> 32);
+#endif
+  return (int)((hi + (unsigned)n) >> v.shift);
 }
 
 /* What sm90_decode_tile needs: the order and its divisors, set up by sm90_tile_order_make on the
@@ -81,12 +97,17 @@ struct sm90_tile_order {
   int inner;
   sm90_divisor by_inner;
   bool m_outer, m_reversed;
-  sm90_divisor by_group_tiles; /* M_GROUPED: SM90_SCHED_GROUP * batch_heads */
+  sm90_divisor by_group_tiles; /* M_GROUPED: SM90_SCHED_GROUP * batch_heads; HEAD_GROUPS:
+                                  group_tiles */
   sm90_divisor by_last_group;  /* M_GROUPED: the query blocks of the last, partial group */
+  /* HEAD_GROUPS: groups of group_heads (batch, head)s (a divisor of batch_heads), group_tiles =
+   * group_heads * m_blocks tiles each; by_inner divides by group_heads */
+  int group_heads, groups, group_tiles;
 };
 
+/* group_heads: HEAD_GROUPS only, a divisor of batch_heads */
 static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int heads_q,
-                                                   int batch_heads) {
+                                                   int batch_heads, int group_heads = 1) {
   sm90_tile_order o;
   o.order = order;
   o.m_blocks = m_blocks;
@@ -102,16 +123,25 @@ static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int 
       sm90_divisor_make(m_blocks >= SM90_SCHED_GROUP ? SM90_SCHED_GROUP * batch_heads : 1);
   const int rest = m_blocks % SM90_SCHED_GROUP;
   o.by_last_group = sm90_divisor_make(rest > 0 ? rest : 1);
+  o.group_heads = group_heads;
+  o.groups = batch_heads / group_heads;
+  o.group_tiles = group_heads * m_blocks;
+  if (order == SM90_SCHED_HEAD_GROUPS) {
+    o.inner = group_heads;
+    o.by_inner = sm90_divisor_make(group_heads);
+    o.by_group_tiles = sm90_divisor_make(o.group_tiles);
+  }
   return o;
 }
 
 /* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it). */
-__device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
-  const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE;
+__host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
+  const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE ||
+                     order == SM90_SCHED_HEAD_GROUPS;
   return round * grid + ((snake && (round & 1)) ? grid - 1 - cta : cta);
 }
 
-__device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
+__host__ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
   sm90_tile t;
   int bh, m;
   if (o.order == SM90_SCHED_M_GROUPED) {
@@ -127,6 +157,11 @@ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_o
       bh = sm90_div(r, o.by_last_group);
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
+  } else if (o.order == SM90_SCHED_HEAD_GROUPS) {
+    const int g = sm90_div(pos, o.by_group_tiles), r = pos - g * o.group_tiles;
+    const int level = sm90_div(r, o.by_inner);
+    bh = g * o.group_heads + (r - level * o.group_heads);
+    m = ((o.groups - 1 - g) & 1) ? level : o.m_blocks - 1 - level; /* the last group descends */
   } else {
     const int outer = sm90_div(pos, o.by_inner), rest = pos - outer * o.inner;
     const int mi = o.m_outer ? outer : rest;
@@ -143,7 +178,7 @@ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_o
  * m0 .. min(m0 + BLOCK_M, seqlen_q) - 1), under the bottom-right aligned window of cudadent.h.
  * Empty (n_hi <= n_lo) when no row of the tile sees any key. */
 template <int BLOCK_M, int BLOCK_N>
-__device__ __forceinline__ void sm90_kv_range(int m_block, int seqlen_q, int seqlen_k,
+__host__ __device__ __forceinline__ void sm90_kv_range(int m_block, int seqlen_q, int seqlen_k,
                                               int window_left, int window_right, int *n_lo,
                                               int *n_hi) {
   const int shift = seqlen_k - seqlen_q;

@@ -1,0 +1,155 @@
+/*
+ * test_tile_order.cu - CPU tests of the sm90 forward's tile orders (kernels/sm90/tile_scheduler.cuh)
+ * and of the host's choice among them (kernels/sm90/tile_order_choice.cuh). Host code only: the
+ * decode below is the kernel's own (__host__ __device__), walked the way the persistent CTAs
+ * walk it.
+ */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "kernels/sm90/tile_order_choice.cuh"
+
+/* sm90_div against the division, on edges and a pseudo-random sweep */
+static int tile_order_divisor(void) {
+  const int ds[] = {1, 2, 3, 5, 7, 16, 31, 32, 33, 100, 132, 1000, 65535, 65536, 1 << 20,
+                    (1 << 30) + 7, 0x7fffffff};
+  unsigned x = 12345u;
+  for (int d : ds) {
+    const sm90_divisor v = sm90_divisor_make(d);
+    const long long ns[] = {0, 1, d - 1ll, d, d + 1ll, 2ll * d - 1, 0x7ffffffe, 0x7fffffff};
+    for (long long n : ns)
+      if (n <= 0x7fffffff)
+        T_CHECK(sm90_div((int)n, v) == (int)n / d, "%lld / %d: %d", n, d, sm90_div((int)n, v));
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 1664525u + 1013904223u;
+      const int n = (int)(x >> 1);
+      T_CHECK(sm90_div(n, v) == n / d, "%d / %d: %d", n, d, sm90_div(n, v));
+    }
+  }
+  return T_PASS;
+}
+
+/* Every (batch, head, query block) exactly once, over the rounds and CTAs of a persistent grid. */
+static int covers_once(int order, int m_blocks, int heads_q, int batch, int group_heads,
+                       int grid) {
+  const int bh = heads_q * batch, tiles = m_blocks * bh;
+  const sm90_tile_order o = sm90_tile_order_make(order, m_blocks, heads_q, bh, group_heads);
+  std::vector<int> seen(tiles, 0);
+  for (int round = 0; round * grid < tiles; ++round)
+    for (int c = 0; c < grid; ++c) {
+      const int pos = sm90_tile_position(round, c, grid, order);
+      if (pos >= tiles) continue;
+      const sm90_tile t = sm90_decode_tile(pos, o);
+      if (t.batch < 0 || t.batch >= batch || t.head < 0 || t.head >= heads_q || t.m_block < 0 ||
+          t.m_block >= m_blocks) {
+        printf("    order %d M %d H %d B %d G %d: pos %d -> (%d, %d, %d) out of range\n", order,
+               m_blocks, heads_q, batch, group_heads, pos, t.batch, t.head, t.m_block);
+        return 0;
+      }
+      ++seen[(t.batch * heads_q + t.head) * m_blocks + t.m_block];
+    }
+  for (int i = 0; i < tiles; ++i)
+    if (seen[i] != 1) {
+      printf("    order %d M %d H %d B %d G %d: tile %d seen %d times\n", order, m_blocks,
+             heads_q, batch, group_heads, i, seen[i]);
+      return 0;
+    }
+  return 1;
+}
+
+static int tile_order_covers_every_tile_once(void) {
+  const int shapes[][3] = {{1, 1, 1}, {17, 3, 2}, {32, 16, 4}, {64, 16, 2}, {22, 32, 4},
+                           {43, 8, 3}, {5, 7, 5}, {128, 16, 1}, {40, 12, 1}};
+  const int grids[] = {1, 7, 132};
+  for (const auto &s : shapes)
+    for (int grid : grids) {
+      for (int order = SM90_SCHED_M_FASTEST; order <= SM90_SCHED_HEAD_SNAKE; ++order)
+        T_CHECK(covers_once(order, s[0], s[1], s[2], 1, grid), "order %d", order);
+      const int bh = s[1] * s[2];
+      for (int g = 1; g <= bh; ++g)
+        if (bh % g == 0)
+          T_CHECK(covers_once(SM90_SCHED_HEAD_GROUPS, s[0], s[1], s[2], g, grid),
+                  "head groups of %d", g);
+    }
+  return T_PASS;
+}
+
+/* HEAD_GROUPS: a group's tiles are consecutive, its heads only, its query blocks level by
+ * level; the last group descends and the direction alternates before it. */
+static int tile_order_head_groups_shape(void) {
+  const int m_blocks = 6, heads_q = 4, batch = 3, g = 3, bh = heads_q * batch;
+  const sm90_tile_order o =
+      sm90_tile_order_make(SM90_SCHED_HEAD_GROUPS, m_blocks, heads_q, bh, g);
+  const int groups = bh / g;
+  for (int pos = 0; pos < m_blocks * bh; ++pos) {
+    const sm90_tile t = sm90_decode_tile(pos, o);
+    const int group = pos / (g * m_blocks), level = (pos % (g * m_blocks)) / g;
+    const int head = t.batch * heads_q + t.head;
+    T_CHECK(head / g == group, "pos %d: head %d outside group %d", pos, head, group);
+    const bool descending = (groups - 1 - group) % 2 == 0;
+    T_CHECK(t.m_block == (descending ? m_blocks - 1 - level : level), "pos %d: block %d", pos,
+            t.m_block);
+  }
+  return T_PASS;
+}
+
+/* The choice: non-causal, few query blocks, K/V that fit in L2, and the FA3 suite's long causal
+ * shapes (where HEAD_GROUPS must be taken, its groups within the L2 budget and its balance
+ * within 1% of SNAKE's), and the shapes of tests/python's L2 case. */
+static int tile_order_choice(void) {
+  const long long d128 = 128 * 4, d64 = 64 * 4; /* K and V bytes per key and head */
+  sm90_order_choice c = sm90_order_choose<128, 128>(32, 64, 132, 4096, 4096, -1, -1, 4096 * d128);
+  T_CHECK(c.order == SM90_SCHED_M_GROUPED, "non-causal: order %d", c.order);
+  c = sm90_order_choose<128, 128>(16, 128, 132, 2048, 2048, -1, 0, 2048 * d128);
+  T_CHECK(c.order == SM90_SCHED_HEAD_SNAKE, "causal 2k: order %d", c.order);
+  c = sm90_order_choose<128, 128>(32, 4, 128, 4096, 4096, -1, 0, 4096 * d128);
+  T_CHECK(c.order == SM90_SCHED_SNAKE, "8 MB of K/V: order %d", c.order);
+
+  struct {
+    int block_m, seqlen, batch_heads, heads_ratio;
+    long long per_key;
+  } const cases[] = {
+      {128, 4096, 64, 1, d128},  {128, 8192, 32, 1, d128}, {128, 16384, 16, 1, d128},
+      {192, 4096, 128, 1, d64},  {192, 8192, 64, 1, d64},  {192, 16384, 32, 1, d64},
+      {128, 4096, 128, 1, d64},  {128, 2176, 64, 2, d128}, {192, 3300, 64, 1, d64},
+  };
+  for (const auto &s : cases) {
+    const int m_blocks = (s.seqlen + s.block_m - 1) / s.block_m;
+    const long long kv = s.seqlen * s.per_key / s.heads_ratio;
+    const int grid = m_blocks * s.batch_heads < 132 ? m_blocks * s.batch_heads : 132;
+    c = s.block_m == 128
+            ? sm90_order_choose<128, 128>(m_blocks, s.batch_heads, grid, s.seqlen, s.seqlen, -1,
+                                          0, kv)
+            : sm90_order_choose<192, 128>(m_blocks, s.batch_heads, grid, s.seqlen, s.seqlen, -1,
+                                          0, kv);
+    T_CHECK(c.order == SM90_SCHED_HEAD_GROUPS, "M %d S %d BH %d: order %d", s.block_m, s.seqlen,
+            s.batch_heads, c.order);
+    T_CHECK(s.batch_heads % c.group_heads == 0 && c.group_heads < s.batch_heads &&
+                c.group_heads * kv <= SM90_L2_GROUP_BYTES,
+            "S %d BH %d: group of %d", s.seqlen, s.batch_heads, c.group_heads);
+    sm90_order_key k;
+    memset(&k, 0, sizeof k);
+    k.m_blocks = m_blocks;
+    k.batch_heads = s.batch_heads;
+    k.grid = grid;
+    std::vector<float> cost(m_blocks);
+    for (int m = 0; m < m_blocks; ++m) /* causal, equal lengths: blocks up to the diagonal */
+      cost[m] = (float)(((m + 1) * s.block_m + 127) / 128 < (s.seqlen + 127) / 128
+                            ? ((m + 1) * s.block_m + 127) / 128
+                            : (s.seqlen + 127) / 128) +
+                0.35f;
+    const double snake = sm90_order_imbalance(k, cost, SM90_SCHED_SNAKE, 1);
+    const double groups = sm90_order_imbalance(k, cost, SM90_SCHED_HEAD_GROUPS, c.group_heads);
+    printf("    M %d S %d BH %d: groups of %d, makespan / mean %.4f (SNAKE %.4f)\n", s.block_m,
+           s.seqlen, s.batch_heads, c.group_heads, groups, snake);
+    T_CHECK(groups <= snake + 0.01, "imbalance %.4f against SNAKE's %.4f", groups, snake);
+  }
+  return T_PASS;
+}
+
+extern "C" void register_tile_order_tests(void) {
+  t_register("tile_order/divisor", tile_order_divisor);
+  t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);
+  t_register("tile_order/head_groups_shape", tile_order_head_groups_shape);
+  t_register("tile_order/choice", tile_order_choice);
+}
