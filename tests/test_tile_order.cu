@@ -40,6 +40,14 @@ static int covers_once(int order, int m_blocks, int heads_q, int batch, int grou
       const int pos = sm90_tile_position(round, c, grid, order);
       if (pos >= tiles) continue;
       const sm90_tile t = sm90_decode_tile(pos, o);
+      if (order != SM90_SCHED_HEAD_GROUPS) { /* the kernels compiled without HEAD_GROUPS agree */
+        const sm90_tile u = sm90_decode_tile<false>(pos, o);
+        if (sm90_tile_position<false>(round, c, grid, order) != pos || u.batch != t.batch ||
+            u.head != t.head || u.m_block != t.m_block) {
+          printf("    order %d: kHeadGroups = false decodes pos %d differently\n", order, pos);
+          return 0;
+        }
+      }
       if (t.batch < 0 || t.batch >= batch || t.head < 0 || t.head >= heads_q || t.m_block < 0 ||
           t.m_block >= m_blocks) {
         printf("    order %d M %d H %d B %d G %d: pos %d -> (%d, %d, %d) out of range\n", order,

@@ -145,6 +145,8 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
         break;
       }
   }
+  /* rows compiled without HEAD_GROUPS (reached only where an experiment widens the row's use) */
+  if (!tile::HEAD_GROUPS && oc.order == SM90_SCHED_HEAD_GROUPS) oc.order = SM90_SCHED_SNAKE;
   a.sched = sm90_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
   return cudaGetLastError();

@@ -134,13 +134,18 @@ static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int 
   return o;
 }
 
-/* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it). */
+/* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it).
+ * kHeadGroups = false, here and in sm90_decode_tile, compiles the HEAD_GROUPS order out, for
+ * kernels that never take it: their per-tile path is then a test and a branch shorter, which the
+ * short d64 causal calls feel (1-2% at 512, NOTES.md step 43). */
+template <bool kHeadGroups = true>
 __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
   const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE ||
-                     order == SM90_SCHED_HEAD_GROUPS;
+                     (kHeadGroups && order == SM90_SCHED_HEAD_GROUPS);
   return round * grid + ((snake && (round & 1)) ? grid - 1 - cta : cta);
 }
 
+template <bool kHeadGroups = true>
 __host__ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
   sm90_tile t;
   int bh, m;
@@ -157,7 +162,7 @@ __host__ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm
       bh = sm90_div(r, o.by_last_group);
       m = full * SM90_SCHED_GROUP + (r - bh * rest);
     }
-  } else if (o.order == SM90_SCHED_HEAD_GROUPS) {
+  } else if (kHeadGroups && o.order == SM90_SCHED_HEAD_GROUPS) {
     const int g = sm90_div(pos, o.by_group_tiles), r = pos - g * o.group_tiles;
     const int level = sm90_div(r, o.by_inner);
     bh = g * o.group_heads + (r - level * o.group_heads);
