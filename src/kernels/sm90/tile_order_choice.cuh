@@ -49,12 +49,13 @@ struct sm90_order_choice {
   int order, group_heads;
 };
 
-/* What the choice depends on (compared bytewise: no padding). */
+/* What the choice depends on besides the tile shape (each sm90_order_choose<BLOCK_M, BLOCK_N>
+ * has its own cache); compared bytewise, so no padding: `zero` fills the last 8 bytes. */
 struct sm90_order_key {
   long long kv_bytes_per_head; /* K and V bytes per query head (a GQA group shares them) */
-  int m_blocks, batch_heads, grid, block_m, block_n, seqlen_q, seqlen_k, window_left,
-      window_right, zero;
+  int m_blocks, batch_heads, grid, seqlen_q, seqlen_k, window_left, window_right, zero;
 };
+static_assert(sizeof(sm90_order_key) == 8 + 8 * sizeof(int), "sm90_order_key has padding");
 
 /* The largest per-CTA sum of tile costs over the mean, for an order. */
 static double sm90_order_imbalance(const sm90_order_key &k, const std::vector<float> &cost,
@@ -122,8 +123,6 @@ static sm90_order_choice sm90_order_choose(int m_blocks, int batch_heads, int gr
   k.m_blocks = m_blocks;
   k.batch_heads = batch_heads;
   k.grid = grid;
-  k.block_m = BLOCK_M;
-  k.block_n = BLOCK_N;
   k.seqlen_q = seqlen_q;
   k.seqlen_k = seqlen_k;
   k.window_left = window_left;
