@@ -9,6 +9,8 @@ fwd_train): the host time per call of a loop of calls on a tiny shape (fewer cal
 launch queue holds, so the figure is the host's cost), and on the FA3-suite shape d128 causal 512 (32 x 16 heads) the per-call CUDA
 event median (what the package bench reports) beside a back-to-back loop (events around 50
 calls, divided by 50). --profile: cProfile of the package's grad-mode call, by own time.
+--breakdown: the host time of each piece of the eager call on the tiny shape, each timed alone
+(the same loop as above), so that the pieces of the grad-mode call can be added up.
 """
 import contextlib
 import cProfile
@@ -103,6 +105,8 @@ def main():
                   f"d128 causal 512 32x16: event per call {per_call:6.1f} us, "
                   f"loop of 50 {loop:6.1f} us/call", flush=True)
     ops._signature = cached_signature
+    if "--breakdown" in sys.argv:
+        breakdown()
     if "--profile" in sys.argv:
         q, k, v = inputs(1, 128, 1, 64, True, "cudadent")
         fn = calls("cudadent", q, k, v)
@@ -114,6 +118,76 @@ def main():
         pr.disable()
         torch.cuda.synchronize()
         pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+
+
+def breakdown():
+    """Host microseconds of the pieces of cudadent.attention(q, k, v, causal=True) on the tiny
+    shape, each in a loop of its own (best of 5 loops of 300)."""
+    from cudadent import ops
+    q, k, v = inputs(1, 128, 1, 64, True, "cudadent")
+    qs, ks, vs = inputs(1, 128, 1, 64, True, "cudnn")
+    args = (0.125, True, -1, -1, False)
+
+    class Empty2(torch.autograd.Function):  # the package's Function without its kernel
+        @staticmethod
+        def forward(ctx, q, k, v, a):
+            out, lse = torch.empty_like(q), q.new_empty((1, 1, 128), dtype=torch.float32)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.attn_args = a
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+    class Empty1(torch.autograd.Function):  # one output; lse saved as an intermediate
+        @staticmethod
+        def forward(ctx, q, k, v, a):
+            out, lse = torch.empty_like(q), q.new_empty((1, 1, 128), dtype=torch.float32)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.attn_args = a
+            return out
+
+    class Bare(torch.autograd.Function):  # apply itself: no saving
+        @staticmethod
+        def forward(ctx, q, k, v, a):
+            return torch.empty_like(q)
+
+    shape = (1, 128, 1, 64)
+    pieces = [
+        ("attention(), grad", lambda: cudadent.attention(q, k, v, causal=True), True),
+        ("attention(), no_grad", lambda: cudadent.attention(q, k, v, causal=True), False),
+        ("sdpa cudnn, grad", lambda: F.scaled_dot_product_attention(qs, ks, vs, is_causal=True),
+         True),
+        ("ops.attention_fwd (grad)", lambda: ops.attention_fwd(q, k, v, *args), True),
+        ("_EagerAttention.apply", lambda: ops._EagerAttention.apply(q, k, v, args), True),
+        ("fwd_impl (cached, with lse)", lambda: ops.fwd_impl(q, k, v, *args), False),
+        ("Function.apply, 2 outputs, no kernel", lambda: Empty2.apply(q, k, v, args), True),
+        ("Function.apply, 1 output, no kernel", lambda: Empty1.apply(q, k, v, args), True),
+        ("Function.apply, bare", lambda: Bare.apply(q, k, v, args), True),
+        ("use_fast_path", lambda: ops.use_fast_path(q, k, v), True),
+        ("_signature", lambda: ops._signature((q, k, v), args + (True,)), True),
+        ("torch.empty(shape, dtype, device) x2", lambda: (
+            torch.empty(shape, dtype=q.dtype, device=q.device),
+            torch.empty((1, 1, 128), dtype=torch.float32, device=q.device)), True),
+        ("q.new_empty x2", lambda: (q.new_empty(shape),
+                                    q.new_empty((1, 1, 128), dtype=torch.float32)), True),
+        ("torch.cuda.current_device()", torch.cuda.current_device, True),
+        ("torch._C._cuda_getDevice()", torch._C._cuda_getDevice, True),
+        ("stream pointer", lambda: ops._stream(q.device), True),
+        ("event record()", torch.cuda.Event(enable_timing=True).record, True),
+        ("event record(stream)", lambda ev=torch.cuda.Event(enable_timing=True),
+         st=torch.cuda.current_stream(): ev.record(st), True),
+    ]
+    for name, fn, grad in pieces:
+        with torch.set_grad_enabled(grad):
+            print(f"  {name:40s} {host_us(fn):6.2f} us", flush=True)
+    # the C call alone on a prepared struct whose buffers (keep) stay alive while it is timed
+    lib, stream = ops._library.load(), ops._stream(q.device)
+    print(f"  {'C cudadent_get_version (ctypes call)':40s} {host_us(lib.cudadent_get_version):6.2f} us")
+    if hasattr(ops, "_caches"):
+        keep = ops.fwd_impl(q, k, v, *args)
+        prepared = ops._caches()[0][ops._signature((q, k, v), args + (True,))]
+        fn = lambda: lib.cudadent_attn_fwd(prepared.ref, None, 0, stream)  # noqa: E731
+        print(f"  {'C cudadent_attn_fwd (prepared struct)':40s} {host_us(fn):6.2f} us")
+        del keep
 
 
 if __name__ == "__main__":

@@ -180,14 +180,20 @@ def time_events(fn, warmup, iters, budget_s=2.0):
 
 
 def time_event_samples(fn, calls):
-    """Milliseconds of each of `calls` calls of fn, CUDA events around each (no warm-up)."""
+    """Milliseconds of each of `calls` calls of fn, CUDA events around each (no warm-up).
+
+    The events are recorded on the current stream passed explicitly: Event.record() without it
+    makes a Stream object each time, ~6 us of host time per event on the H200 machine (dev/
+    pkg_overhead.py --breakdown), which made entries whose GPU time is short (d128 causal 512)
+    time the host instead of the GPU."""
     import torch
+    stream = torch.cuda.current_stream()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     for i in range(calls):
-        starts[i].record()
+        starts[i].record(stream)
         fn()
-        ends[i].record()
+        ends[i].record(stream)
     torch.cuda.synchronize()
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 

@@ -20,6 +20,7 @@ and allocate through torch only, so they can be captured in a CUDA graph.
 """
 import ctypes
 import math
+import threading
 
 import torch
 
@@ -150,43 +151,96 @@ class _NoGuard:
 _NO_GUARD = _NoGuard()
 
 
+_get_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+
+
 def _device_guard(device):
-    if torch.cuda.current_device() == device.index:
+    if _get_device() == device.index:
         return _NO_GUARD
     return torch.cuda.device(device)
 
 
-def _launch(lib_query, lib_launch, params, device, function, nbytes=None):
-    """Workspace query (unless nbytes is known), workspace from torch's allocator, launch on the
-    current stream. Returns the workspace size."""
+def _launch(lib_query, lib_launch, params, device, function):
+    """Workspace query, workspace from torch's allocator, launch on the current stream: the full
+    path of a call. Returns the workspace size."""
     with _device_guard(device):
-        if nbytes is None:
-            n = ctypes.c_size_t(0)
-            _library.check(lib_query(ctypes.byref(params), ctypes.byref(n)),
-                           function + "_workspace_size")
-            nbytes = n.value
-        ws, ws_ptr = None, None
-        if nbytes:
-            # the caching allocator's blocks are 512-byte aligned (the API asks for 256)
-            ws = torch.empty(nbytes, dtype=torch.uint8, device=device)
-            ws_ptr = ws.data_ptr()
+        n = ctypes.c_size_t(0)
+        _library.check(lib_query(ctypes.byref(params), ctypes.byref(n)),
+                       function + "_workspace_size")
+        nbytes = n.value
+        ws, ws_ptr = _workspace(nbytes, device)
         status = lib_launch(ctypes.byref(params), ws_ptr, nbytes, _stream(device))
     _library.check(status, function)
     # ws goes back to the caching allocator, which orders its reuse after this stream's work
     return nbytes
 
 
+def _workspace(nbytes, device):
+    """(tensor, pointer) of a workspace of nbytes from torch's caching allocator; (None, None)
+    for none. The allocator's blocks are 512-byte aligned (the API asks for 256)."""
+    if not nbytes:
+        return None, None
+    ws = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    return ws, ws.data_ptr()
+
+
 # ---- launch-parameter cache ---------------------------------------------------------------------
 # What a call's Python checks decide, its parameter struct (but for the data pointers) and its
 # workspace size depend only on its signature: each tensor's shape, strides, dtype, device and
 # pointer alignment, and the scalar arguments. The first call of a signature takes the full path
-# (checks, workspace query); a later one copies the struct it built, sets the new data pointers
-# and launches: about half the host time per call (dev/pkg_overhead.py, bench/RESULTS.md), which
-# is what a call costs when its GPU work is short. Signatures that needed an input copied are not
-# kept. The C API still validates every call.
+# (checks, workspace query) and keeps a _Prepared launch: its own params struct, views of the
+# struct's data-pointer fields, the workspace size. A later call of the signature writes its data
+# pointers through the views and launches the same struct: about half the host time per call
+# (dev/pkg_overhead.py, bench/RESULTS.md), which is what a call costs when its GPU work is short.
+# The caches are per thread, so that two threads never write one struct (ctypes releases the
+# GIL during the C call). Signatures that needed an input copied are not kept. The C API still
+# validates every call.
 _CACHE_MAX = 512
-_fwd_cache = {}
-_bwd_cache = {}
+_tls = threading.local()
+
+
+class _Prepared:
+    """A signature's launch: params (the struct, reused), ref (byref of it), ptrs (c_void_p views
+    of its data-pointer fields, in the order the impl writes them), nbytes (workspace size)."""
+    __slots__ = ("params", "ref", "ptrs", "nbytes")
+
+    def __init__(self, params, fields, nbytes):
+        self.params = params
+        self.ref = ctypes.byref(params)
+        self.ptrs = tuple(ctypes.c_void_p.from_buffer(params, off) for off in fields)
+        self.nbytes = nbytes
+
+
+def _field_offset(struct, path):
+    """Byte offset of a (possibly nested) field, e.g. ("q", "data")."""
+    off, t = 0, struct
+    for name in path:
+        f = getattr(t, name)
+        off += f.offset
+        t = dict(t._fields_)[name]
+    return off
+
+
+# data-pointer fields, in the order fwd_impl / bwd_impl write them
+_FWD_PTR_FIELDS = tuple(_field_offset(_abi.AttnFwdParams, f) for f in (
+    ("q", "data"), ("k", "data"), ("v", "data"), ("o", "data"), ("lse",)))
+_BWD_PTR_FIELDS = tuple(_field_offset(_abi.AttnBwdParams, f) for f in (
+    ("q", "data"), ("k", "data"), ("v", "data"), ("o", "data"), ("dout", "data"),
+    ("dq", "data"), ("dk", "data"), ("dv", "data"), ("lse",)))
+
+
+def _caches():
+    """This thread's (forward, backward) launch caches."""
+    c = getattr(_tls, "caches", None)
+    if c is None:
+        c = _tls.caches = ({}, {})
+    return c
+
+
+def clear_launch_caches():
+    """Forget this thread's prepared launches (tests: the next call takes the full path)."""
+    for cache in _caches():
+        cache.clear()
 
 
 def _tensor_key(t):
@@ -201,12 +255,23 @@ def _signature(tensors, scalars):
     return tuple(_tensor_key(t) for t in tensors) + scalars
 
 
-def _remember(cache, key, params, nbytes):
+def _remember(cache, key, params, fields, nbytes):
     if key is None:
         return
     if len(cache) >= _CACHE_MAX:
         cache.clear()
-    cache[key] = (bytes(params), nbytes)
+    cache[key] = _Prepared(params, fields, nbytes)
+
+
+def _launch_prepared(hit, lib_launch, device, function):
+    """Launch a prepared struct (its data pointers already written) on the current stream."""
+    if _get_device() != device.index:
+        with torch.cuda.device(device):
+            return _launch_prepared(hit, lib_launch, device, function)
+    ws, ws_ptr = _workspace(hit.nbytes, device)
+    status = lib_launch(hit.ref, ws_ptr, hit.nbytes, _stream(device))
+    if status:
+        _library.check(status, function)
 
 
 def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
@@ -216,24 +281,25 @@ def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, determin
     tensor core, a few percent faster with the same O (cudadent.h)."""
     key = _signature((q, k, v), (softmax_scale, causal, window_left, window_right,
                                  deterministic, need_lse))
-    hit = _fwd_cache.get(key) if key is not None else None
+    cache = _caches()[0]
+    hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)
     B, Sq, Hq, D = q.shape
-    out = torch.empty((B, Sq, Hq, D), dtype=q.dtype, device=q.device)
-    lse = torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device) if need_lse else None
+    out = q.new_empty((B, Sq, Hq, D))
+    lse = q.new_empty((B, Hq, Sq), dtype=torch.float32) if need_lse else None
     if POISON_OUTPUTS:
         out.fill_(math.nan)
         if lse is not None:
             lse.fill_(math.nan)
     lib = _library.load()
     if hit is not None:
-        p = _abi.AttnFwdParams.from_buffer_copy(hit[0])
-        p.q.data, p.k.data, p.v.data = q.data_ptr(), k.data_ptr(), v.data_ptr()
-        p.o.data = out.data_ptr()
+        pq, pk, pv, po, plse = hit.ptrs
+        pq.value, pk.value, pv.value = q.data_ptr(), k.data_ptr(), v.data_ptr()
+        po.value = out.data_ptr()
         if lse is not None:
-            p.lse = lse.data_ptr()
-        _launch(None, lib.cudadent_attn_fwd, p, q.device, "cudadent_attn_fwd", hit[1])
+            plse.value = lse.data_ptr()
+        _launch_prepared(hit, lib.cudadent_attn_fwd, q.device, "cudadent_attn_fwd")
         return out, lse
     Sk, Hkv = k.shape[1], k.shape[2]
     qi, ki, vi = _kernel_input(q), _kernel_input(k), _kernel_input(v)
@@ -244,7 +310,7 @@ def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, determin
     nbytes = _launch(lib.cudadent_attn_fwd_workspace_size, lib.cudadent_attn_fwd, p, q.device,
                      "cudadent_attn_fwd")
     if qi is q and ki is k and vi is v:
-        _remember(_fwd_cache, key, p, nbytes)
+        _remember(cache, key, p, _FWD_PTR_FIELDS, nbytes)
     return out, lse
 
 
@@ -253,7 +319,8 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
     """The real backward (shared by the custom op and the eager fast path)."""
     key = _signature((dout, q, k, v, out, lse), (softmax_scale, causal, window_left,
                                                  window_right, deterministic))
-    hit = _bwd_cache.get(key) if key is not None else None
+    cache = _caches()[1]
+    hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)
         check_bwd_extra(dout, out, lse, q)
@@ -263,12 +330,12 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
             t.fill_(math.nan)
     lib = _library.load()
     if hit is not None:
-        p = _abi.AttnBwdParams.from_buffer_copy(hit[0])
-        p.q.data, p.k.data, p.v.data = q.data_ptr(), k.data_ptr(), v.data_ptr()
-        p.o.data, p.dout.data = out.data_ptr(), dout.data_ptr()
-        p.dq.data, p.dk.data, p.dv.data = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
-        p.lse = lse.data_ptr()
-        _launch(None, lib.cudadent_attn_bwd, p, q.device, "cudadent_attn_bwd", hit[1])
+        pq, pk, pv, po, pdo, pdq, pdk, pdv, plse = hit.ptrs
+        pq.value, pk.value, pv.value = q.data_ptr(), k.data_ptr(), v.data_ptr()
+        po.value, pdo.value = out.data_ptr(), dout.data_ptr()
+        pdq.value, pdk.value, pdv.value = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
+        plse.value = lse.data_ptr()
+        _launch_prepared(hit, lib.cudadent_attn_bwd, q.device, "cudadent_attn_bwd")
         return dq, dk, dv
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
@@ -284,7 +351,7 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
     nbytes = _launch(lib.cudadent_attn_bwd_workspace_size, lib.cudadent_attn_bwd, p, q.device,
                      "cudadent_attn_bwd")
     if qi is q and ki is k and vi is v and oi is out and doi is dout and lse_i is lse:
-        _remember(_bwd_cache, key, p, nbytes)
+        _remember(cache, key, p, _BWD_PTR_FIELDS, nbytes)
     return dq, dk, dv
 
 

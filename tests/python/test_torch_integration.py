@@ -215,8 +215,7 @@ def test_repeated_signature_reads_new_data(poison_outputs, monkeypatch, grad):
     from cudadent import ops
     from helpers import attention_ref, check_criterion
     scale = 0.125
-    ops._fwd_cache.clear()
-    ops._bwd_cache.clear()
+    ops.clear_launch_caches()
     full_path = {"fwd": 0, "bwd": 0}
     check_qkv, check_bwd_extra = ops.check_qkv, ops.check_bwd_extra
 
