@@ -252,3 +252,44 @@ def test_repeated_signature_reads_new_data(poison_outputs, monkeypatch, grad):
                 check_criterion("repeated_signature", case, name, x, r, lp)
     # the first forward (and backward) of the signature took the full path, the other two the cache
     assert full_path == {"fwd": 1, "bwd": 1 if grad else 0}, full_path
+
+
+@requires_cuda
+def test_threads_share_no_prepared_launch():
+    """Two threads calling one signature at once (the launch-parameter caches are per thread,
+    ops.py): each thread's outputs, forward and backward, are bitwise those of the same inputs
+    run alone on the main thread, on each thread's own stream."""
+    import threading
+    results, errors = {}, []
+    inputs = {t: _qkv(B=2, Sq=200, Sk=200, Hq=4, Hkv=2, D=64, seed=10 * t) for t in range(2)}
+    douts = {t: randn((2, 200, 4, 64), torch.bfloat16, 100 + t) for t in range(2)}
+
+    def run(t, reps):
+        q, k, v = inputs[t]
+        # deterministic: the backward's dQ is then bit-reproducible
+        out = _call_or_skip(lambda: cudadent.attention(q, k, v, causal=True, deterministic=True))
+        for _ in range(reps - 1):  # the later calls of the signature take the prepared launch
+            out = cudadent.attention(q, k, v, causal=True, deterministic=True)
+        return (out,) + torch.autograd.grad(out, (q, k, v), douts[t])
+
+    alone = {t: run(t, 1) for t in range(2)}
+    torch.cuda.synchronize()
+
+    def worker(t):
+        try:
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                results[t] = run(t, 50)
+            stream.synchronize()
+        except Exception as e:  # reported below: an exception in a thread does not fail the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(2):
+        for name, a, b in zip(("out", "dq", "dk", "dv"), results[t], alone[t]):
+            assert torch.equal(a, b), f"thread {t}: {name} differs from the single-thread run"
