@@ -81,24 +81,26 @@ enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 
 #endif
 template <int CFG> struct sm90_fwd_tile;
 /* HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
- * the host picks it only for masked calls with more than 16 query blocks). */
+ * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
+ * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail); not in the
+ * d64 M192 rows, whose 160-register consumers then spilled 20 bytes. */
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(2);
-  static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true;
+  static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true, TAIL = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
-  static constexpr bool HEAD_GROUPS = false; /* at most 16 query blocks: HEAD_SNAKE */
+  static constexpr bool HEAD_GROUPS = false, TAIL = true; /* at most 16 query blocks: HEAD_SNAKE */
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
-  static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true;
+  static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true, TAIL = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -704,7 +706,7 @@ template <int CFG, bool kFp16, int VARIANT>
 __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 1)
     sm90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
-                    const sm90_fwd_args args) {
+                    const sm90_fwd_args args, const __grid_constant__ sm90_tile_tail tail) {
   typedef sm90_fwd_tile<CFG> tile;
   typedef sm90_fwd_smem<CFG> L;
   constexpr int D = tile::HEAD_DIM;
@@ -778,9 +780,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     if (threadIdx.x != 0) return;
     uint32_t stage = 0, phase = 0, q_iter = 0;
     SM90_TRACE_DECL(0);
-    for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-      const int pos =
-          sm90_tile_position<tile::HEAD_GROUPS>(round, blockIdx.x, gridDim.x, args.sched.order);
+    for (int round = 0; round < tail.rounds; ++round) {
+      const int pos = sm90_tile_position_tail<tile::HEAD_GROUPS, tile::TAIL>(
+          round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
       if (pos >= args.num_tiles) continue;
       const sm90_tile tc = sm90_decode_tile<tile::HEAD_GROUPS>(pos, args.sched);
       int n_lo, n_hi;
@@ -857,9 +859,9 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
 
   uint32_t stage = 0, phase = 0, q_iter = 0;
   SM90_TRACE_DECL(wg);
-  for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-    const int pos =
-        sm90_tile_position<tile::HEAD_GROUPS>(round, blockIdx.x, gridDim.x, args.sched.order);
+  for (int round = 0; round < tail.rounds; ++round) {
+    const int pos = sm90_tile_position_tail<tile::HEAD_GROUPS, tile::TAIL>(
+        round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
     if (pos >= args.num_tiles) continue;
     const sm90_tile tc = sm90_decode_tile<tile::HEAD_GROUPS>(pos, args.sched);
     int n_lo, n_hi;

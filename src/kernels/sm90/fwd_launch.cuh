@@ -23,6 +23,11 @@
 
 #define SM90_MAX_DEVICES 64
 
+/* experiments: at most this many CTAs (0: one per SM, the library's choice) */
+#ifndef SM90_GRID_LIMIT
+#define SM90_GRID_LIMIT 0
+#endif
+
 /* masked d64 calls take 192 query rows a tile from this query length on (experiments override
  * it) */
 #ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
@@ -85,7 +90,7 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   constexpr int SMEM = sm90_fwd_smem<CFG>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const sm90_fwd_args) = sm90_fwd_kernel<CFG, kFp16, VARIANT>;
+                 const sm90_fwd_args, const sm90_tile_tail) = sm90_fwd_kernel<CFG, kFp16, VARIANT>;
 
   /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
    * race between threads only repeats it) */
@@ -130,13 +135,17 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
   a.num_tiles = (int)tiles;
   /* under a right window (causal) work grows with the query block: heaviest first, snaking;
-   * heads in turn, alone or in groups, where that keeps K/V in L2 (tile_order_choice.cuh) */
-  const int grid = (int)(tiles < sms ? tiles : sms);
+   * heads in turn, alone or in groups, where that keeps K/V in L2; the last rounds' tiles dealt
+   * out by the host where that evens the CTAs' work (tile_order_choice.cuh) */
+  int grid = (int)(tiles < sms ? tiles : sms);
+  if (SM90_GRID_LIMIT > 0 && grid > SM90_GRID_LIMIT) grid = SM90_GRID_LIMIT;
   const int batch_heads = p->heads_q * p->batch;
-  sm90_order_choice oc = sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N>(
+  sm90_tile_tail tail;
+  sm90_order_choice oc = sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
       m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
-      (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q);
-  if (order_override >= 0 && order_override != oc.order) { /* experiments: any order */
+      (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q, &tail);
+  if (order_override >= 0 && order_override != oc.order) { /* experiments: any order, no tail */
+    sm90_tail_none(&tail, a.num_tiles, grid);
     oc.order = order_override;
     oc.group_heads = 1; /* HEAD_GROUPS: the largest divisor up to a third of the heads */
     for (int g = batch_heads / 3; g > 1; --g)
@@ -146,9 +155,12 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
       }
   }
   /* rows compiled without HEAD_GROUPS (reached only where an experiment widens the row's use) */
-  if (!tile::HEAD_GROUPS && oc.order == SM90_SCHED_HEAD_GROUPS) oc.order = SM90_SCHED_SNAKE;
+  if (!tile::HEAD_GROUPS && oc.order == SM90_SCHED_HEAD_GROUPS) {
+    oc.order = SM90_SCHED_SNAKE;
+    sm90_tail_none(&tail, a.num_tiles, grid);
+  }
   a.sched = sm90_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
-  kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a);
+  kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a, tail);
   return cudaGetLastError();
 }
 

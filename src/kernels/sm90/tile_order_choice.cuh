@@ -18,8 +18,14 @@
  * Balance: a persistent CTA takes its tiles statically (sm90_tile_position), so its time is the
  * sum of its tiles' costs; a tile costs its key blocks plus 0.35 of one (the once-a-tile work,
  * NOTES.md step 42's trace). That sum is computed exactly, with the kernel's own tile decode,
- * for SNAKE and each candidate group size: O(tiles) host work per candidate, so the choice is
- * cached per shape (SM90_ORDER_CACHE entries under a mutex; training repeats its shapes).
+ * for SNAKE and each candidate group size: O(tiles) host work per candidate.
+ *
+ * Tail (masked calls, any order): the round robin gives every CTA the same number of tiles up
+ * to one, so it cannot even out the last rounds; the tiles of the last 2-4 rounds are instead
+ * dealt out heaviest first, each to the CTA with the least work so far (sm90_tile_tail), with
+ * the number of rounds that gives the smallest busiest CTA (NOTES.md step 44). The order, its
+ * group size and the tail are cached per shape (SM90_ORDER_CACHE entries under a mutex;
+ * training repeats its shapes).
  */
 #ifndef CUDADENT_SM90_TILE_ORDER_CHOICE_CUH
 #define CUDADENT_SM90_TILE_ORDER_CHOICE_CUH
@@ -42,6 +48,12 @@
 #define SM90_L2_GROUP_BYTES (16ll << 20)
 #endif
 
+/* The most rounds the tail deals out (tile_scheduler.cuh's table holds SM90_TAIL_MAX_ROWS tiles
+ * per CTA). Experiments override it (0: no tail). */
+#ifndef SM90_TAIL_ROUNDS
+#define SM90_TAIL_ROUNDS 4
+#endif
+
 #define SM90_ORDER_CACHE 8
 #define SM90_GROUP_CANDIDATES 8
 
@@ -57,18 +69,37 @@ struct sm90_order_key {
 };
 static_assert(sizeof(sm90_order_key) == 8 + 8 * sizeof(int), "sm90_order_key has padding");
 
-/* The largest per-CTA sum of tile costs over the mean, for an order. */
-static double sm90_order_imbalance(const sm90_order_key &k, const std::vector<float> &cost,
-                                   int order, int group_heads) {
+/* Each tile's cost by query block: its key blocks plus the once-a-tile work. */
+template <int BLOCK_M, int BLOCK_N>
+static std::vector<float> sm90_tile_costs(const sm90_order_key &k) {
+  std::vector<float> cost(k.m_blocks);
+  for (int m = 0; m < k.m_blocks; ++m) {
+    int n_lo, n_hi;
+    sm90_kv_range<BLOCK_M, BLOCK_N>(m, k.seqlen_q, k.seqlen_k, k.window_left, k.window_right,
+                                    &n_lo, &n_hi);
+    cost[m] = (n_hi > n_lo ? (float)(n_hi - n_lo) : 0.f) + 0.35f;
+  }
+  return cost;
+}
+
+/* No tail: every round by the order's round robin. */
+static inline void sm90_tail_none(sm90_tile_tail *tail, int tiles, int grid) {
+  tail->base_round = tail->rounds = (tiles + grid - 1) / grid;
+}
+
+/* Per-CTA sums of tile costs for an order, its rounds before `tail` dealt out as the tail says;
+ * returns the largest sum over the mean. */
+static double sm90_schedule_imbalance(const sm90_order_key &k, const std::vector<float> &cost,
+                                      int order, int group_heads, const sm90_tile_tail &tail) {
   const int heads_q = 1; /* the decode's (batch, head) split does not change the cost */
   const sm90_tile_order o =
       sm90_tile_order_make(order, k.m_blocks, heads_q, k.batch_heads, group_heads);
   const int tiles = k.m_blocks * k.batch_heads;
   std::vector<double> per_cta(k.grid, 0.0);
   double total = 0.0;
-  for (int round = 0; round * k.grid < tiles; ++round)
+  for (int round = 0; round < tail.rounds; ++round)
     for (int c = 0; c < k.grid; ++c) {
-      const int pos = sm90_tile_position(round, c, k.grid, order);
+      const int pos = sm90_tile_position_tail(round, c, k.grid, order, tiles, tail);
       if (pos >= tiles) continue;
       const double w = cost[sm90_decode_tile(pos, o).m_block];
       per_cta[c] += w;
@@ -79,8 +110,84 @@ static double sm90_order_imbalance(const sm90_order_key &k, const std::vector<fl
   return total > 0.0 ? worst * k.grid / total : 1.0;
 }
 
+/* The tail of the last `rounds` rounds: their tiles heaviest first (ties: in the order), each to
+ * the CTA with the least work so far (ties: the lowest index), after the round robin of the
+ * rounds before. False where some CTA got more tiles than the table has rows. */
+static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
+                           const std::vector<float> &cost, const sm90_tile_order &o, int order,
+                           int rounds) {
+  const int tiles = k.m_blocks * k.batch_heads, all = (tiles + k.grid - 1) / k.grid;
+  const int base = all - rounds, first = base * k.grid;
+  std::vector<double> load(k.grid, 0.0);
+  for (int round = 0; round < base; ++round)
+    for (int c = 0; c < k.grid; ++c) {
+      const int pos = sm90_tile_position(round, c, k.grid, order);
+      if (pos < tiles) load[c] += cost[sm90_decode_tile(pos, o).m_block];
+    }
+  /* the tail's tiles by cost, heaviest first, stable (insertion sort: a few rounds' tiles) */
+  std::vector<int> rest;
+  std::vector<float> w;
+  for (int pos = first; pos < tiles; ++pos) {
+    const float x = cost[sm90_decode_tile(pos, o).m_block];
+    size_t i = rest.size();
+    rest.push_back(pos);
+    w.push_back(x);
+    for (; i > 0 && w[i - 1] < x; --i) {
+      rest[i] = rest[i - 1];
+      w[i] = w[i - 1];
+    }
+    rest[i] = pos;
+    w[i] = x;
+  }
+  std::vector<std::vector<int>> list(k.grid);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    int best = 0;
+    for (int c = 1; c < k.grid; ++c)
+      if (load[c] < load[best]) best = c;
+    load[best] += w[i];
+    list[best].push_back(rest[i] - first);
+  }
+  size_t longest = 0;
+  for (int c = 0; c < k.grid; ++c) longest = list[c].size() > longest ? list[c].size() : longest;
+  if (longest > SM90_TAIL_MAX_ROWS) return false;
+  for (size_t i = 0; i < longest; ++i)
+    for (int c = 0; c < k.grid; ++c)
+      tail->pos[sm90_tile_position(base + (int)i, c, k.grid, order) - first] =
+          i < list[c].size() ? (unsigned short)list[c][i] : (unsigned short)SM90_TAIL_NONE;
+  tail->base_round = base;
+  tail->rounds = base + (int)longest;
+  return true;
+}
+
+/* The tail for an order: the fewest dealt rounds (2 .. SM90_TAIL_ROUNDS, where no CTA gets more
+ * tiles than the table has rows) whose busiest CTA is within 0.2% of the least loaded one, where
+ * that beats the round robin by more than 0.2%. Fewest: the dealt tiles run heaviest first
+ * across heads, so the more rounds, the more heads whose K/V must stay in L2 at once (d128
+ * causal 512, nearly bound by DRAM, gained nothing from 4 rounds; NOTES.md step 44). */
+static void sm90_tail_choose(sm90_tile_tail *tail, const sm90_order_key &k,
+                             const std::vector<float> &cost, int order, int group_heads) {
+  const int tiles = k.m_blocks * k.batch_heads, all = (tiles + k.grid - 1) / k.grid;
+  sm90_tail_none(tail, tiles, k.grid);
+  if (k.grid > SM90_TAIL_MAX_CTAS) return;
+  double best = sm90_schedule_imbalance(k, cost, order, group_heads, *tail) * (1.0 - 0.002);
+  const int heads_q = 1;
+  const sm90_tile_order o = sm90_tile_order_make(order, k.m_blocks, heads_q, k.batch_heads,
+                                                 group_heads);
+  sm90_tile_tail trial;
+  for (int rounds = 2; rounds <= SM90_TAIL_ROUNDS && rounds <= all; ++rounds) {
+    if (!sm90_tail_deal(&trial, k, cost, o, order, rounds)) continue;
+    const double imb = sm90_schedule_imbalance(k, cost, order, group_heads, trial);
+    if (imb < best) {
+      best = imb * (1.0 - 0.002);
+      *tail = trial;
+    }
+  }
+}
+
 template <int BLOCK_M, int BLOCK_N>
-static sm90_order_choice sm90_order_choose_uncached(const sm90_order_key &k) {
+static sm90_order_choice sm90_order_choose_uncached(const sm90_order_key &k,
+                                                    const std::vector<float> &cost) {
+  if (k.m_blocks <= SM90_HEAD_ORDER_MAX_MBLOCKS) return sm90_order_choice{SM90_SCHED_HEAD_SNAKE, 1};
   sm90_order_choice snake = {SM90_SCHED_SNAKE, 1};
   const long long kv_total = k.kv_bytes_per_head * k.batch_heads;
   if (SM90_L2_GROUP_BYTES <= 0 || kv_total <= 2 * (long long)SM90_L2_GROUP_BYTES) return snake;
@@ -88,20 +195,16 @@ static sm90_order_choice sm90_order_choose_uncached(const sm90_order_key &k) {
   if (g_max < 1) g_max = 1;
   if (g_max > k.batch_heads - 1) g_max = k.batch_heads - 1;
 
-  std::vector<float> cost(k.m_blocks);
-  for (int m = 0; m < k.m_blocks; ++m) {
-    int n_lo, n_hi;
-    sm90_kv_range<BLOCK_M, BLOCK_N>(m, k.seqlen_q, k.seqlen_k, k.window_left, k.window_right,
-                                    &n_lo, &n_hi);
-    cost[m] = (n_hi > n_lo ? (float)(n_hi - n_lo) : 0.f) + 0.35f;
-  }
-  double best = sm90_order_imbalance(k, cost, SM90_SCHED_SNAKE, 1) + 0.01;
+  const int tiles = k.m_blocks * k.batch_heads;
+  sm90_tile_tail none;
+  sm90_tail_none(&none, tiles, k.grid);
+  double best = sm90_schedule_imbalance(k, cost, SM90_SCHED_SNAKE, 1, none) + 0.01;
   sm90_order_choice choice = snake;
   int tried = 0;
   for (int g = (int)g_max; g >= 1 && tried < SM90_GROUP_CANDIDATES; --g) {
     if (k.batch_heads % g != 0) continue;
     ++tried;
-    const double imb = sm90_order_imbalance(k, cost, SM90_SCHED_HEAD_GROUPS, g);
+    const double imb = sm90_schedule_imbalance(k, cost, SM90_SCHED_HEAD_GROUPS, g, none);
     if (imb < best - 1e-9) {
       best = imb;
       choice.order = SM90_SCHED_HEAD_GROUPS;
@@ -111,13 +214,16 @@ static sm90_order_choice sm90_order_choose_uncached(const sm90_order_key &k) {
   return choice;
 }
 
-/* The order of a masked (right window) launch; kv_bytes_per_head as in sm90_order_key. */
-template <int BLOCK_M, int BLOCK_N>
+/* The order of a launch and its tail (tile_scheduler.cuh; none where kTail is false: kernels
+ * compiled without it); kv_bytes_per_head as in sm90_order_key. */
+template <int BLOCK_M, int BLOCK_N, bool kTail = true>
 static sm90_order_choice sm90_order_choose(int m_blocks, int batch_heads, int grid, int seqlen_q,
                                            int seqlen_k, int window_left, int window_right,
-                                           long long kv_bytes_per_head) {
-  if (window_right < 0) return sm90_order_choice{SM90_SCHED_M_GROUPED, 1};
-  if (m_blocks <= SM90_HEAD_ORDER_MAX_MBLOCKS) return sm90_order_choice{SM90_SCHED_HEAD_SNAKE, 1};
+                                           long long kv_bytes_per_head, sm90_tile_tail *tail) {
+  if (window_right < 0) { /* equal tiles: the round robin is as even as whole tiles get */
+    sm90_tail_none(tail, m_blocks * batch_heads, grid);
+    return sm90_order_choice{SM90_SCHED_M_GROUPED, 1};
+  }
   sm90_order_key k;
   memset(&k, 0, sizeof k);
   k.m_blocks = m_blocks;
@@ -132,16 +238,24 @@ static sm90_order_choice sm90_order_choose(int m_blocks, int batch_heads, int gr
   static std::mutex lock;
   static sm90_order_key keys[SM90_ORDER_CACHE];
   static sm90_order_choice choices[SM90_ORDER_CACHE];
+  static sm90_tile_tail tails[SM90_ORDER_CACHE];
   static int used = 0, next = 0;
   {
     std::lock_guard<std::mutex> guard(lock);
     for (int i = 0; i < used; ++i)
-      if (memcmp(&keys[i], &k, sizeof k) == 0) return choices[i];
+      if (memcmp(&keys[i], &k, sizeof k) == 0) {
+        *tail = tails[i];
+        return choices[i];
+      }
   }
-  const sm90_order_choice c = sm90_order_choose_uncached<BLOCK_M, BLOCK_N>(k);
+  const std::vector<float> cost = sm90_tile_costs<BLOCK_M, BLOCK_N>(k);
+  const sm90_order_choice c = sm90_order_choose_uncached<BLOCK_M, BLOCK_N>(k, cost);
+  if (kTail) sm90_tail_choose(tail, k, cost, c.order, c.group_heads);
+  else sm90_tail_none(tail, m_blocks * batch_heads, grid);
   std::lock_guard<std::mutex> guard(lock);
   keys[next] = k;
   choices[next] = c;
+  tails[next] = *tail;
   next = (next + 1) % SM90_ORDER_CACHE;
   if (used < SM90_ORDER_CACHE) ++used;
   return c;

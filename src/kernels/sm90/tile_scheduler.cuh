@@ -145,6 +145,41 @@ __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, i
   return round * grid + ((snake && (round & 1)) ? grid - 1 - cta : cta);
 }
 
+/* The tail of a launch's schedule (a __grid_constant__ kernel parameter, filled on the host by
+ * tile_order_choice.cuh). Rounds before base_round take the order's round robin
+ * (sm90_tile_position); the tiles from position base_round * grid on are dealt out on the host,
+ * heaviest first to the CTA with the least work so far, and each CTA takes its list of them in
+ * the rounds from base_round on.
+ * Why: the round robin hands every CTA the same number of tiles up to one, and under causal
+ * masking the last rounds leave CTAs up to a whole tile apart: at d64 causal 512 (4096 tiles of
+ * 1-4 key blocks on 132 CTAs) the busiest CTA had 3.1% more than the mean, and 128 CTAs ran
+ * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. */
+#define SM90_TAIL_MAX_CTAS 160
+#define SM90_TAIL_MAX_ROWS 6
+#define SM90_TAIL_NONE 0xffffu
+struct sm90_tile_tail {
+  int base_round;
+  int rounds; /* the CTAs' loop: base_round + the rows of pos in use */
+  /* the tile of the slot that the round robin gives CTA c in round base_round + i, slot
+   * sm90_tile_position(base_round + i, c, ..) - base_round * grid: an offset from
+   * base_round * grid, or SM90_TAIL_NONE. Indexed by that slot, so nothing of the tail stays in
+   * registers across the tile loop (per-CTA list bounds did: the d64 M192 rows spilled). */
+  unsigned short pos[SM90_TAIL_MAX_ROWS * SM90_TAIL_MAX_CTAS];
+};
+
+/* Position of CTA cta's tile in round r under the tail (may be >= num_tiles: skip it).
+ * kTail = false compiles the tail out (kernels whose launches never have one). */
+template <bool kHeadGroups = true, bool kTail = true>
+__host__ __device__ __forceinline__ int sm90_tile_position_tail(int round, int cta, int grid,
+                                                                int order, int num_tiles,
+                                                                const sm90_tile_tail &tail) {
+  const int pos = sm90_tile_position<kHeadGroups>(round, cta, grid, order);
+  if (!kTail || round < tail.base_round) return pos;
+  const int first = tail.base_round * grid;
+  const unsigned e = tail.pos[pos - first];
+  return e != SM90_TAIL_NONE ? first + (int)e : num_tiles;
+}
+
 template <bool kHeadGroups = true>
 __host__ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm90_tile_order &o) {
   sm90_tile t;
