@@ -83,7 +83,8 @@ template <int CFG> struct sm90_fwd_tile;
 /* HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
  * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
  * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail); not in the
- * d64 M192 rows, whose 160-register consumers then spilled 20 bytes. */
+ * d64 M192 rows, whose 160-register consumers then spilled 20 bytes (outside the main loop) and
+ * ran 25-33% slower at d64 non-causal, where no tail is ever taken (NOTES.md step 44). */
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(2);
