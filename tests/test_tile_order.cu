@@ -114,6 +114,14 @@ static int tile_order_choice(void) {
           tail.base_round, tail.rounds);
   c = sm90_order_choose<128, 128>(16, 128, 132, 2048, 2048, -1, 0, 2048 * d128, &tail);
   T_CHECK(c.order == SM90_SCHED_HEAD_SNAKE, "causal 2k: order %d", c.order);
+  /* a kernel compiled without the tail (the d64 rows) never gets one */
+  c = sm90_order_choose<128, 128, false>(4, 1024, 132, 512, 512, -1, 0, 512 * d64, &tail);
+  T_CHECK(c.order == SM90_SCHED_HEAD_SNAKE && tail.base_round == 32 && tail.rounds == 32,
+          "d64 causal 512 without the tail: order %d, tail from round %d of %d", c.order,
+          tail.base_round, tail.rounds);
+  c = sm90_order_choose<192, 128, false>(11, 256, 132, 2048, 2048, -1, 0, 2048 * d64, &tail);
+  T_CHECK(tail.base_round == tail.rounds, "d64 causal 2k (M192) without the tail: from round %d",
+          tail.base_round);
   c = sm90_order_choose<128, 128>(32, 4, 128, 4096, 4096, -1, 0, 4096 * d128, &tail);
   T_CHECK(c.order == SM90_SCHED_SNAKE, "8 MB of K/V: order %d", c.order);
 

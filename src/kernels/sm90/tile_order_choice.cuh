@@ -20,12 +20,11 @@
  * NOTES.md step 42's trace). That sum is computed exactly, with the kernel's own tile decode,
  * for SNAKE and each candidate group size: O(tiles) host work per candidate.
  *
- * Tail (masked calls, any order): the round robin gives every CTA the same number of tiles up
- * to one, so it cannot even out the last rounds; the tiles of the last 2-4 rounds are instead
- * dealt out heaviest first, each to the CTA with the least work so far (sm90_tile_tail), with
- * the number of rounds that gives the smallest busiest CTA (NOTES.md step 44). The order, its
- * group size and the tail are cached per shape (SM90_ORDER_CACHE entries under a mutex;
- * training repeats its shapes).
+ * Tail (masked calls, kernels compiled with it): the round robin gives every CTA the same number
+ * of tiles up to one, so it cannot even out the last rounds; the tiles of the last 2-4 rounds are
+ * instead dealt out heaviest first, each to the CTA with the least work so far (sm90_tile_tail;
+ * NOTES.md step 44). The order, its group size and the tail are cached per shape
+ * (SM90_ORDER_CACHE entries under a mutex; training repeats its shapes).
  */
 #ifndef CUDADENT_SM90_TILE_ORDER_CHOICE_CUH
 #define CUDADENT_SM90_TILE_ORDER_CHOICE_CUH
@@ -223,6 +222,10 @@ static sm90_order_choice sm90_order_choose(int m_blocks, int batch_heads, int gr
   if (window_right < 0) { /* equal tiles: the round robin is as even as whole tiles get */
     sm90_tail_none(tail, m_blocks * batch_heads, grid);
     return sm90_order_choice{SM90_SCHED_M_GROUPED, 1};
+  }
+  if (!kTail && m_blocks <= SM90_HEAD_ORDER_MAX_MBLOCKS) { /* nothing to compute: no cache */
+    sm90_tail_none(tail, m_blocks * batch_heads, grid);
+    return sm90_order_choice{SM90_SCHED_HEAD_SNAKE, 1};
   }
   sm90_order_key k;
   memset(&k, 0, sizeof k);
