@@ -170,8 +170,10 @@ static int tile_order_choice(void) {
   return T_PASS;
 }
 
-/* The tail (tile_scheduler.cuh, tile_order_choice.cuh): with it every tile still runs exactly
- * once, in the CTA's rounds up to tail.rounds; the FA3 suite's short causal shapes get one, and
+/* The tail (tile_scheduler.cuh, tile_order_choice.cuh), as the planner makes it for kernels
+ * compiled with it (the d64 shapes below test the planner; their kernels have no tail yet): with
+ * it every tile still runs exactly once, in the CTA's rounds up to tail.rounds; the FA3 suite's
+ * short causal shapes get one, and
  * it brings their busiest CTA within 2% of the mean (3.1% over without); masked calls with a
  * left window and odd lengths too; never a busier CTA than without. */
 static int tile_order_tail(void) {

@@ -153,7 +153,8 @@ __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, i
  * Why: the round robin hands every CTA the same number of tiles up to one, and under causal
  * masking the last rounds leave CTAs up to a whole tile apart: at d64 causal 512 (4096 tiles of
  * 1-4 key blocks on 132 CTAs) the busiest CTA had 3.1% more than the mean, and 128 CTAs ran
- * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. */
+ * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. Only the
+ * d128 rows are compiled with it so far (fwd_kernel.cuh's TAIL: the d64 rows lost registers). */
 #define SM90_TAIL_MAX_CTAS 160
 #define SM90_TAIL_MAX_ROWS 6
 #define SM90_TAIL_NONE 0xffffu
