@@ -495,8 +495,8 @@ def shapes(args):
     cfgs = []
     if args.suite in ("fa3", "all"):
         seqlens = args.seqlens or (QUICK_SEQLENS if args.quick else FA3_SEQLENS)
-        for D in (64, 128):
-            for causal in (False, True):
+        for D in args.head_dims:
+            for causal in args.masks:
                 for S in seqlens:
                     cfgs.append(dict(suite="fa3", B=16384 // S, H=2048 // D, S=S, D=D,
                                      causal=causal, dtype="bf16"))
@@ -786,6 +786,9 @@ def parse_args(argv=None):
     p.add_argument("--backends", default=",".join(BACKENDS),
                    help=f"comma-separated subset of {','.join(BACKENDS)}")
     p.add_argument("--seqlens", default=None, help="FA3 suite seqlens, comma-separated")
+    p.add_argument("--head-dims", default="64,128", help="FA3 suite head dims (64,128)")
+    p.add_argument("--causal", choices=("both", "yes", "no"), default="both",
+                   help="FA3 suite: causal configs, non-causal, or both")
     p.add_argument("--iters", type=int, default=None, help="timed calls per measurement (30)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=6,
@@ -807,6 +810,11 @@ def parse_args(argv=None):
             p.error(f"unknown backend {b!r}; choose from {', '.join(BACKENDS)}")
     if args.seqlens:
         args.seqlens = tuple(int(s) for s in args.seqlens.split(","))
+    args.head_dims = tuple(int(d) for d in str(args.head_dims).split(","))
+    for d in args.head_dims:
+        if d not in (64, 128):
+            p.error(f"--head-dims: {d} is not in the FA3 suite (64, 128)")
+    args.masks = {"both": (False, True), "yes": (True,), "no": (False,)}[args.causal]
     if args.iters is None:
         args.iters = 10 if args.quick else 30
     if args.replays is None:

@@ -79,14 +79,17 @@ enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 
 #else
 #define SM90_Q_SLOTS(n) (n)
 #endif
+/* experiments: 0 compiles the tail out of the d64 M128 rows (the library before step 45) */
+#ifndef SM90_D64_TAIL
+#define SM90_D64_TAIL 1
+#endif
 template <int CFG> struct sm90_fwd_tile;
 /* HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
  * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
- * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail); the d128
- * rows only (NOTES.md step 44): with it the d64 M192 consumers spilled 20 bytes and ran 25-33%
- * slower at d64 non-causal (where no tail is ever taken), ptxas serialized the LSE d64 M128
- * row's wgmmas (C7511: d64 causal 512 / 1k in training -12 / -16%), and the no-LSE d64 M128 row
- * lost 2-3% at causal 512 / 1k in the package bench. */
+ * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail): the d128
+ * rows and the LSE d64 M128 row (NOTES.md steps 44-45). Not the d64 M192 rows: their consumers
+ * spill 20 bytes with it (d64 non-causal, where no tail is ever taken, ran 25-33% slower); not
+ * the no-LSE d64 M128 row: it lost 2.3-2.5% at causal 512 / 1k with it. */
 template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse, 12 warps */
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(2);
@@ -97,7 +100,8 @@ template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
-  static constexpr bool HEAD_GROUPS = false, TAIL = false; /* at most 16 query blocks: HEAD_SNAKE */
+  static constexpr bool HEAD_GROUPS = false; /* at most 16 query blocks: HEAD_SNAKE */
+  static constexpr bool TAIL = SM90_D64_TAIL;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
@@ -120,6 +124,9 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
  * (the LBO there is the distance between V's two slabs). */
 template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
   static constexpr bool ROWSUM_MMA = true;
+  /* the d64 M128 twin runs without the tail: with it d64 causal 512 / 1k lost 2.3-2.5%
+   * (NOTES.md step 45) where the LSE row gained 1.5-2.2% */
+  static constexpr bool TAIL = R == SM90_D64_M128 ? false : sm90_fwd_tile<R>::TAIL;
   /* d128: the ones slabs take the room of a second Q slot; d64 M128: two (above) */
   static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1
                                   : R == SM90_D64_M128           ? SM90_Q_SLOTS(2)
@@ -783,8 +790,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
     if (threadIdx.x != 0) return;
     uint32_t stage = 0, phase = 0, q_iter = 0;
     SM90_TRACE_DECL(0);
-    for (int round = 0; tile::TAIL ? round < tail.rounds : round * (int)gridDim.x < args.num_tiles;
-         ++round) {
+    for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
       const int pos = sm90_tile_position_tail<tile::HEAD_GROUPS, tile::TAIL>(
           round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
       if (pos >= args.num_tiles) continue;
@@ -863,8 +869,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
 
   uint32_t stage = 0, phase = 0, q_iter = 0;
   SM90_TRACE_DECL(wg);
-  for (int round = 0; tile::TAIL ? round < tail.rounds : round * (int)gridDim.x < args.num_tiles;
-       ++round) {
+  for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
     const int pos = sm90_tile_position_tail<tile::HEAD_GROUPS, tile::TAIL>(
         round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
     if (pos >= args.num_tiles) continue;

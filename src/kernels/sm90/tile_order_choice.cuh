@@ -110,8 +110,11 @@ static double sm90_schedule_imbalance(const sm90_order_key &k, const std::vector
 }
 
 /* The tail of the last `rounds` rounds: their tiles heaviest first (ties: in the order), each to
- * the CTA with the least work so far (ties: the lowest index), after the round robin of the
- * rounds before. False where some CTA got more tiles than the table has rows. */
+ * the CTA with the least work so far among those with fewer than `rounds` of them (ties: the
+ * lowest index), after the round robin of the rounds before. At most `rounds` a CTA, so the
+ * kernels loop over the round robin's rounds as without a tail (a longer loop bound in the
+ * consumers tipped the d64 M128 row into ptxas's C7511, NOTES.md step 45). False where the
+ * table has fewer rows than `rounds`. */
 static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
                            const std::vector<float> &cost, const sm90_tile_order &o, int order,
                            int rounds) {
@@ -138,28 +141,26 @@ static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
     rest[i] = pos;
     w[i] = x;
   }
+  if (rounds > SM90_TAIL_MAX_ROWS) return false;
   std::vector<std::vector<int>> list(k.grid);
   for (size_t i = 0; i < rest.size(); ++i) {
-    int best = 0;
-    for (int c = 1; c < k.grid; ++c)
-      if (load[c] < load[best]) best = c;
-    load[best] += w[i];
+    int best = -1;
+    for (int c = 0; c < k.grid; ++c)
+      if ((int)list[c].size() < rounds && (best < 0 || load[c] < load[best])) best = c;
+    load[best] += w[i]; /* some CTA has room: rest.size() <= rounds * grid */
     list[best].push_back(rest[i] - first);
   }
-  size_t longest = 0;
-  for (int c = 0; c < k.grid; ++c) longest = list[c].size() > longest ? list[c].size() : longest;
-  if (longest > SM90_TAIL_MAX_ROWS) return false;
-  for (size_t i = 0; i < longest; ++i)
+  for (int i = 0; i < rounds; ++i)
     for (int c = 0; c < k.grid; ++c)
-      tail->pos[sm90_tile_position(base + (int)i, c, k.grid, order) - first] =
-          i < list[c].size() ? (unsigned short)list[c][i] : (unsigned short)SM90_TAIL_NONE;
+      tail->pos[sm90_tile_position(base + i, c, k.grid, order) - first] =
+          i < (int)list[c].size() ? (unsigned short)list[c][i] : (unsigned short)SM90_TAIL_NONE;
   tail->base_round = base;
-  tail->rounds = base + (int)longest;
+  tail->rounds = all;
   return true;
 }
 
-/* The tail for an order: the fewest dealt rounds (2 .. SM90_TAIL_ROUNDS, where no CTA gets more
- * tiles than the table has rows) whose busiest CTA is within 0.2% of the least loaded one, where
+/* The tail for an order: the fewest dealt rounds (2 .. SM90_TAIL_ROUNDS, each CTA at most one
+ * tile a round) whose busiest CTA is within 0.2% of the least loaded one, where
  * that beats the round robin by more than 0.2%. Fewest: the dealt tiles run heaviest first
  * across heads, so the more rounds, the more heads whose K/V must stay in L2 at once (d128
  * causal 512, nearly bound by DRAM, gained nothing from 4 rounds; NOTES.md step 44). */

@@ -153,14 +153,14 @@ __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, i
  * Why: the round robin hands every CTA the same number of tiles up to one, and under causal
  * masking the last rounds leave CTAs up to a whole tile apart: at d64 causal 512 (4096 tiles of
  * 1-4 key blocks on 132 CTAs) the busiest CTA had 3.1% more than the mean, and 128 CTAs ran
- * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. Only the
- * d128 rows are compiled with it so far (fwd_kernel.cuh's TAIL: the d64 rows lost registers). */
+ * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. The kernels
+ * compiled with it: fwd_kernel.cuh's TAIL (the d128 rows and the LSE d64 M128 row). */
 #define SM90_TAIL_MAX_CTAS 160
 #define SM90_TAIL_MAX_ROWS 6
 #define SM90_TAIL_NONE 0xffffu
 struct sm90_tile_tail {
   int base_round;
-  int rounds; /* the CTAs' loop: base_round + the rows of pos in use */
+  int rounds; /* the CTAs' loop, as without a tail: ceil(num_tiles / grid) */
   /* the tile of the slot that the round robin gives CTA c in round base_round + i, slot
    * sm90_tile_position(base_round + i, c, ..) - base_round * grid: an offset from
    * base_round * grid, or SM90_TAIL_NONE. Indexed by that slot, so nothing of the tail stays in
@@ -177,6 +177,8 @@ __host__ __device__ __forceinline__ int sm90_tile_position_tail(int round, int c
   const int pos = sm90_tile_position<kHeadGroups>(round, cta, grid, order);
   if (!kTail || round < tail.base_round) return pos;
   const int first = tail.base_round * grid;
+  /* not through a volatile pointer: that compiled to a global load of the parameter's offset
+   * (an illegal address, NOTES.md step 45) */
   const unsigned e = tail.pos[pos - first];
   return e != SM90_TAIL_NONE ? first + (int)e : num_tiles;
 }
