@@ -65,14 +65,16 @@ for step in "${steps[@]}"; do
         # the sm90 forward's other tile rows: d128 (long keys, unmasked) and d64 with 192 query
         # rows (unmasked; masked from seqlen_q 2048, where consumers release the tile's blocks
         # outside their own range), the row-sum twins of the rows (forward without LSE), and 768
-        # tiles (~6 a CTA: each of the two Q slots of the d64 rows reused; later flags win)
+        # tiles (~6 a CTA: each of the two Q slots of the d64 rows reused), and 2048 causal d64
+        # tiles whose last two rounds the host's tail deals out (later flags win)
         for shape in "--head-dim 128 --seqlen-q 300 --seqlen-k 4500 --dtype fp16" \
                      "--head-dim 64 --seqlen-q 400 --seqlen-k 700" \
                      "--head-dim 64 --seqlen-q 2100 --seqlen-k 2300 --window 300,0" \
                      "--head-dim 128 --seqlen-q 300 --seqlen-k 500 --causal --no-lse" \
                      "--head-dim 64 --seqlen-q 400 --seqlen-k 700 --no-lse" \
                      "--head-dim 64 --seqlen-q 200 --seqlen-k 300 --causal --dtype fp16 --no-lse" \
-                     "--head-dim 64 --seqlen-q 200 --seqlen-k 160 --batch 24 --heads 16 --heads-kv 4"; do
+                     "--head-dim 64 --seqlen-q 200 --seqlen-k 160 --batch 24 --heads 16 --heads-kv 4" \
+                     "--head-dim 64 --seqlen-q 512 --seqlen-k 512 --batch 16 --heads 32 --heads-kv 8 --causal"; do
           CUDADENT_KERNEL=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --heads 4 --heads-kv 2 $shape --check --iters 1 \
             > "$out/sanitize-run.log" 2>&1
