@@ -183,7 +183,7 @@ static int tile_order_tail(void) {
   } const cases[] = {
       {128, 512, 512, 1024, -1, 132, true},  /* d64 causal 512 (M128) */
       {128, 1024, 1024, 512, -1, 132, true}, /* d64 causal 1k */
-      {128, 512, 512, 512, -1, 132, true},   /* d128 causal 512; gpu_check.sh sanitizes it */
+      {128, 512, 512, 512, -1, 132, true},   /* d128 causal 512 (gpu_check.sh sanitizes it at d64) */
       {128, 1024, 1024, 256, -1, 132, true}, /* d128 causal 1k */
       {128, 2048, 2048, 128, -1, 132, true}, /* d128 causal 2k */
       {192, 2048, 2048, 256, -1, 132, false}, {128, 1000, 700, 32, -1, 132, false},

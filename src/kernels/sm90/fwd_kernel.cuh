@@ -124,8 +124,9 @@ template <> struct sm90_fwd_tile<SM90_D128_M128> {
  * (the LBO there is the distance between V's two slabs). */
 template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
   static constexpr bool ROWSUM_MMA = true;
-  /* the d64 M128 twin runs without the tail: with it d64 causal 512 / 1k lost 2.3-2.5%
-   * (NOTES.md step 45) where the LSE row gained 1.5-2.2% */
+  /* the d64 M128 twin runs without the tail: with it d64 causal 512 / 1k lost 2.3-2.5% where
+   * the LSE row gained 1.5-2.2%; its wgmma descriptors left the uniform registers (+44 R2UR,
+   * NOTES.md steps 45-47) */
   static constexpr bool TAIL = R == SM90_D64_M128 ? false : sm90_fwd_tile<R>::TAIL;
   /* d128: the ones slabs take the room of a second Q slot; d64 M128: two (above) */
   static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1
