@@ -79,10 +79,6 @@ enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 
 #else
 #define SM90_Q_SLOTS(n) (n)
 #endif
-/* experiments: 0 compiles the tail out of the d64 M128 rows (the library before step 45) */
-#ifndef SM90_D64_TAIL
-#define SM90_D64_TAIL 1
-#endif
 template <int CFG> struct sm90_fwd_tile;
 /* HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
  * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
@@ -101,7 +97,7 @@ template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
   static constexpr bool HEAD_GROUPS = false; /* at most 16 query blocks: HEAD_SNAKE */
-  static constexpr bool TAIL = SM90_D64_TAIL;
+  static constexpr bool TAIL = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {

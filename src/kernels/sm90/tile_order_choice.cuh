@@ -83,7 +83,7 @@ static std::vector<float> sm90_tile_costs(const sm90_order_key &k) {
 
 /* No tail: every round by the order's round robin. */
 static inline void sm90_tail_none(sm90_tile_tail *tail, int tiles, int grid) {
-  tail->base_round = tail->rounds = (tiles + grid - 1) / grid;
+  tail->base_round = (tiles + grid - 1) / grid;
 }
 
 /* Per-CTA sums of tile costs for an order, its rounds before `tail` dealt out as the tail says;
@@ -96,7 +96,7 @@ static double sm90_schedule_imbalance(const sm90_order_key &k, const std::vector
   const int tiles = k.m_blocks * k.batch_heads;
   std::vector<double> per_cta(k.grid, 0.0);
   double total = 0.0;
-  for (int round = 0; round < tail.rounds; ++round)
+  for (int round = 0; round * k.grid < tiles; ++round)
     for (int c = 0; c < k.grid; ++c) {
       const int pos = sm90_tile_position_tail(round, c, k.grid, order, tiles, tail);
       if (pos >= tiles) continue;
@@ -118,6 +118,7 @@ static double sm90_schedule_imbalance(const sm90_order_key &k, const std::vector
 static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
                            const std::vector<float> &cost, const sm90_tile_order &o, int order,
                            int rounds) {
+  if (rounds > SM90_TAIL_MAX_ROWS) return false;
   const int tiles = k.m_blocks * k.batch_heads, all = (tiles + k.grid - 1) / k.grid;
   const int base = all - rounds, first = base * k.grid;
   std::vector<double> load(k.grid, 0.0);
@@ -141,7 +142,6 @@ static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
     rest[i] = pos;
     w[i] = x;
   }
-  if (rounds > SM90_TAIL_MAX_ROWS) return false;
   std::vector<std::vector<int>> list(k.grid);
   for (size_t i = 0; i < rest.size(); ++i) {
     int best = -1;
@@ -155,7 +155,6 @@ static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
       tail->pos[sm90_tile_position(base + i, c, k.grid, order) - first] =
           i < (int)list[c].size() ? (unsigned short)list[c][i] : (unsigned short)SM90_TAIL_NONE;
   tail->base_round = base;
-  tail->rounds = all;
   return true;
 }
 

@@ -149,18 +149,19 @@ __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, i
  * tile_order_choice.cuh). Rounds before base_round take the order's round robin
  * (sm90_tile_position); the tiles from position base_round * grid on are dealt out on the host,
  * heaviest first to the CTA with the least work so far, and each CTA takes its list of them in
- * the rounds from base_round on.
+ * the rounds from base_round on, up to the round robin's own last round (the host deals each CTA
+ * at most one tile a round, so the kernels' loop is the same with a tail or without).
  * Why: the round robin hands every CTA the same number of tiles up to one, and under causal
  * masking the last rounds leave CTAs up to a whole tile apart: at d64 causal 512 (4096 tiles of
  * 1-4 key blocks on 132 CTAs) the busiest CTA had 3.1% more than the mean, and 128 CTAs ran
- * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round = rounds. The kernels
+ * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round is that round count,
+ * ceil(num_tiles / grid). The kernels
  * compiled with it: fwd_kernel.cuh's TAIL (the d128 rows and the LSE d64 M128 row). */
 #define SM90_TAIL_MAX_CTAS 160
 #define SM90_TAIL_MAX_ROWS 6
 #define SM90_TAIL_NONE 0xffffu
 struct sm90_tile_tail {
   int base_round;
-  int rounds; /* the CTAs' loop, as without a tail: ceil(num_tiles / grid) */
   /* the tile of the slot that the round robin gives CTA c in round base_round + i, slot
    * sm90_tile_position(base_round + i, c, ..) - base_round * grid: an offset from
    * base_round * grid, or SM90_TAIL_NONE. Indexed by that slot, so nothing of the tail stays in
