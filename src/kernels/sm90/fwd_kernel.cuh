@@ -80,7 +80,11 @@ enum { SM90_D64_M192 = 0, SM90_D64_M128 = 1, SM90_D128_M128 = 2, SM90_NOLSE = 3 
 #define SM90_Q_SLOTS(n) (n)
 #endif
 template <int CFG> struct sm90_fwd_tile;
-/* HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
+/* RING_SHFL_LATE: where the ring indices are broadcast (sm90_uniform_ring); late in the d64 M128
+ * LSE row and the d128 rows (NOTES.md step 50: +0.3..+1.1% at d64 causal 512 / 1k in training,
+ * d128 +0.5..+1.5%), not in the no-LSE d64 M128 row (-5 / -6.5% at d64 causal 512 / 1k, not
+ * understood) nor the M192 rows (not measured apart; their loops take no broadcast anyway).
+ * HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
  * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
  * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail): the d128
  * rows and the LSE d64 M128 row (NOTES.md steps 44-45). Not the d64 M192 rows: their consumers
@@ -90,6 +94,7 @@ template <> struct sm90_fwd_tile<SM90_D64_M192> { /* d64 default: 1.5x K/V reuse
   static constexpr int HEAD_DIM = 64, CONSUMER_WGS = 3, BLOCK_M = 192, BLOCK_N = 128, STAGES = 4;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(2);
   static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true, TAIL = false;
+  static constexpr bool RING_SHFL_LATE = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048: less waste */
@@ -97,13 +102,14 @@ template <> struct sm90_fwd_tile<SM90_D64_M128> { /* d64 masked, seqlen_q < 2048
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false;
   static constexpr bool HEAD_GROUPS = false; /* at most 16 query blocks: HEAD_SNAKE */
-  static constexpr bool TAIL = true;
+  static constexpr bool TAIL = true, RING_SHFL_LATE = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_fwd_tile<SM90_D128_M128> {
   static constexpr int HEAD_DIM = 128, CONSUMER_WGS = 2, BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int Q_STAGES = SM90_Q_SLOTS(1);
   static constexpr bool ROWSUM_MMA = false, HEAD_GROUPS = true, TAIL = true;
+  static constexpr bool RING_SHFL_LATE = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -124,6 +130,7 @@ template <int R> struct sm90_fwd_tile_nolse : sm90_fwd_tile<R> {
    * the LSE row gained 1.5-2.2%; its wgmma descriptors left the uniform registers (+44 R2UR,
    * NOTES.md steps 45-47) */
   static constexpr bool TAIL = R == SM90_D64_M128 ? false : sm90_fwd_tile<R>::TAIL;
+  static constexpr bool RING_SHFL_LATE = R == SM90_D64_M128 ? false : sm90_fwd_tile<R>::RING_SHFL_LATE;
   /* d128: the ones slabs take the room of a second Q slot; d64 M128: two (above) */
   static constexpr int Q_STAGES = sm90_fwd_tile<R>::HEAD_DIM == 128 ? 1
                                   : R == SM90_D64_M128           ? SM90_Q_SLOTS(2)
@@ -177,6 +184,20 @@ struct sm90_fwd_args {
  * -0.4..+1.5% up to 8k (NOTES.md steps 15, 18). */
 __device__ __forceinline__ uint32_t sm90_uniform(uint32_t x) {
   return __shfl_sync(0xffffffffu, x, 0);
+}
+
+/* The K/V ring's indices through sm90_uniform: at the start of every main-loop step, or (the
+ * row's RING_SHFL_LATE) where they were last changed, at the end of the step before and of the
+ * tile's first block. Late, every value that reaches a step is a broadcast, so ptxas carries the
+ * indices in uniform registers across the loop and drops the broadcasts inside it: no SHFL at
+ * a step's start (where its latency stood before the K barrier's wait), 12 SHFL and 20 R2UR fewer
+ * in the kernel (NOTES.md step 50). */
+__device__ __forceinline__ void sm90_uniform_ring(uint32_t &stage, uint32_t &phase,
+                                                  uint32_t &v_stage, uint32_t &v_phase) {
+  stage = sm90_uniform(stage);
+  phase = sm90_uniform(phase);
+  v_stage = sm90_uniform(v_stage);
+  v_phase = sm90_uniform(v_phase);
 }
 
 /* named barrier ids: 0 is __syncthreads; 5 + w: consumer w's turn to issue GEMMs (pingpong; up
@@ -554,10 +575,7 @@ __device__ __forceinline__ void sm90_consumer_step(
   typedef sm90_fwd_smem<CFG> L;
   constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M, BN = tile::BLOCK_N;
   const int shift = args.seqlen_k - args.seqlen_q;
-  stage = sm90_uniform(stage);
-  phase = sm90_uniform(phase);
-  v_stage = sm90_uniform(v_stage);
-  v_phase = sm90_uniform(v_phase);
+  if constexpr (!tile::RING_SHFL_LATE) sm90_uniform_ring(stage, phase, v_stage, v_phase);
   mbar_wait(sa.bar_k_full + 8 * stage, phase);
   if constexpr (kPingpong) named_bar_sync(sa.turn_bar, 256);
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
@@ -606,6 +624,7 @@ __device__ __forceinline__ void sm90_consumer_step(
     stage = 0;
     phase ^= 1;
   }
+  if constexpr (tile::RING_SHFL_LATE) sm90_uniform_ring(stage, phase, v_stage, v_phase);
 }
 
 /* Each consumer walks its own key range: the blocks its 64 query rows see, [c_lo, c_hi) within
@@ -1020,6 +1039,7 @@ __global__ void __launch_bounds__(128 * (1 + sm90_fwd_tile<CFG>::CONSUMER_WGS), 
           stage = 0;
           phase ^= 1;
         }
+        if constexpr (tile::RING_SHFL_LATE) sm90_uniform_ring(stage, phase, v_stage, v_phase);
         /* blocks c_hi - 2 .. c_lo, last to first, in three runs: those the right edge (end of
          * the keys, right window) cuts, the unmasked middle, those the left window cuts */
         int n_right, n_left;
