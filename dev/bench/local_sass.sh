@@ -4,7 +4,8 @@
 # Compiles src/kernels/sm90/fwd.cu to a cubin (~15 s), disassembles it to $SASS_DIR/LABEL.sass
 # (default /tmp/cudadent-sass), prints ptxas's spills and C75xx notices, and, where a listing
 # labelled base exists there, dev/bench/sass_compare.py base -> LABEL. cuobjdump is not part of
-# the CUDA install here: the first run fetches NVIDIA's wheels of it and nvdisasm (pip download) into $SASS_DIR/tools.
+# the CUDA install here: the first run fetches NVIDIA's wheels of it and nvdisasm (pip download)
+# into $SASS_DIR/tools. Not used by the build or CI.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 label=${1:?usage: local_sass.sh LABEL [nvcc flags]}; shift
