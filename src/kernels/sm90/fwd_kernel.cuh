@@ -83,7 +83,8 @@ template <int CFG> struct sm90_fwd_tile;
 /* RING_SHFL_LATE: where the ring indices are broadcast (sm90_uniform_ring); late in the d64 M128
  * LSE row and the d128 rows (NOTES.md step 50: +0.3..+1.1% at d64 causal 512 / 1k in training,
  * d128 +0.5..+1.5%), not in the no-LSE d64 M128 row (-5 / -6.5% at d64 causal 512 / 1k, not
- * understood) nor the M192 rows (not measured apart; their loops take no broadcast anyway).
+ * understood) nor the M192 rows (not measured apart: ptxas already compiles their steps'
+ * broadcasts away, no SHFL is left in their loops either way).
  * HEAD_GROUPS: whether the row can take the SM90_SCHED_HEAD_GROUPS tile order (tile_scheduler.cuh;
  * the host picks it only for masked calls with more than 16 query blocks). TAIL: whether its
  * launches can deal their last rounds' tiles out by the host's table (sm90_tile_tail): the d128
