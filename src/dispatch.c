@@ -8,8 +8,10 @@
  * CUDADENT_KERNEL=sm80|sm90 in the environment restricts the choice to that row (tests use it to
  * check both paths on one Hopper GPU). Forcing sm90 also skips cudadent_sm90_fwd_supports(),
  * whose only refusal beyond api.c's checks (dtype and head_dim, shared by every row) is its
- * small-problem heuristic: so tests reach the Hopper kernel on small shapes too. The backward has
- * no sm90 row: forcing sm90 gives the sm80 backward (run on the Hopper forward's O and LSE).
+ * small-problem heuristic: so tests reach the Hopper kernel on small shapes too.
+ * The backward's sm90 row (wgmma) is taken by default only where SM90_BWD_DEFAULT says so;
+ * CUDADENT_KERNEL_BWD=sm80|sm90 forces the backward's path alone (CUDADENT_KERNEL forces both).
+ * Calls the sm90 backward does not take (deterministic) go to sm80 even when sm90 is forced.
  */
 #include "dispatch.h"
 
@@ -25,13 +27,25 @@
 #ifndef CUDADENT_HAVE_SM90_FWD
 #define CUDADENT_HAVE_SM90_FWD 0
 #endif
+#ifndef CUDADENT_HAVE_SM90_BWD
+#define CUDADENT_HAVE_SM90_BWD 0
+#endif
 
-static cudadent_kernel_path_t forced_path(void) {
-  const char *forced = getenv("CUDADENT_KERNEL");
+/* 1: the Hopper backward is dispatch's default on cc 9.0 (else only when forced) */
+#define SM90_BWD_DEFAULT 0
+
+static cudadent_kernel_path_t path_of(const char *forced) {
   if (forced == NULL || forced[0] == '\0') return CUDADENT_PATH_NONE;
   if (strcmp(forced, "sm80") == 0) return CUDADENT_PATH_SM80;
   if (strcmp(forced, "sm90") == 0) return CUDADENT_PATH_SM90;
   return CUDADENT_PATH_NONE;
+}
+
+static cudadent_kernel_path_t forced_path(void) { return path_of(getenv("CUDADENT_KERNEL")); }
+
+static __attribute__((unused)) cudadent_kernel_path_t forced_bwd_path(void) {
+  const char *bwd = getenv("CUDADENT_KERNEL_BWD");
+  return bwd != NULL && bwd[0] != '\0' ? path_of(bwd) : forced_path();
 }
 
 static __attribute__((unused)) int allowed(cudadent_kernel_path_t path) {
@@ -55,11 +69,17 @@ cudadent_kernel_path_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, in
 }
 
 cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc) {
+#if CUDADENT_HAVE_SM90_BWD
+  {
+    const cudadent_kernel_path_t forced = forced_bwd_path();
+    if (cc == 90 && (forced == CUDADENT_PATH_SM90 || (forced == CUDADENT_PATH_NONE && SM90_BWD_DEFAULT)) &&
+        cudadent_sm90_bwd_supports(p))
+      return CUDADENT_PATH_SM90;
+  }
+#endif
 #if CUDADENT_HAVE_SM80_BWD
-  /* there is no Hopper backward yet: forcing sm90 means the Hopper forward and this backward,
-   * so the backward tests run on the Hopper forward's O and LSE */
-  if (cc >= 80 && (allowed(CUDADENT_PATH_SM80) || forced_path() == CUDADENT_PATH_SM90) &&
-      cudadent_sm80_bwd_supports(p))
+  /* forcing sm90 with a call the Hopper backward does not take (deterministic) runs this one */
+  if (cc >= 80 && cudadent_sm80_bwd_supports(p))
     return CUDADENT_PATH_SM80;
 #endif
   (void)p;
@@ -83,6 +103,9 @@ int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   int any = 0;
 #if CUDADENT_HAVE_SM80_BWD
   any |= cudadent_sm80_bwd_supports(p);
+#endif
+#if CUDADENT_HAVE_SM90_BWD
+  any |= cudadent_sm90_bwd_supports(p);
 #endif
   (void)p;
   return any;
@@ -111,6 +134,12 @@ size_t cudadent_bwd_workspace_bound(const cudadent_attn_bwd_params_t *p) {
 #if CUDADENT_HAVE_SM80_BWD
   if (cudadent_sm80_bwd_supports(p)) bytes = cudadent_sm80_bwd_workspace_size(p);
 #endif
+#if CUDADENT_HAVE_SM90_BWD
+  if (cudadent_sm90_bwd_supports(p)) {
+    size_t b = cudadent_sm90_bwd_workspace_size(p);
+    if (b > bytes) bytes = b;
+  }
+#endif
   (void)p;
   return bytes;
 }
@@ -135,6 +164,9 @@ cudaError_t cudadent_launch_fwd(cudadent_kernel_path_t path, const cudadent_attn
 cudaError_t cudadent_launch_bwd(cudadent_kernel_path_t path, const cudadent_attn_bwd_params_t *p,
                                 void *workspace, cudaStream_t stream) {
   switch (path) {
+#if CUDADENT_HAVE_SM90_BWD
+    case CUDADENT_PATH_SM90: return cudadent_sm90_bwd(p, workspace, stream);
+#endif
 #if CUDADENT_HAVE_SM80_BWD
     case CUDADENT_PATH_SM80: return cudadent_sm80_bwd(p, workspace, stream);
 #endif

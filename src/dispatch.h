@@ -39,6 +39,11 @@ size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
 cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                               cudaStream_t stream);
 
+int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p);
+size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p);
+cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
+                              cudaStream_t stream);
+
 /* ---- the table ---- */
 typedef enum cudadent_kernel_path {
   CUDADENT_PATH_NONE = 0,

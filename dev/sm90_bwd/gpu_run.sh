@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# dev/sm90_bwd/gpu_run.sh - one GPU-machine call for the Hopper backward: build for sm_90a, the
+# backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
+# on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
+# (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
+#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [pybench] [pybench-quick]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize cli pybench)
+summary="$out/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
+t0=$(date +%s)
+if ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+       && cmake --build build-gpu -j 16; } > "$out/build.log" 2>&1; then
+  note "BUILD FAILED"; tail -40 "$out/build.log"; exit 1
+fi
+note "build: $(( $(date +%s) - t0 )) s"
+bench=build-gpu/cudadent-bench
+for step in "${steps[@]}"; do
+  case $step in
+    tests)
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_bwd"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 600 build-gpu/tests/cudadent_tests $filter > "$out/t.log" 2>&1 )
+        note "tests ($envset $filter): $(tail -1 "$out/t.log")"
+        grep -E '^\[ FAIL' -B6 "$out/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$out/t.log"; } >> "$out/tests.log"
+      done ;;
+    sanitize)
+      for tool in memcheck racecheck synccheck; do
+        for shape in "--head-dim 64 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal" \
+                     "--head-dim 128 --seqlen-q 300 --seqlen-k 260 --heads 2 --heads-kv 1 --window 70,20 --dtype fp16"; do
+          CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $bench --batch 1 $shape --bwd --check --iters 1 > "$out/s.log" 2>&1
+          note "sanitizer $tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1)"
+          { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
+        done
+      done ;;
+    cli)
+      for shape in "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
+                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
+                   "--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
+                   "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal"; do
+        for path in sm80 sm90 sm80 sm90; do
+          r=$(CUDADENT_KERNEL_BWD=$path timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 2>&1 | tail -2 | tr '\n' ' ')
+          note "cli $path $shape: $r"
+        done
+      done ;;
+    pybench|pybench-quick)
+      flag=""; [ "$step" = pybench-quick ] && flag="--seqlens 1024,8192"
+      CUDADENT_KERNEL_BWD=sm90 CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python \
+        PYTHONUNBUFFERED=1 timeout 540 python3 -m cudadent.bench --suite fa3 --backends cudadent,cudnn \
+        --rounds 3 --no-flex $flag --out "$out" > "$out/pybench.log" 2>&1
+      note "pybench: rc $?"; grep -E "^\|" "$out/pybench.log" | head -60 | tee -a "$summary" ;;
+    *) note "unknown step $step" ;;
+  esac
+done
+echo "==== summary"; cat "$summary"

@@ -1,0 +1,126 @@
+/*
+ * bwd.cu - the library's launcher of the Hopper (sm_90a) attention backward: three kernels on the
+ * caller's stream, sm90_bwd_pre (delta, log2 LSE, the dQ accumulator zeroed), sm90_bwd_kernel (dK,
+ * dV, dQ sums; bwd_kernel.cuh says which warps do what) and sm90_bwd_post (dQ).
+ *
+ * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D], LSE2
+ * and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q rounded up to BLOCK_M. Tensor maps
+ * are encoded at every call (they hold addresses) and passed as __grid_constant__ parameters.
+ * api.c has validated and normalized the params; nothing is checked again here. Not yet: the
+ * deterministic mode (dispatch gives such calls to the portable backward).
+ */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include "dispatch.h"
+#include "kernels/sm90/bwd_prepost.cuh"
+#include "kernels/sm90/tensor_map.cuh"
+
+static size_t sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
+
+static int sm90_bwd_block_m(int head_dim) {
+  return head_dim == 64 ? sm90_bwd_tile<64>::BLOCK_M : sm90_bwd_tile<128>::BLOCK_M;
+}
+
+static int64_t sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
+  const int bm = sm90_bwd_block_m(p->head_dim);
+  return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+}
+
+extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
+  const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
+  const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
+  return dtype_ok && dim_ok && !p->deterministic;
+}
+
+extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
+  const int64_t rows = (int64_t)p->batch * p->heads_q * sm90_bwd_sq_pad(p);
+  return sm90_bwd_align((size_t)rows * p->head_dim * sizeof(float)) +
+         2 * sm90_bwd_align((size_t)rows * sizeof(float));
+}
+
+template <int D, bool kFp16>
+static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                   cudaStream_t stream) {
+  typedef sm90_bwd_tile<D> tile;
+  constexpr int SMEM = sm90_bwd_smem<D>::BYTES;
+  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
+
+  static int attr_done; /* one-time (idempotent: a race only repeats it) */
+  if (!__atomic_load_n(&attr_done, __ATOMIC_ACQUIRE)) {
+    cudaError_t err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    if (err != cudaSuccess) return err;
+    __atomic_store_n(&attr_done, 1, __ATOMIC_RELEASE);
+  }
+
+  const int64_t sq_pad = sm90_bwd_sq_pad(p);
+  const int64_t rows = (int64_t)p->batch * p->heads_q * sq_pad;
+  const size_t acc_bytes = sm90_bwd_align((size_t)rows * D * sizeof(float));
+  const size_t row_bytes = sm90_bwd_align((size_t)rows * sizeof(float));
+
+  sm90_bwd_io io;
+  io.o = p->o.data;
+  io.dout = p->dout.data;
+  io.dq = p->dq.data;
+  io.lse = p->lse;
+  io.o_sb = p->o.stride_batch; io.o_ss = p->o.stride_seq; io.o_sh = p->o.stride_head;
+  io.do_sb = p->dout.stride_batch; io.do_ss = p->dout.stride_seq; io.do_sh = p->dout.stride_head;
+  io.dq_sb = p->dq.stride_batch; io.dq_ss = p->dq.stride_seq; io.dq_sh = p->dq.stride_head;
+  io.dq_acc = (float *)workspace;
+  io.lse2 = (float *)((char *)workspace + acc_bytes);
+  io.delta = (float *)((char *)workspace + acc_bytes + row_bytes);
+  io.batch = p->batch;
+  io.heads_q = p->heads_q;
+  io.seqlen_q = p->seqlen_q;
+  io.sq_pad = (int)sq_pad;
+  io.scale = p->softmax_scale;
+
+  CUtensorMap tm_q, tm_k, tm_v, tm_do;
+  cudaError_t err;
+  if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
+      (err = sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
+    return err;
+
+  sm90_bwd_args a;
+  a.lse2 = io.lse2;
+  a.delta = io.delta;
+  a.dq_acc = io.dq_acc;
+  a.dk = p->dk.data;
+  a.dv = p->dv.data;
+  a.dk_sb = p->dk.stride_batch; a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
+  a.dv_sb = p->dv.stride_batch; a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
+  a.scale = p->softmax_scale;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.seqlen_q = p->seqlen_q;
+  a.seqlen_k = p->seqlen_k;
+  a.heads_q = p->heads_q;
+  a.group = p->heads_q / p->heads_kv;
+  a.m_blocks = (int)(sq_pad / BM);
+  a.sq_pad = (int)sq_pad;
+  a.window_left = p->window_left;
+  a.window_right = p->window_right;
+
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
+  sm90_bwd_pre<kFp16, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
+  sm90_bwd_kernel<D, kFp16><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
+  const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
+  sm90_bwd_post<kFp16, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                         cudaStream_t stream) {
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (p->head_dim == 64)
+    return fp16 ? sm90_bwd_launch<64, true>(p, workspace, stream)
+                : sm90_bwd_launch<64, false>(p, workspace, stream);
+  if (p->head_dim == 128)
+    return fp16 ? sm90_bwd_launch<128, true>(p, workspace, stream)
+                : sm90_bwd_launch<128, false>(p, workspace, stream);
+  return cudaErrorNotSupported;
+}

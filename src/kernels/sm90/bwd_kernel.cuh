@@ -1,0 +1,435 @@
+/*
+ * bwd_kernel.cuh - the Hopper (sm_90a) attention backward's main kernel: dK, dV of one key block
+ * and the dQ contributions of that key block, given Q, K, V, dO, the forward's LSE (as log2,
+ * sm90_bwd_pre) and delta = rowsum(dO * O). FlashAttention-3 style: K/V-stationary, a producer
+ * warp feeding TMA loads through a ring, two MMA warpgroups issuing wgmma for all five products.
+ *
+ * Grid: one CTA per (key block of BLOCK_N = 128 keys, KV head, batch); blockIdx.x is the key
+ * block, lowest first (under causal masking the lowest key blocks see the most query blocks: the
+ * heaviest CTAs start first). The CTA walks every (query head of its KV group, query block that
+ * sees its keys), in that order.
+ *
+ * Warps. 3 warpgroups of 128 threads.
+ *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread TMA-loads K and V of
+ *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], 128-byte swizzled
+ *     slabs of 64 columns) and the block's log2-LSE and delta rows (1-d bulk copies) into a
+ *     STAGES-deep ring. The other 127 threads exit.
+ *   warpgroups 1, 2, consumers: after setmaxnreg.inc to CONSUMER_REGS, consumer w owns keys
+ *     [64 w, 64 w + 64) of the block. Per iteration (the transposed products, FA3's SdP_swapAB,
+ *     so that P^T and dS^T are register A operands of the dV and dK products):
+ *       S^T  = K_w Q^T        [64, BLOCK_M]   wgmma, both operands K-major in shared memory
+ *       dP^T = V_w dO^T       [64, BLOCK_M]   likewise
+ *       P^T  = exp2(S^T * scale * log2(e) - LSE2[row])   (masked entries 0; LSE2 = +inf: P = 0)
+ *       dS^T = P^T * (dP^T - delta[row])
+ *       dV_w += P^T dO        [64, D]         A from registers, dO as an MN-major B
+ *       dK_w += dS^T Q        [64, D]         likewise
+ *       dS^T -> shared memory (stmatrix), both consumers meet at a named barrier, then
+ *       dQ_part = dS K        [64, 64]        A = dS (MN-major view of the stored dS^T),
+ *                                             B = K (MN-major); consumer w takes query rows
+ *                                             [64 w, +64) (BLOCK_M 128) or D columns [64 w, +64)
+ *                                             (BLOCK_M 64), the key block's 128 keys as K
+ *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
+ *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
+ *     cp.reduce.async.bulk .add.f32 of those 4 KiB; sm90_bwd_post turns the sums into dQ.
+ *   The epilogue scales dK by softmax_scale and stores dK, dV from registers (rows past
+ *   seqlen_k are not written).
+ *
+ * Shared memory (16-bit elements; 1024-byte aligned blocks, 128-byte swizzle as TMA writes it):
+ *   K, V   [D/64][BLOCK_N][64]                    loaded once
+ *   Q, dO  [STAGES][D/64][BLOCK_M][64]            the ring
+ *   LSE2, delta [STAGES][BLOCK_M] fp32
+ *   dS^T   [2][BLOCK_M/64][BLOCK_N][64]           double-buffered: one named barrier a block
+ *   dQ     [2 consumers][4 warps][1024] fp32      each warp's staging for its bulk reduce
+ *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
+ *
+ * Synchronization. q_full completes by TMA transaction bytes; q_empty by one arrival per consumer
+ * warp once the dV and dK products that read the stage have completed. The dS buffer of block i
+ * is rewritten in block i + 2, after both consumers passed block i + 1's barrier, which each
+ * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
+ * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
+ *
+ * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (sm90_bwd_pre), so they
+ * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
+ * P would otherwise be exp2(-LSE2), which can overflow.
+ */
+#ifndef CUDADENT_SM90_BWD_KERNEL_CUH
+#define CUDADENT_SM90_BWD_KERNEL_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/common/ptx_sm90.cuh"
+#include "kernels/sm90/bwd_ptx.cuh"
+
+/* ---- the tile table: one row per head_dim ----------------------------------------------------
+ * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
+ * thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2 each) and a dQ part (32):
+ * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64. */
+template <int D> struct sm90_bwd_tile;
+template <> struct sm90_bwd_tile<64> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+};
+template <> struct sm90_bwd_tile<128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+};
+
+template <int D> struct sm90_bwd_smem {
+  typedef sm90_bwd_tile<D> tile;
+  static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr int CHUNKS = D / 64;
+  static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
+  static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
+  static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
+  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T buffer */
+  static constexpr int DQ_WARP_BYTES = 16 * 64 * 4;
+  static constexpr int K_OFF = 0;
+  static constexpr int V_OFF = K_OFF + KV_BYTES;
+  static constexpr int Q_OFF = V_OFF + KV_BYTES;
+  static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
+  static constexpr int LSE_OFF = DO_OFF + ST * QT_BYTES;
+  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
+  static constexpr int DS_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
+  static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
+  static constexpr int BAR_OFF = DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int NUM_BARS = 1 + 2 * ST;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  static_assert(BM * D == 8192, "each consumer's dQ part is 64 x 64");
+  static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+};
+
+struct sm90_bwd_args {
+  const float *lse2;  /* [batch][heads_q][sq_pad]: LSE * log2(e); +inf for rows that add nothing */
+  const float *delta; /* [batch][heads_q][sq_pad] */
+  float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (sm90_bwd_post) */
+  void *dk, *dv;
+  int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh; /* elements */
+  float scale, scale_log2;
+  int seqlen_q, seqlen_k, heads_q, group, m_blocks, sq_pad;
+  int window_left, window_right; /* -1: unbounded; causal is window_right = 0 */
+};
+
+/* The query blocks [*m_lo, *m_hi) whose rows see some key of [k0, k1] (bottom-right aligned
+ * windows: row i sees key j when i + shift - wl <= j <= i + shift + wr). int64: no overflow for
+ * any size the API accepts. */
+__host__ __device__ __forceinline__ void sm90_bwd_q_range(int k0, int k1, int seqlen_q,
+                                                          int seqlen_k, int wl, int wr, int bm,
+                                                          int *m_lo, int *m_hi) {
+  const int64_t shift = (int64_t)seqlen_k - seqlen_q;
+  int64_t lo = 0, hi = (int64_t)seqlen_q - 1;
+  if (wr >= 0 && k0 - shift - wr > lo) lo = k0 - shift - wr;
+  if (wl >= 0 && k1 - shift + wl < hi) hi = k1 - shift + wl;
+  if (lo > hi) {
+    *m_lo = *m_hi = 0;
+    return;
+  }
+  *m_lo = (int)(lo / bm);
+  *m_hi = (int)(hi / bm) + 1;
+}
+
+template <bool kFp16>
+__device__ __forceinline__ uint32_t sm90_bwd_pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (kFp16) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  } else {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  }
+  return r;
+}
+
+template <int N, typename T>
+__device__ __forceinline__ void sm90_bwd_fence(T (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) reg_fence(r[i]);
+}
+
+/* X^T[64, BM] = A_w[64, D] B[BM, D]^T (S^T from K and Q, dP^T from V and dO): D/16 k-steps; the
+ * k-step kk lives in slab kk / 4 at byte column (kk % 4) * 32. A's slabs are BN rows apart, B's
+ * BM rows. */
+template <int D, int BM, int BN, bool kFp16>
+__device__ __forceinline__ void sm90_bwd_gemm_t(float (&x)[BM / 2], uint64_t desc_a,
+                                                uint64_t desc_b) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint64_t da = gmma_desc_add(desc_a, (kk / 4) * BN * 128 + (kk % 4) * 32);
+    const uint64_t db = gmma_desc_add(desc_b, (kk / 4) * BM * 128 + (kk % 4) * 32);
+    if constexpr (BM == 128) wgmma_m64n128k16_ss<kFp16>(x, da, db, kk > 0);
+    else wgmma_m64n64k16_ss<kFp16>(x, da, db, kk > 0);
+  }
+}
+
+/* acc[64, D] += A[64, BM] B[BM, D]: A (P^T or dS^T) from registers, B (dO or Q, a stage of
+ * [D/64][BM][64]) MN-major: BM/16 k-steps of 16 rows (2048 bytes of each slab). */
+template <int D, int BM, bool kFp16>
+__device__ __forceinline__ void sm90_bwd_gemm_kv(float (&acc)[D / 2], const uint32_t (&a)[BM / 4],
+                                                 uint64_t desc_b) {
+#pragma unroll
+  for (int kk = 0; kk < BM / 16; ++kk) {
+    const uint32_t ak[4] = {a[4 * kk], a[4 * kk + 1], a[4 * kk + 2], a[4 * kk + 3]};
+    const uint64_t db = gmma_desc_add(desc_b, kk * 2048);
+    if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(acc, ak, db, 1);
+    else wgmma_m64n64k16_rs_tb<kFp16>(acc, ak, db, 1);
+  }
+}
+
+/* dq[64, 64] = dS[64, BN] K[BN, 64]: both MN-major, BN/16 k-steps of 16 keys (2048 bytes). */
+template <int BN, bool kFp16>
+__device__ __forceinline__ void sm90_bwd_gemm_dq(float (&dq)[32], uint64_t desc_ds, uint64_t desc_k) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk)
+    wgmma_m64n64k16_ss_tt<kFp16>(dq, gmma_desc_add(desc_ds, kk * 2048),
+                                 gmma_desc_add(desc_k, kk * 2048), kk > 0);
+}
+
+template <int D, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                    const sm90_bwd_args args) {
+  typedef sm90_bwd_tile<D> tile;
+  typedef sm90_bwd_smem<D> L;
+  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  constexpr int CHUNKS = L::CHUNKS;
+  constexpr int BAR_DS = 1; /* named barrier: both consumers' dS^T are in shared memory */
+
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
+  uint8_t *const gbase = smem_raw + (base - smem_u32(smem_raw));
+  const uint32_t sK = base + L::K_OFF, sV = base + L::V_OFF, sQ = base + L::Q_OFF;
+  const uint32_t sDO = base + L::DO_OFF, sDS = base + L::DS_OFF, sDQ = base + L::DQ_OFF;
+  const uint32_t bar_kv = base + L::BAR_OFF;
+  const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
+
+  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+  if (threadIdx.x == 0) {
+    tma_prefetch_desc(&tm_q);
+    tma_prefetch_desc(&tm_k);
+    tma_prefetch_desc(&tm_v);
+    tma_prefetch_desc(&tm_do);
+    mbar_init(bar_kv, 1);
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(bar_q_full + 8 * s, 1);
+      mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
+  int m_lo, m_hi;
+  sm90_bwd_q_range(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
+                   &m_lo, &m_hi);
+  const int m_count = m_hi - m_lo;
+  const int iters = m_count * args.group;
+
+  if (wg == 0) {
+    /* ================================ producer ================================ */
+    setmaxnreg_dec<tile::PRODUCER_REGS>();
+    if (threadIdx.x != 0 || iters == 0) return;
+    mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
+      tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+    }
+    for (int it = 0; it < iters; ++it) {
+      const int h = hk * args.group + it / m_count, m = m_lo + it % m_count;
+      const uint32_t s = it % ST, ph = (it / ST) & 1;
+      mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+      const uint32_t full = bar_q_full + 8 * s;
+      mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
+        tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+      }
+      const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
+      bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
+      bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+    }
+    return;
+  }
+
+  /* ================================ consumers ================================ */
+  setmaxnreg_inc<tile::CONSUMER_REGS>();
+  const int cw = wg - 1; /* keys [64 cw, 64 cw + 64) of the block */
+  const int ct = threadIdx.x - 128 * wg;
+  const int warp = ct / 32, lane = ct % 32;
+  const int key_in_block0 = 64 * cw + 16 * warp + lane / 4; /* this thread's keys: this and + 8 */
+
+  /* A of S^T / dP^T: this consumer's 64 keys start 64 cw rows into each K / V slab (8 KiB) */
+  const uint64_t desc_k_a = gmma_desc_sw128(sK + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_v_a = gmma_desc_sw128(sV + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_q_b = gmma_desc_sw128(sQ, 1, 1024);   /* + stage offset */
+  const uint64_t desc_do_b = gmma_desc_sw128(sDO, 1, 1024);
+  /* B of dV / dK, MN-major: LBO = the distance between 64-column slabs */
+  const uint64_t desc_q_mn = gmma_desc_sw128(sQ, BM * 128, 1024);
+  const uint64_t desc_do_mn = gmma_desc_sw128(sDO, BM * 128, 1024);
+  /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [64 cw, +64) from K slab cw
+   * (BM 64) */
+  const uint64_t desc_ds = gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_k_mn = gmma_desc_sw128(sK + (BM == 64 ? cw * BN * 128 : 0), BN * 128, 1024);
+
+  float dv[D / 2], dk[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) dv[i] = dk[i] = 0.f;
+
+  const int shift = args.seqlen_k - args.seqlen_q;
+  const bool key_tail = k0 + BN > args.seqlen_k;
+  if (iters > 0) mbar_wait(bar_kv, 0);
+
+  for (int it = 0; it < iters; ++it) {
+    const int h = hk * args.group + it / m_count, m = m_lo + it % m_count;
+    const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
+    mbar_wait(bar_q_full + 8 * s, ph);
+
+    float st[BM / 2], dpt[BM / 2];
+    wgmma_fence();
+    sm90_bwd_gemm_t<D, BM, BN, kFp16>(st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
+    wgmma_commit();
+    sm90_bwd_gemm_t<D, BM, BN, kFp16>(dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
+    wgmma_commit();
+
+    /* P^T: element 4j + 2r + e is key key_in_block0 + 8r, query row 8j + 2 (lane % 4) + e */
+    const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
+    const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
+    wgmma_wait<1>();
+    sm90_bwd_fence(st);
+    /* per-element mask where the block is not wholly inside the visible band, or holds keys past
+     * seqlen_k */
+    const int r0 = m * BM, rl = r0 + BM - 1;
+    const bool need_mask = key_tail ||
+                           (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
+                           (args.window_left >= 0 && k0 < rl + shift - args.window_left);
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j) {
+      const int col = 8 * j + 2 * (lane & 3);
+      const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        st[4 * j + 2 * r] = ex2_approx(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
+        st[4 * j + 2 * r + 1] = ex2_approx(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
+      }
+    }
+    if (need_mask) {
+#pragma unroll
+      for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int key = k0 + key_in_block0 + 8 * r;
+            const int d = key - (r0 + 8 * j + 2 * (lane & 3) + e) - shift; /* key - diagonal */
+            const bool vis = key < args.seqlen_k &&
+                             (args.window_left < 0 || d >= -args.window_left) &&
+                             (args.window_right < 0 || d <= args.window_right);
+            if (!vis) st[4 * j + 2 * r + e] = 0.f;
+          }
+    }
+    wgmma_wait<0>();
+    sm90_bwd_fence(dpt);
+    uint32_t p16[BM / 4], ds16[BM / 4];
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j) {
+      const int col = 8 * j + 2 * (lane & 3);
+      const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float p0 = st[4 * j + 2 * r], p1 = st[4 * j + 2 * r + 1];
+        p16[2 * j + r] = sm90_bwd_pack2<kFp16>(p0, p1);
+        ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x),
+                                                p1 * (dpt[4 * j + 2 * r + 1] - dl.y));
+      }
+    }
+
+    /* dV += P^T dO */
+    wgmma_fence();
+    sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+    wgmma_commit();
+
+    /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
+     * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
+     * chunk); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving
+     * the address of row t % 8 of matrix t / 8 */
+    {
+      const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
+      const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
+#pragma unroll
+      for (int j = 0; j < BM / 8; j += 2) {
+        const int jj = j + (lane >> 4); /* this lane's matrix's 8-row chunk of query rows */
+        const uint32_t addr = ds_buf + (jj / 8) * (BN * 128) + key * 128 + (((jj % 8) ^ (key & 7)) << 4);
+        stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+      }
+    }
+    fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
+
+    /* dK += dS^T Q */
+    sm90_bwd_gemm_kv<D, BM, kFp16>(dk, ds16, gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+    wgmma_commit();
+
+    named_bar_sync(BAR_DS, 256);
+    float dq[32];
+    wgmma_fence();
+    sm90_bwd_gemm_dq<BN, kFp16>(dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+    wgmma_commit();
+
+    wgmma_wait<1>(); /* dV and dK products done: the stage is free */
+    sm90_bwd_fence(dv);
+    sm90_bwd_fence(dk);
+    sm90_bwd_fence(p16);
+    sm90_bwd_fence(ds16);
+    __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+    if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
+    wgmma_wait<0>();
+    sm90_bwd_fence(dq);
+
+    /* the dQ part: this warp's 16 x 64 floats, staged in fragment order (float4 i * 32 + lane
+     * holds registers 4i .. 4i + 3), added to the workspace by one bulk reduce */
+    const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
+    if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
+                   "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                   : "memory");
+    fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+    __syncwarp();
+    if (lane == 0) {
+      float *dst = args.dq_acc +
+                   ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
+                   (cw * 4 + warp) * 1024;
+      bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
+      tma_store_commit();
+    }
+  }
+  if (lane == 0) tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
+
+  /* epilogue: dK (scaled) and dV of this thread's keys, from registers */
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = k0 + key_in_block0 + 8 * r;
+    if (key >= args.seqlen_k) continue;
+    uint16_t *dk_row = (uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss + hk * args.dk_sh;
+    uint16_t *dv_row = (uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss + hk * args.dv_sh;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int col = 8 * j + 2 * (lane & 3);
+      *reinterpret_cast<uint32_t *>(dk_row + col) =
+          sm90_bwd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale);
+      *reinterpret_cast<uint32_t *>(dv_row + col) =
+          sm90_bwd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
+    }
+  }
+}
+
+#endif /* CUDADENT_SM90_BWD_KERNEL_CUH */

@@ -1,0 +1,118 @@
+/*
+ * bwd_prepost.cuh - the two passes around the Hopper backward's main kernel (bwd_kernel.cuh).
+ *
+ * sm90_bwd_pre, one group of D/8 threads per query row of [batch][heads_q][sq_pad] (rows past
+ *   seqlen_q included): delta = rowsum(dO * O) in fp32 (0 past seqlen_q); LSE2 = LSE * log2(e),
+ *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
+ *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
+ *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
+ *   as the rows have elements, so the rows zero it whole).
+ * sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
+ *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
+ *   the global stores are 16-byte rows.
+ */
+#ifndef CUDADENT_SM90_BWD_PREPOST_CUH
+#define CUDADENT_SM90_BWD_PREPOST_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/sm90/bwd_kernel.cuh"
+
+#define SM90_BWD_PREPOST_THREADS 256
+
+template <bool kFp16> struct sm90_bwd_dtype { typedef __nv_bfloat16 type; };
+template <> struct sm90_bwd_dtype<true> { typedef __half type; };
+
+struct sm90_bwd_io {
+  const void *o, *dout;
+  void *dq;
+  const float *lse;
+  int64_t o_sb, o_ss, o_sh, do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh; /* elements */
+  float *lse2, *delta, *dq_acc;
+  int batch, heads_q, seqlen_q, sq_pad;
+  float scale;
+};
+
+template <bool kFp16, int D>
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_pre(const sm90_bwd_io io) {
+  typedef typename sm90_bwd_dtype<kFp16>::type T;
+  constexpr int TPR = D / 8; /* threads per row, 8 elements each */
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / TPR;
+  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
+  const int c = threadIdx.x % TPR;
+  const int64_t total = (int64_t)io.batch * io.heads_q * io.sq_pad;
+  const bool in = row < total;
+  const int64_t bh = in ? row / io.sq_pad : 0;
+  const int i = in ? (int)(row - bh * io.sq_pad) : 0;
+  const int b = (int)(bh / io.heads_q), h = (int)(bh - (int64_t)b * io.heads_q);
+  float sum = 0.f;
+  if (in && i < io.seqlen_q) {
+    const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh + c * 8);
+    const uint4 dv =
+        *(const uint4 *)((const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh + c * 8);
+    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  }
+#pragma unroll
+  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  if (!in) return;
+  if (c == 0) {
+    io.delta[row] = sum;
+    const float lse = i < io.seqlen_q ? io.lse[bh * io.seqlen_q + i] : -INFINITY;
+    io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+  }
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 *p = (float4 *)(io.dq_acc + row * D + c * 8);
+  p[0] = z;
+  p[1] = z;
+}
+
+/* The accumulator of one (batch, head, query block) is BM * D floats: 8 chunks of 1024, chunk
+ * 4 cw + warp holding consumer cw's warp's 16 x 64 dQ part, float4 i * 32 + lane its fragment
+ * registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1) with
+ * g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw when
+ * BM is 128, columns 64 cw when BM is 64). */
+template <int D>
+__device__ __forceinline__ void sm90_bwd_dq_frag(int f, int &row, int &col) {
+  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M;
+  const int chunk = f / 256, i = (f / 32) % 8, lane = f % 32;
+  const int cw = chunk / 4, warp = chunk % 4;
+  row = 16 * warp + lane / 4 + (BM == 128 ? 64 * cw : 0);
+  col = 8 * i + 2 * (lane % 4) + (BM == 64 ? 64 * cw : 0);
+}
+
+template <bool kFp16, int D>
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_post(const sm90_bwd_io io) {
+  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
+  constexpr int F4 = BM * D / 4 / THREADS;
+  constexpr int ROW_BYTES = D * 2 + 16; /* padded rows: the fragment writes spread over banks */
+  __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
+  const int m = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = (int64_t)b * io.heads_q + h;
+  const float4 *src = (const float4 *)(io.dq_acc + (bh * (io.sq_pad / BM) + m) * (BM * D));
+#pragma unroll
+  for (int k = 0; k < F4; ++k) {
+    const int f = threadIdx.x + k * THREADS;
+    const float4 a = src[f];
+    int row, col;
+    sm90_bwd_dq_frag<D>(f, row, col);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = sm90_bwd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
+        sm90_bwd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+  }
+  __syncthreads();
+  constexpr int CPR = D / 8; /* 16-byte chunks per row */
+  for (int idx = threadIdx.x; idx < BM * CPR; idx += THREADS) {
+    const int row = idx / CPR, c = idx % CPR;
+    const int q = m * BM + row;
+    if (q >= io.seqlen_q) continue;
+    *(uint4 *)((uint16_t *)io.dq + b * io.dq_sb + (int64_t)q * io.dq_ss + h * io.dq_sh + c * 8) =
+        *(const uint4 *)(tile + row * ROW_BYTES + c * 16);
+  }
+}
+
+#endif /* CUDADENT_SM90_BWD_PREPOST_CUH */
