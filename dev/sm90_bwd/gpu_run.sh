@@ -3,7 +3,10 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [pybench] [pybench-quick]
+#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [ncu] [pybench] [pybench-quick]
+# ab: the backward of build-base/ (a tree made with
+#   rm -rf build-base && mkdir build-base && git archive REV | tar -x -C build-base
+# and sent with the run's carry) against the working tree's, CLI timings alternating base / new.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-logs}
@@ -53,11 +56,39 @@ for step in "${steps[@]}"; do
           note "cli $path $shape: $r"
         done
       done ;;
+    ab)
+      { cmake -S build-base -B build-base/b -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+          && cmake --build build-base/b -j 16 --target cudadent-bench; } > "$out/build-base.log" 2>&1 \
+        || { note "BASE BUILD FAILED"; continue; }
+      for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+                   "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128 --causal" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
+                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
+                   "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64" \
+                   "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64 --causal" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+        for rep in 1 2; do
+          for lab in base new; do
+            b=$bench; [ $lab = base ] && b=build-base/b/cudadent-bench
+            r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+            note "ab $lab $shape: ms TFLOP/s $r"
+          done
+        done
+      done ;;
+    ncu)
+      for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+                   "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128"; do
+        CUDADENT_KERNEL_BWD=sm90 timeout 200 ncu --metrics gpu__time_duration.sum \
+          $bench $shape --dtype bf16 --bwd --iters 1 > "$out/ncu.log" 2>&1
+        note "ncu $shape:"; grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" "$out/ncu.log" | \
+          cut -c1-90 | tail -12 | tee -a "$summary"
+      done ;;
     pybench|pybench-quick)
       flag=""; [ "$step" = pybench-quick ] && flag="--seqlens 1024,8192"
       CUDADENT_KERNEL_BWD=sm90 CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python \
         PYTHONUNBUFFERED=1 timeout 540 python3 -m cudadent.bench --suite fa3 --backends cudadent,cudnn \
-        --rounds 3 --no-flex $flag --out "$out" > "$out/pybench.log" 2>&1
+        --rounds 3 --no-flex --time-limit ${PYBENCH_LIMIT:-400} $flag --out "$out" > "$out/pybench.log" 2>&1
       note "pybench: rc $?"; grep -E "^\|" "$out/pybench.log" | head -60 | tee -a "$summary" ;;
     *) note "unknown step $step" ;;
   esac

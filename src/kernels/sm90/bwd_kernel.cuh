@@ -68,14 +68,19 @@
 /* ---- the tile table: one row per head_dim ----------------------------------------------------
  * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
  * thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2 each) and a dQ part (32):
- * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64. */
+ * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64.
+ * DV_EARLY: the dV product is issued as soon as P^T is packed, before the dP^T wait, so that it
+ * runs under the dS computation (d128; at d64 the 64 + 64 fp32 of S^T and dP^T and P^T's 32
+ * live together leave too few registers: ptxas serializes the wgmmas, C7512). */
 template <int D> struct sm90_bwd_tile;
 template <> struct sm90_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr bool DV_EARLY = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
+  static constexpr bool DV_EARLY = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -189,6 +194,31 @@ __device__ __forceinline__ void sm90_bwd_gemm_dq(float (&dq)[32], uint64_t desc_
                                  gmma_desc_add(desc_k, kk * 2048), kk > 0);
 }
 
+/* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
+ * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. */
+template <int D>
+__device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const sm90_bwd_args &args,
+                                                   uint32_t sDQ, int b, int h, int m, int cw,
+                                                   int warp, int lane) {
+  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M;
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
+                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                 : "memory");
+  fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  __syncwarp();
+  if (lane == 0) {
+    float *dst = args.dq_acc + ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
+                 (cw * 4 + warp) * 1024;
+    bulk_reduce_add_f32(dst, stage_dq, sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    tma_store_commit();
+  }
+}
+
 template <int D, bool kFp16>
 __global__ void __launch_bounds__(384, 1)
     sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -287,6 +317,8 @@ __global__ void __launch_bounds__(384, 1)
   const bool key_tail = k0 + BN > args.seqlen_k;
   if (iters > 0) mbar_wait(bar_kv, 0);
 
+  float dq[32];
+
   for (int it = 0; it < iters; ++it) {
     const int h = hk * args.group + it / m_count, m = m_lo + it % m_count;
     const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
@@ -335,26 +367,36 @@ __global__ void __launch_bounds__(384, 1)
             if (!vis) st[4 * j + 2 * r + e] = 0.f;
           }
     }
-    wgmma_wait<0>();
+    uint32_t p16[BM / 4];
+#pragma unroll
+    for (int i = 0; i < BM / 4; ++i) p16[i] = sm90_bwd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
+
+    if constexpr (tile::DV_EARLY) {
+      /* dV += P^T dO, queued behind dP^T: it runs while dS is computed */
+      wgmma_fence();
+      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      wgmma_commit();
+      wgmma_wait<1>(); /* dP^T done; dV pending */
+    } else {
+      wgmma_wait<0>(); /* dP^T done */
+    }
     sm90_bwd_fence(dpt);
-    uint32_t p16[BM / 4], ds16[BM / 4];
+    uint32_t ds16[BM / 4];
 #pragma unroll
     for (int j = 0; j < BM / 8; ++j) {
       const int col = 8 * j + 2 * (lane & 3);
       const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const float p0 = st[4 * j + 2 * r], p1 = st[4 * j + 2 * r + 1];
-        p16[2 * j + r] = sm90_bwd_pack2<kFp16>(p0, p1);
-        ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x),
-                                                p1 * (dpt[4 * j + 2 * r + 1] - dl.y));
-      }
+      for (int r = 0; r < 2; ++r)
+        ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                                st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
     }
 
-    /* dV += P^T dO */
-    wgmma_fence();
-    sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
-    wgmma_commit();
+    if constexpr (!tile::DV_EARLY) { /* dV += P^T dO */
+      wgmma_fence();
+      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      wgmma_commit();
+    }
 
     /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
      * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
@@ -373,16 +415,16 @@ __global__ void __launch_bounds__(384, 1)
     fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
 
     /* dK += dS^T Q */
+    wgmma_fence();
     sm90_bwd_gemm_kv<D, BM, kFp16>(dk, ds16, gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
     wgmma_commit();
 
     named_bar_sync(BAR_DS, 256);
-    float dq[32];
     wgmma_fence();
     sm90_bwd_gemm_dq<BN, kFp16>(dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
     wgmma_commit();
 
-    wgmma_wait<1>(); /* dV and dK products done: the stage is free */
+    wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
     sm90_bwd_fence(dv);
     sm90_bwd_fence(dk);
     sm90_bwd_fence(p16);
@@ -391,26 +433,7 @@ __global__ void __launch_bounds__(384, 1)
     if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
     wgmma_wait<0>();
     sm90_bwd_fence(dq);
-
-    /* the dQ part: this warp's 16 x 64 floats, staged in fragment order (float4 i * 32 + lane
-     * holds registers 4i .. 4i + 3), added to the workspace by one bulk reduce */
-    const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
-    if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
-    __syncwarp();
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
-                   "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
-                   : "memory");
-    fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-    __syncwarp();
-    if (lane == 0) {
-      float *dst = args.dq_acc +
-                   ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
-                   (cw * 4 + warp) * 1024;
-      bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
-      tma_store_commit();
-    }
+    sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
   }
   if (lane == 0) tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
