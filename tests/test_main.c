@@ -14,6 +14,8 @@
 
 void register_reference_tests(void);
 void register_api_tests(void);
+void register_api_sizes_tests(void);
+void register_struct_size_tests(void);
 void register_gpu_attn_tests(void);
 void register_tile_order_tests(void);
 
@@ -45,6 +47,8 @@ int main(int argc, char **argv) {
   if (!problem_gpu_present(reason, sizeof reason)) t_gpu_skip_reason = "no CUDA device";
   register_reference_tests();
   register_api_tests();
+  register_api_sizes_tests();
+  register_struct_size_tests();
   register_gpu_attn_tests();
   register_tile_order_tests();
   int passed = 0, failed = 0, skipped = 0;
