@@ -119,15 +119,35 @@ static void normalize_mask(int seqlen_q, int seqlen_k, int *causal, int *window_
   *causal = *window_right == 0;
 }
 
+/* Why there is no usable device, as a NO_DEVICE failure. The runtime answers "CUDA driver version
+ * is insufficient" both to an old driver and to none at all: cudaDriverGetVersion (0: no driver
+ * installed) tells them apart. */
+static cudadent_status_t no_device(cudaError_t err) {
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaGetLastError(); /* do not leave a failure sticky for the caller */
+  if (driver == 0)
+    return cudadent_fail(CUDADENT_STATUS_NO_DEVICE,
+                         "no CUDA device: no NVIDIA driver is installed (no GPU here)");
+  if (err == cudaErrorInsufficientDriver)
+    return cudadent_fail(CUDADENT_STATUS_NO_DEVICE,
+                         "no usable CUDA device: the NVIDIA driver supports CUDA %d.%d, this "
+                         "library's runtime needs %d.%d (update the driver)",
+                         driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+  if (err == cudaSuccess || err == cudaErrorNoDevice)
+    return cudadent_fail(CUDADENT_STATUS_NO_DEVICE,
+                         "no CUDA device: the NVIDIA driver (CUDA %d.%d) sees no GPU",
+                         driver / 1000, driver % 1000 / 10);
+  return cudadent_fail(CUDADENT_STATUS_NO_DEVICE, "no usable CUDA device: %s (%s)",
+                       cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
 /* Compute capability of the current device (e.g. 90), or a NO_DEVICE failure. */
 static cudadent_status_t current_cc(int *cc) {
   int device = 0, count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    (void)cudaGetLastError(); /* do not leave the failure sticky for the caller */
-    return cudadent_fail(CUDADENT_STATUS_NO_DEVICE, "no CUDA device: %s",
-                         err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
-  }
+  if (err != cudaSuccess || count == 0) return no_device(err);
   int major = 0, minor = 0;
   if ((err = cudaGetDevice(&device)) != cudaSuccess ||
       (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) !=
