@@ -9,6 +9,9 @@ GPU_ARCHS ?= 80;89;90a
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON ?= python3
 
+# no "Entering/Leaving directory" lines from the makes that CMake's build runs
+MAKEFLAGS += --no-print-directory
+
 .PHONY: all configure build test bench install clean
 all: build
 
@@ -20,14 +23,10 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# ctest (C tests, install + README example, CLI), then pytest where it imports; ends with one
+# summary of every suite and the line 'N passed, M skipped, K failed' (tests/run_tests.sh).
 test: build
-	cd $(BUILD) && ctest --output-on-failure
-	@if $(PYTHON) -c "import pytest" 2>/dev/null; then \
-	  PYTHONPATH=$(CURDIR)/python CUDADENT_LIBRARY=$(CURDIR)/$(BUILD)/libcudadent.so \
-	    $(PYTHON) -m pytest -q tests/python; \
-	else \
-	  echo "tests/python: skipped: pytest not installed"; \
-	fi
+	@tests/run_tests.sh $(BUILD) $(PYTHON)
 
 bench: build
 	$(BUILD)/cudadent-bench --suite default

@@ -148,10 +148,8 @@ static int test_zero_batch_is_noop(void) {
 }
 
 static int test_no_device(void) {
-  if (!t_gpu_skip_reason) {
-    printf("    skipped: a CUDA device is present (this test checks the no-device status)\n");
-    return T_SKIP;
-  }
+  if (!t_gpu_skip_reason)
+    return t_skip("a CUDA device is present (this test checks the no-device status)");
   cudadent_attn_fwd_params_t p = t_valid_fwd();
   cudadent_status_t st = cudadent_attn_fwd(&p, NULL, 0, NULL);
   T_CHECK(st == CUDADENT_STATUS_NO_DEVICE, "fwd gave %d: %s", st, cudadent_get_last_error_message());
