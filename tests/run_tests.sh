@@ -3,6 +3,7 @@
 # reason once with the number of tests it skipped, and last the line 'N passed, M skipped, K
 # failed'. Exit status 1 if any test failed.
 #   tests/run_tests.sh BUILD_DIR [PYTHON]
+# PYTHON "none": no pytest (make sanitize); $CUDADENT_CTEST_ARGS: more ctest arguments (-E ...).
 # Suites: ctest in BUILD_DIR (the C test runner, the install + README example test, the CLI
 # test), then pytest on tests/python where pytest imports. Each appends its counts to the file
 # $CUDADENT_TEST_COUNTS, one tab-separated line per suite and per skip reason:
@@ -16,7 +17,8 @@ python=${2:-python3}
 export CUDADENT_TEST_COUNTS="$build/test-counts.tsv"
 : > "$CUDADENT_TEST_COUNTS"
 
-(cd "$build" && ctest --output-on-failure)
+# shellcheck disable=SC2086 # CUDADENT_CTEST_ARGS holds several words
+(cd "$build" && ctest --output-on-failure ${CUDADENT_CTEST_ARGS:-})
 ctest_rc=$?
 if [ $ctest_rc -ne 0 ] && ! awk -F'\t' '$1 == "suite" && $5 > 0 { found = 1 } END { exit !found }' \
      "$CUDADENT_TEST_COUNTS"; then
@@ -26,7 +28,9 @@ if [ $ctest_rc -ne 0 ] && ! awk -F'\t' '$1 == "suite" && $5 > 0 { found = 1 } EN
 fi
 
 py_suite="tests/python (pytest)"
-if "$python" -c "import pytest" 2>/dev/null; then
+if [ "$python" = none ]; then
+  :
+elif "$python" -c "import pytest" 2>/dev/null; then
   echo "==== $py_suite"
   PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" CUDADENT_LIBRARY="$build/libcudadent.so" \
     "$python" -m pytest -q -rs "$root/tests/python"
@@ -36,10 +40,10 @@ if "$python" -c "import pytest" 2>/dev/null; then
   fi
 else
   printf 'suite\t%s\t0\t1\t0\nskip\t%s\t1\t%s\n' "$py_suite" "$py_suite" \
-    "pytest is not installed for $python (pip install .[test])" >> "$CUDADENT_TEST_COUNTS"
+    "pytest is not installed for $python (pip install '.[test]')" >> "$CUDADENT_TEST_COUNTS"
 fi
 
-echo "==== summary of make test"
+echo "==== summary"
 awk -F'\t' '
   $1 == "suite" { if (!($2 in p)) order[++n] = $2; p[$2] += $3; s[$2] += $4; f[$2] += $5
                   P += $3; S += $4; F += $5 }
