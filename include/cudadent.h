@@ -90,9 +90,10 @@ typedef enum cudadent_dtype {
  *     (CUDADENT_MAX_STRIDE_BYTES). The tensor's extent (its first to one past its last element)
  *     must be at most 2^48 bytes (CUDADENT_MAX_TENSOR_BYTES).
  *   - Strides are >= 0. The stride of a dimension of size 1 is ignored (any value). A stride of 0
- *     on a dimension of size > 1 is refused for every tensor, inputs too: no broadcast K/V (the
- *     Hopper kernel reads Q, K, V through TMA tensor maps, which take no zero stride; expand such
- *     a tensor into memory first).
+ *     on a dimension of size > 1 is refused for every tensor, inputs too: no broadcast K/V. (The
+ *     Hopper forward reads Q, K, V through TMA tensor maps built on the rule that only a size-1
+ *     dimension has a zero stride, which they replace: a broadcast K/V would read wrong rows
+ *     there. Expand such a tensor into memory first.)
  *   - An output (o; dq, dk, dv) must not overlap itself. Checked as: order its dimensions of
  *     size > 1 by stride; each stride must be at least the elements spanned by the dimensions of
  *     smaller stride (head_dim plus stride * (size - 1) of each). Dense tensors in any dimension
@@ -138,20 +139,25 @@ typedef struct cudadent_tensor {
  * what an older caller gets. Fields are never reordered, resized or removed. */
 
 /* ---- limits -----------------------------------------------------------------------------------
- * The largest calls every kernel indexes safely. Memory offsets are int64, but the kernels count
- * grid blocks, query tiles and sequence positions in int32 (1-D grids of at most 2^31 - 1 blocks,
- * grid y and z of at most 65535, the tile loops, and the mask's i + seqlen_k - seqlen_q + window),
- * and the Hopper kernel's TMA tensor maps take strides below 2^40 bytes. A call past any limit is
- * refused with CUDADENT_STATUS_SIZE_OVERFLOW before any launch, on every device. */
-#define CUDADENT_MAX_BATCH 65535          /* batch: a grid dimension (z) */
-#define CUDADENT_MAX_HEADS 65535          /* heads_q (so heads_kv too): a grid dimension (y) */
-#define CUDADENT_MAX_SEQLEN (1 << 30)     /* seqlen_q and seqlen_k each, so their sum fits int32 */
-#define CUDADENT_MAX_QUERY_TILES ((1 << 29) - 1) /* batch * heads_q * ceil(seqlen_q / 64): the
-                                             backward's per-row pass launches 4 blocks per
-                                             64-row query tile in a 1-D grid */
-#define CUDADENT_MAX_SCORES ((int64_t)1 << 62) /* batch * heads_q * seqlen_q * seqlen_k: the host
-                                             counts the scores of a call in int64 */
-#define CUDADENT_MAX_STRIDE_BYTES ((int64_t)1 << 40) /* a stride in bytes is below this */
+ * The largest calls every kernel of this build indexes safely, on every device. Memory offsets
+ * (tensors, LSE, workspace) are int64 everywhere, but the kernels count grid blocks, tiles and
+ * sequence positions in int32, and the Hopper kernel's TMA tensor maps take strides below 2^40
+ * bytes. A call past any limit is refused with CUDADENT_STATUS_SIZE_OVERFLOW (its message names
+ * the limit) before anything is launched; the workspace queries refuse it too. */
+#define CUDADENT_MAX_BATCH 65535          /* batch: grid dimension z of the backward's kernels */
+#define CUDADENT_MAX_HEADS 65535          /* heads_q (so heads_kv too): grid dimension y of the
+                                             backward's kernels */
+#define CUDADENT_MAX_SEQLEN (1 << 30)     /* seqlen_q and seqlen_k, each: the forward's key range
+                                             of a row, i + seqlen_k - seqlen_q + window, is int32 */
+#define CUDADENT_MAX_QUERY_TILES ((1 << 29) - 1) /* batch * heads_q * ceil(seqlen_q / 64), the
+                                             64-row query tiles: the backward's per-row pass runs
+                                             4 blocks a tile in a 1-D grid (at most 2^31 - 1);
+                                             the forward's grid and the Hopper kernel's
+                                             persistent tile counter are int32 */
+#define CUDADENT_MAX_SCORES ((int64_t)1 << 62) /* batch * heads_q * seqlen_q * seqlen_k: the
+                                             host's work estimates count scores in int64 */
+#define CUDADENT_MAX_STRIDE_BYTES ((int64_t)1 << 40) /* each stride in bytes is below this: the
+                                             TMA tensor maps' limit (cuTensorMapEncodeTiled) */
 #define CUDADENT_MAX_TENSOR_BYTES ((int64_t)1 << 48) /* a tensor's extent, and the workspace, in
                                              bytes are at most this */
 
