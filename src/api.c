@@ -15,6 +15,7 @@
  * LSE = -inf; dQ = 0); seqlen_q == 0 leaves dK = dV = 0. Those are written by small fill kernels.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -36,9 +37,13 @@ int cudadent_get_version(void) { return CUDADENT_VERSION; }
   } while (0)
 
 /* ---- struct_size: every layout each params struct has had (cudadent.h, "struct_size") ---------
- * By size, oldest first; the last is this library's sizeof. Adding a field: append the new
- * layout's size, CUDADENT_LAYOUT_SIZE(type, new_last_field), and move the _Static_assert to it
- * (with another that the new field's offset is at least the previous layout's size). */
+ * By size, oldest first; the last is this library's sizeof. Adding a field `x` to the forward
+ * struct (the static assert below fails until this is done):
+ *   #define FWD_LAYOUT_V2 CUDADENT_LAYOUT_SIZE(cudadent_attn_fwd_params_t, x)
+ *   _Static_assert(offsetof(cudadent_attn_fwd_params_t, x) >= FWD_LAYOUT_V1, "x in v1's bytes");
+ *   fwd_layouts = {FWD_LAYOUT_V1, FWD_LAYOUT_V2}, the sizeof assert on FWD_LAYOUT_V2;
+ * make x == 0 mean the behaviour before x, and add x and the new size to python/cudadent/_abi.py
+ * (its _fields_ and LAYOUT_SIZES). */
 #define FWD_LAYOUT_V1 CUDADENT_LAYOUT_SIZE(cudadent_attn_fwd_params_t, deterministic) /* 0.1 */
 #define BWD_LAYOUT_V1 CUDADENT_LAYOUT_SIZE(cudadent_attn_bwd_params_t, deterministic) /* 0.1 */
 _Static_assert(FWD_LAYOUT_V1 == sizeof(cudadent_attn_fwd_params_t),
