@@ -1,6 +1,8 @@
 # cudadent: one command per job on a fresh machine.
 #   make            configure (CMake) and build the library, the CLI and the tests
-#   make test       build, then run every test (ctest; pytest tests/python where torch imports)
+#   make test       build, then run every test (ctest; pytest tests/python where pytest imports),
+#                   ending with one summary line 'N passed, M skipped, K failed'
+#   make sanitize   host code under ASan + UBSan in build-sanitize/ (no kernels run; no GPU needed)
 #   make bench      build, then run the CLI's default suite (checked against the reference, timed)
 #   make install PREFIX=/opt/cudadent
 BUILD ?= build
@@ -9,7 +11,10 @@ GPU_ARCHS ?= 80;89;90a
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON ?= python3
 
-.PHONY: all configure build test bench install clean
+# no "Entering/Leaving directory" lines from the makes that CMake's build runs
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all configure build test sanitize bench install clean
 all: build
 
 $(BUILD)/CMakeCache.txt:
@@ -20,14 +25,14 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# ctest (C tests, install + README example, CLI), then pytest where it imports; ends with one
+# summary of every suite and the line 'N passed, M skipped, K failed' (tests/run_tests.sh).
 test: build
-	cd $(BUILD) && ctest --output-on-failure
-	@if $(PYTHON) -c "import pytest" 2>/dev/null; then \
-	  PYTHONPATH=$(CURDIR)/python CUDADENT_LIBRARY=$(CURDIR)/$(BUILD)/libcudadent.so \
-	    $(PYTHON) -m pytest -q tests/python; \
-	else \
-	  echo "tests/python: skipped: pytest not installed"; \
-	fi
+	@tests/run_tests.sh $(BUILD) $(PYTHON)
+
+# host code under ASan + UBSan (tests/sanitize.sh): C tests and CLI test, no GPU needed
+sanitize:
+	@tests/sanitize.sh $(CURDIR)/build-sanitize $(JOBS)
 
 bench: build
 	$(BUILD)/cudadent-bench --suite default

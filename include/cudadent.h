@@ -48,9 +48,13 @@ CUDADENT_API int cudadent_get_version(void);
 typedef enum cudadent_status {
   CUDADENT_STATUS_SUCCESS = 0,
   CUDADENT_STATUS_NULL_POINTER = 1,        /* a required pointer is NULL */
-  CUDADENT_STATUS_BAD_STRUCT_SIZE = 2,     /* params.struct_size is smaller than any known layout */
-  CUDADENT_STATUS_BAD_SIZE = 3,            /* a size is negative, or zero where it must be positive */
-  CUDADENT_STATUS_SIZE_OVERFLOW = 4,       /* a tensor's extent or a size product overflows */
+  CUDADENT_STATUS_BAD_STRUCT_SIZE = 2,     /* params.struct_size is no layout this library can read
+                                              (see "struct_size" below) */
+  CUDADENT_STATUS_BAD_SIZE = 3,            /* a size is negative, or zero where it must be positive;
+                                              or a stride is negative, zero on a dimension of
+                                              size > 1, or makes an output overlap itself */
+  CUDADENT_STATUS_SIZE_OVERFLOW = 4,       /* a size past the CUDADENT_MAX_* limits below, or a
+                                              tensor extent, stride or size product too large */
   CUDADENT_STATUS_BAD_HEADS = 5,           /* heads_q is not a multiple of heads_kv */
   CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM = 6,
   CUDADENT_STATUS_UNSUPPORTED_DTYPE = 7,
@@ -80,9 +84,27 @@ typedef enum cudadent_dtype {
   CUDADENT_DTYPE_FP8_E4M3 = 2 /* reserved: refused with CUDADENT_STATUS_UNSUPPORTED_DTYPE */
 } cudadent_dtype_t;
 
-/* A 4-d device tensor (batch, seqlen, heads, head_dim). Strides are in elements; stride_dim must
- * be 1 (head_dim contiguous). Pointer and the batch/seq/head strides (in bytes) must be multiples
- * of 16. A stride may be 0 only where that dimension has size 1. */
+/* A 4-d device tensor (batch, seqlen, heads, head_dim). Strides are in elements.
+ *   - stride_dim must be 1 (head_dim contiguous). The pointer and the batch/seq/head strides in
+ *     bytes must be multiples of 16, and each of those strides in bytes below 2^40
+ *     (CUDADENT_MAX_STRIDE_BYTES). The tensor's extent (its first to one past its last element)
+ *     must be at most 2^48 bytes (CUDADENT_MAX_TENSOR_BYTES).
+ *   - Strides are >= 0. The stride of a dimension of size 1 is ignored (any value). A stride of 0
+ *     on a dimension of size > 1 is refused for every tensor, inputs too: no broadcast K/V. (The
+ *     Hopper forward reads Q, K, V through TMA tensor maps built on the rule that only a size-1
+ *     dimension has a zero stride, which they replace: a broadcast K/V would read wrong rows
+ *     there. Expand such a tensor into memory first.)
+ *   - An output (o; dq, dk, dv) must not overlap itself. Checked as: order its dimensions of
+ *     size > 1 by stride; each stride must be at least the elements spanned by the dimensions of
+ *     smaller stride (head_dim plus stride * (size - 1) of each). Dense tensors in any dimension
+ *     order pass, and so do views that interleave with other tensors without overlapping
+ *     themselves: dq, dk, dv as slices of one (batch, seqlen, 3, heads, head_dim) buffer, q/k/v
+ *     of a packed qkv projection, padded rows. (A few exotic layouts whose dimensions interleave
+ *     with each other without overlap are refused too.)
+ *   - Inputs may overlap themselves and each other: they are only read. Whether different
+ *     tensors overlap is not checked: an output sharing memory with an input or with another
+ *     output gives undefined results.
+ * A tensor with no element (a size of 0) is not checked at all; its pointer may be NULL. */
 typedef struct cudadent_tensor {
   void *data;
   int64_t stride_batch;
@@ -98,8 +120,49 @@ typedef struct cudadent_tensor {
  * window_right = 0 (and overrides window_right). A query row that sees no key gets O = 0 and
  * LSE = -inf. */
 
+/* ---- struct_size: how the params structs grow ----------------------------------------------
+ * Every params struct starts with struct_size. Set it to sizeof the struct as the header you
+ * build with declares it, and zero the whole struct before filling it (= {0} or memset), so that
+ * every field you do not set is 0. The library reads the struct as follows:
+ *   - struct_size equal to the size of a layout the struct has had (a caller built against this
+ *     header or an older one): read; the fields that layout lacks take their defaults (0);
+ *   - struct_size larger than this library's sizeof (a caller built against a newer header):
+ *     accepted if every byte past this library's sizeof, up to struct_size, is zero (the caller
+ *     left every field this library does not know at 0); otherwise refused with
+ *     CUDADENT_STATUS_BAD_STRUCT_SIZE and a message naming the offset of the first non-zero
+ *     byte;
+ *   - anything else (smaller than this library's sizeof but no older layout, or above 4096) is
+ *     refused with CUDADENT_STATUS_BAD_STRUCT_SIZE.
+ * Layouts so far: v1 (cudadent 0.1), the structs below: 232 and 392 bytes on LP64.
+ * Adding a field: append it at the end, at or past the previous layout's sizeof (never in its
+ * tail padding), and make 0 mean exactly the behaviour from before the field existed; that is
+ * what an older caller gets. Fields are never reordered, resized or removed. */
+
+/* ---- limits -----------------------------------------------------------------------------------
+ * The largest calls every kernel of this build indexes safely, on every device. Memory offsets
+ * (tensors, LSE, workspace) are int64 everywhere, but the kernels count grid blocks, tiles and
+ * sequence positions in int32, and the Hopper kernel's TMA tensor maps take strides below 2^40
+ * bytes. A call past any limit is refused with CUDADENT_STATUS_SIZE_OVERFLOW (its message names
+ * the limit) before anything is launched; the workspace queries refuse it too. */
+#define CUDADENT_MAX_BATCH 65535          /* batch: grid dimension z of the backward's kernels */
+#define CUDADENT_MAX_HEADS 65535          /* heads_q (so heads_kv too): grid dimension y of the
+                                             backward's kernels */
+#define CUDADENT_MAX_SEQLEN (1 << 30)     /* seqlen_q and seqlen_k, each: the forward's key range
+                                             of a row, i + seqlen_k - seqlen_q + window, is int32 */
+#define CUDADENT_MAX_QUERY_TILES ((1 << 29) - 1) /* batch * heads_q * ceil(seqlen_q / 64), the
+                                             64-row query tiles: the backward's per-row pass runs
+                                             4 blocks a tile in a 1-D grid (at most 2^31 - 1);
+                                             the forward's grid and the Hopper kernel's
+                                             persistent tile counter are int32 */
+#define CUDADENT_MAX_SCORES ((int64_t)1 << 62) /* batch * heads_q * seqlen_q * seqlen_k: the
+                                             host's work estimates count scores in int64 */
+#define CUDADENT_MAX_STRIDE_BYTES ((int64_t)1 << 40) /* each stride in bytes is below this: the
+                                             TMA tensor maps' limit (cuTensorMapEncodeTiled) */
+#define CUDADENT_MAX_TENSOR_BYTES ((int64_t)1 << 48) /* a tensor's extent, and the workspace, in
+                                             bytes are at most this */
+
 typedef struct cudadent_attn_fwd_params {
-  size_t struct_size;        /* = sizeof(cudadent_attn_fwd_params_t); lets the struct grow */
+  size_t struct_size;        /* = sizeof(cudadent_attn_fwd_params_t): see "struct_size" */
   cudadent_dtype_t dtype;    /* of q, k, v, o */
   int batch;
   int seqlen_q;
@@ -123,7 +186,7 @@ typedef struct cudadent_attn_fwd_params {
 } cudadent_attn_fwd_params_t;
 
 typedef struct cudadent_attn_bwd_params {
-  size_t struct_size;        /* = sizeof(cudadent_attn_bwd_params_t) */
+  size_t struct_size;        /* = sizeof(cudadent_attn_bwd_params_t): see "struct_size" */
   cudadent_dtype_t dtype;    /* of q, k, v, o, dout, dq, dk, dv */
   int batch;
   int seqlen_q;

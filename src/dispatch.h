@@ -7,7 +7,10 @@
  *   - batch, seqlen_q, seqlen_k are > 0 (zero-size calls never reach a launcher);
  *   - every pointer is non-NULL (lse may be NULL in the forward only), 16-byte aligned, every
  *     stride in bytes a multiple of 16, stride_dim == 1;
- *   - the workspace is at least what the launcher's *_workspace_size returned, 256-byte aligned.
+ *   - the workspace is at least what the launcher's *_workspace_size returned, 256-byte aligned;
+ *   - the CUDADENT_MAX_* limits of cudadent.h hold (so 64-row tile counts fit int32 with room),
+ *     no stride is 0 on a dimension of size > 1 (strides of size-1 dimensions are 0), every
+ *     stride is below 2^40 bytes, and o, dq, dk, dv do not overlap themselves.
  * Launchers therefore check nothing again. They launch on the given stream, allocate nothing,
  * never synchronize, and return the launch's cudaError_t (cudaGetLastError() after the launch).
  * All global offsets inside kernels are computed in int64.

@@ -23,10 +23,11 @@ const char *cudadent_get_error_string(cudadent_status_t status) {
     case CUDADENT_STATUS_SUCCESS: return "CUDADENT_STATUS_SUCCESS: no error";
     case CUDADENT_STATUS_NULL_POINTER: return "CUDADENT_STATUS_NULL_POINTER: a required pointer is NULL";
     case CUDADENT_STATUS_BAD_STRUCT_SIZE:
-      return "CUDADENT_STATUS_BAD_STRUCT_SIZE: params.struct_size does not match this library";
-    case CUDADENT_STATUS_BAD_SIZE: return "CUDADENT_STATUS_BAD_SIZE: a size or stride is out of range";
+      return "CUDADENT_STATUS_BAD_STRUCT_SIZE: params.struct_size is no layout this library can read";
+    case CUDADENT_STATUS_BAD_SIZE:
+      return "CUDADENT_STATUS_BAD_SIZE: a size or stride out of range, or an output overlapping itself";
     case CUDADENT_STATUS_SIZE_OVERFLOW:
-      return "CUDADENT_STATUS_SIZE_OVERFLOW: a tensor extent or grid dimension is too large";
+      return "CUDADENT_STATUS_SIZE_OVERFLOW: a size past the limits of cudadent.h, or a stride too large";
     case CUDADENT_STATUS_BAD_HEADS:
       return "CUDADENT_STATUS_BAD_HEADS: heads_q is not a multiple of heads_kv";
     case CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM:

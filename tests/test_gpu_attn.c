@@ -314,7 +314,7 @@ static int test_bad_input_writes_nothing(void) {
   int result = T_PASS;
   cudadent_attn_fwd_params_t f;
   cudadent_attn_bwd_params_t b;
-  /* a misaligned stride, a bad window, a bad head ratio: each refused, no output touched */
+  /* a misaligned stride, a bad window, a bad head ratio, ...: each refused, no output touched */
   problem_fwd_params(&pr, &f);
   f.k.stride_seq += 1;
   if (cudadent_attn_fwd(&f, NULL, 0, NULL) != CUDADENT_STATUS_MISALIGNED) result = T_FAILF("k stride");
@@ -324,6 +324,26 @@ static int test_bad_input_writes_nothing(void) {
   problem_bwd_params(&pr, &b);
   b.heads_kv = 3;
   if (cudadent_attn_bwd(&b, NULL, 0, NULL) != CUDADENT_STATUS_BAD_HEADS) result = T_FAILF("heads");
+  /* an output overlapping itself, a broadcast (zero-stride) input, a newer caller's struct with
+   * a field this library does not know set */
+  problem_fwd_params(&pr, &f);
+  f.o.stride_seq = 0;
+  if (cudadent_attn_fwd(&f, NULL, 0, NULL) != CUDADENT_STATUS_BAD_SIZE) result = T_FAILF("o stride 0");
+  problem_fwd_params(&pr, &f);
+  f.k.stride_batch = 0;
+  if (cudadent_attn_fwd(&f, NULL, 0, NULL) != CUDADENT_STATUS_BAD_SIZE) result = T_FAILF("k stride 0");
+  problem_bwd_params(&pr, &b);
+  b.dq.stride_head = 8;
+  if (cudadent_attn_bwd(&b, NULL, 0, NULL) != CUDADENT_STATUS_BAD_SIZE) result = T_FAILF("dq overlap");
+  {
+    union { cudadent_attn_fwd_params_t p; unsigned char bytes[sizeof(cudadent_attn_fwd_params_t) + 16]; } big;
+    memset(&big, 0, sizeof big);
+    problem_fwd_params(&pr, &big.p);
+    big.p.struct_size = sizeof big.bytes;
+    big.bytes[sizeof big.p + 3] = 1;
+    if (cudadent_attn_fwd(&big.p, NULL, 0, NULL) != CUDADENT_STATUS_BAD_STRUCT_SIZE)
+      result = T_FAILF("struct_size tail");
+  }
   problem_bwd_params(&pr, &b);
   size_t need = 0;
   if (cudadent_attn_bwd_workspace_size(&b, &need) == CUDADENT_STATUS_SUCCESS && need > 0 &&

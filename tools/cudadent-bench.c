@@ -16,10 +16,13 @@
  * each, median of --iters (default 30); --graph N also reports GPU time per call of a CUDA graph of
  * N calls. TFLOP/s by the FlashAttention convention (4 B Hq Sq Sk D forward, halved for causal,
  * backward 2.5x). Exit status: 0 ok, 1 check failed or CUDA failure, 2 bad arguments or input
- * refused by the API, 3 no CUDA device.
+ * refused by the API, 3 no usable GPU (no driver, no device, or a driver too old). --help says
+ * what each flag does and its default.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,25 +41,121 @@ typedef struct options {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: cudadent-bench [--batch B] [--seqlen-q SQ] [--seqlen-k SK] [--heads H]\n"
-          "                      [--heads-kv HKV] [--head-dim D] [--dtype bf16|fp16] [--causal]\n"
-          "                      [--window L,R] [--layout contiguous|padded|heads-first] [--bwd]\n"
-          "                      [--deterministic] [--no-lse] [--check] [--iters N] [--graph N]\n"
-          "                      [--seed S] [--outliers] [--check-seeds N]\n"
-          "       cudadent-bench --suite default\n");
+"usage: cudadent-bench [shape] [run options]   one shape through the public API: checked\n"
+"                                              (--check) and timed\n"
+"       cudadent-bench --suite default         the small shapes and a few FA3-suite shapes,\n"
+"                                              each checked and timed, forward and backward\n"
+"       cudadent-bench [shape] --check-seeds N the forward checked on N seeds\n"
+"shape (sizes past the library's limits are refused with its own message):\n"
+"  --batch B           batch size (default 4; at most %d)\n"
+"  --seqlen-q SQ       query length (default 1024; at most %d); --seqlen SQ is the same\n"
+"  --seqlen-k SK       key length (default: SQ)\n"
+"  --heads H           query heads (default 16; at most %d)\n"
+"  --heads-kv HKV      key/value heads, a divisor of H: GQA, or MQA with 1 (default: H)\n"
+"  --head-dim D        64 or 128 (default 128)\n"
+"  --dtype bf16|fp16   element type (default bf16)\n"
+"  --causal            causal mask (aligned to the bottom-right corner when SQ != SK)\n"
+"  --window L,R        sliding window: row i sees keys i+SK-SQ-L .. i+SK-SQ+R; -1: unbounded\n"
+"                      side (default -1,-1: none)\n"
+"  --layout L          memory layout of every tensor: contiguous (default), padded (padded\n"
+"                      head and batch strides) or heads-first (a transposed view)\n"
+"  --no-lse            forward without the log-sum-exp (inference); not with --bwd\n"
+"  --deterministic     bit-identical backward (slower)\n"
+"run options:\n"
+"  --bwd               the forward, then the backward (the backward is timed)\n"
+"  --check             check against the double-precision CPU reference\n"
+"  --iters N           timed calls, median reported (default 30)\n"
+"  --graph N           also the GPU time per call of a CUDA graph of N calls (default: off)\n"
+"  --seed S            seed of the random inputs, 1 to 2^64-1 (default: from the clock)\n"
+"  --outliers          inputs with rare large elements (about 1 in 500 times 8..16)\n"
+"  --check-seeds N     the forward checked on seeds S .. S+N-1 (S: --seed, default 1): O's\n"
+"                      error ratio to the low-precision reference, and the failures\n"
+"  -h, --help          this help\n"
+"exit status: 0 ok, 1 check failed or CUDA failure, 2 bad arguments or input refused by the\n"
+"library, 3 no usable GPU\n",
+          CUDADENT_MAX_BATCH, CUDADENT_MAX_SEQLEN, CUDADENT_MAX_HEADS);
 }
 
-static int parse_int(const char *flag, const char *text, int min, int *out) {
+/* text as a whole decimal integer (optional sign, no spaces, nothing after), in long long. */
+static int parse_ll(const char *text, long long *out) {
   char *end = NULL;
+  if (text[0] == '\0' || isspace((unsigned char)text[0])) return -1;
   errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno || end == text || *end != '\0' || v < min || v > INT_MAX) {
-    fprintf(stderr, "cudadent-bench: %s expects an integer >= %d, got '%s'\n", flag, min, text);
+  const long long v = strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') return -1;
+  *out = v;
+  return 0;
+}
+
+/* A size of the shape: any int goes to the library, which refuses negative sizes and sizes past
+ * its limits with its own message; what is not an int at all is refused here, naming what the
+ * library takes (range). */
+static int parse_size(const char *flag, const char *text, const char *range, int *out) {
+  long long v;
+  if (parse_ll(text, &v) != 0 || v < INT_MIN || v > INT_MAX) {
+    fprintf(stderr, "cudadent-bench: %s expects %s, got '%s'\n", flag, range, text);
     return -1;
   }
   *out = (int)v;
   return 0;
 }
+
+/* A count of the CLI itself (--iters, --graph, --check-seeds): 1 to INT_MAX. */
+static int parse_count(const char *flag, const char *text, int *out) {
+  long long v;
+  if (parse_ll(text, &v) != 0 || v < 1 || v > INT_MAX) {
+    fprintf(stderr, "cudadent-bench: %s expects an integer from 1 to %d, got '%s'\n", flag,
+            INT_MAX, text);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+/* --window L,R: two ints; values below -1 go to the library (its BAD_WINDOW message). */
+static int parse_window(const char *text, int *left, int *right) {
+  char buf[64];
+  const char *comma = strchr(text, ',');
+  long long l = 0, r = 0;
+  int ok = comma != NULL && (size_t)(comma - text) < sizeof buf;
+  if (ok) {
+    memcpy(buf, text, (size_t)(comma - text));
+    buf[comma - text] = '\0';
+    ok = parse_ll(buf, &l) == 0 && parse_ll(comma + 1, &r) == 0 && l >= INT_MIN &&
+         l <= INT_MAX && r >= INT_MIN && r <= INT_MAX;
+  }
+  if (!ok) {
+    fprintf(stderr,
+            "cudadent-bench: --window expects L,R: two integers from -1 (unbounded) to %d, e.g. "
+            "256,0; got '%s'\n",
+            INT_MAX, text);
+    return -1;
+  }
+  *left = (int)l;
+  *right = (int)r;
+  return 0;
+}
+
+/* --seed S: 1 to 2^64 - 1, digits only. */
+static int parse_seed(const char *text, uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long v = isdigit((unsigned char)text[0]) ? strtoull(text, &end, 10) : 0;
+  if (end == NULL || errno != 0 || *end != '\0' || v == 0) {
+    fprintf(stderr,
+            "cudadent-bench: --seed expects an integer from 1 to %llu (leave it out for a seed "
+            "from the clock), got '%s'\n",
+            (unsigned long long)UINT64_MAX, text);
+    return -1;
+  }
+  *out = (uint64_t)v;
+  return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SEQLEN_RANGE "an integer from 0 to 1073741824 (2^30)"
+_Static_assert(CUDADENT_MAX_SEQLEN == 1073741824, "SEQLEN_RANGE names the limit");
 
 static int parse_args(int argc, char **argv, options_t *o) {
   memset(o, 0, sizeof *o);
@@ -64,7 +163,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
   d->batch = 4; d->seqlen_q = d->seqlen_k = 1024; d->heads_q = 16; d->heads_kv = 0;
   d->head_dim = 128; d->dtype = CUDADENT_DTYPE_BF16; d->window_left = d->window_right = -1;
   o->iters = 30;
-  int seqlen_k_given = 0;
+  int seqlen_k_given = 0, heads_kv_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -76,17 +175,32 @@ static int parse_args(int argc, char **argv, options_t *o) {
     }                                                                           \
     ++i;                                                                        \
   } while (0)
+#define SIZE_FLAG(flag, field, range)                                             \
+  else if (!strcmp(a, flag)) {                                                   \
+    TAKES_VALUE;                                                                 \
+    if (parse_size(a, val, range, &(field)) != 0) return -1;                     \
+  }
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-    else if (!strcmp(a, "--batch")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->batch)) return -1; }
-    else if (!strcmp(a, "--seqlen-q")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->seqlen_q)) return -1; }
-    else if (!strcmp(a, "--seqlen-k")) { TAKES_VALUE; seqlen_k_given = 1; if (parse_int(a, val, -1000000, &d->seqlen_k)) return -1; }
-    else if (!strcmp(a, "--seqlen")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->seqlen_q)) return -1; }
-    else if (!strcmp(a, "--heads")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->heads_q)) return -1; }
-    else if (!strcmp(a, "--heads-kv")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->heads_kv)) return -1; }
-    else if (!strcmp(a, "--head-dim")) { TAKES_VALUE; if (parse_int(a, val, -1000000, &d->head_dim)) return -1; }
-    else if (!strcmp(a, "--iters")) { TAKES_VALUE; if (parse_int(a, val, 1, &o->iters)) return -1; }
-    else if (!strcmp(a, "--graph")) { TAKES_VALUE; if (parse_int(a, val, 1, &o->graph_calls)) return -1; }
-    else if (!strcmp(a, "--seed")) { TAKES_VALUE; d->seed = strtoull(val, NULL, 10); }
+    SIZE_FLAG("--batch", d->batch, "an integer from 0 to " STR(CUDADENT_MAX_BATCH))
+    SIZE_FLAG("--seqlen-q", d->seqlen_q, SEQLEN_RANGE)
+    SIZE_FLAG("--seqlen", d->seqlen_q, SEQLEN_RANGE)
+    SIZE_FLAG("--heads", d->heads_q, "an integer from 1 to " STR(CUDADENT_MAX_HEADS))
+    SIZE_FLAG("--head-dim", d->head_dim, "an integer (64 or 128)")
+    else if (!strcmp(a, "--seqlen-k")) {
+      TAKES_VALUE;
+      seqlen_k_given = 1;
+      if (parse_size(a, val, SEQLEN_RANGE, &d->seqlen_k) != 0) return -1;
+    } else if (!strcmp(a, "--heads-kv")) {
+      TAKES_VALUE;
+      heads_kv_given = 1;
+      if (parse_size(a, val, "an integer from 1 to " STR(CUDADENT_MAX_HEADS) ", a divisor of --heads",
+                     &d->heads_kv) != 0)
+        return -1;
+    }
+    else if (!strcmp(a, "--iters")) { TAKES_VALUE; if (parse_count(a, val, &o->iters)) return -1; }
+    else if (!strcmp(a, "--graph")) { TAKES_VALUE; if (parse_count(a, val, &o->graph_calls)) return -1; }
+    else if (!strcmp(a, "--check-seeds")) { TAKES_VALUE; if (parse_count(a, val, &o->check_seeds)) return -1; }
+    else if (!strcmp(a, "--seed")) { TAKES_VALUE; if (parse_seed(val, &d->seed)) return -1; }
     else if (!strcmp(a, "--dtype")) {
       TAKES_VALUE;
       if (!strcmp(val, "bf16")) d->dtype = CUDADENT_DTYPE_BF16;
@@ -95,19 +209,16 @@ static int parse_args(int argc, char **argv, options_t *o) {
       else { fprintf(stderr, "cudadent-bench: --dtype expects bf16 or fp16, got '%s'\n", val); return -1; }
     } else if (!strcmp(a, "--window")) {
       TAKES_VALUE;
-      if (sscanf(val, "%d,%d", &d->window_left, &d->window_right) != 2) {
-        fprintf(stderr, "cudadent-bench: --window expects L,R (e.g. 256,0; -1 unbounded), got '%s'\n", val);
-        return -1;
-      }
+      if (parse_window(val, &d->window_left, &d->window_right) != 0) return -1;
     } else if (!strcmp(a, "--layout")) {
       TAKES_VALUE;
       if (!strcmp(val, "contiguous")) d->layout = LAYOUT_CONTIGUOUS;
       else if (!strcmp(val, "padded")) d->layout = LAYOUT_PADDED;
       else if (!strcmp(val, "heads-first")) d->layout = LAYOUT_HEADS_FIRST;
-      else { fprintf(stderr, "cudadent-bench: unknown --layout '%s'\n", val); return -1; }
+      else { fprintf(stderr, "cudadent-bench: unknown --layout '%s' (contiguous, padded, heads-first)\n", val); return -1; }
     } else if (!strcmp(a, "--suite")) {
       TAKES_VALUE;
-      if (strcmp(val, "default") != 0) { fprintf(stderr, "cudadent-bench: unknown suite '%s'\n", val); return -1; }
+      if (strcmp(val, "default") != 0) { fprintf(stderr, "cudadent-bench: unknown suite '%s' (default)\n", val); return -1; }
       o->suite = 1;
     }
     else if (!strcmp(a, "--causal")) d->causal = 1;
@@ -116,15 +227,12 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--no-lse")) d->no_lse = 1; /* forward with lse = NULL */
     else if (!strcmp(a, "--outliers")) d->outliers = 1; /* inputs: rare large elements */
     else if (!strcmp(a, "--check")) o->check = 1;
-    else if (!strcmp(a, "--check-seeds")) {
-      TAKES_VALUE;
-      if (parse_int(a, val, 1, &o->check_seeds) != 0) return -1;
-    }
-    else { fprintf(stderr, "cudadent-bench: unknown argument '%s'\n", a); usage(stderr); return -1; }
+    else { fprintf(stderr, "cudadent-bench: unknown argument '%s' (--help lists them)\n", a); return -1; }
+#undef SIZE_FLAG
 #undef TAKES_VALUE
   }
   if (!seqlen_k_given) d->seqlen_k = d->seqlen_q;
-  if (d->heads_kv == 0) d->heads_kv = d->heads_q;
+  if (!heads_kv_given) d->heads_kv = d->heads_q;
   if (o->check_seeds && (o->bwd || o->suite)) {
     fprintf(stderr, "cudadent-bench: --check-seeds checks the forward of one shape (no --bwd, --suite)\n");
     return -1;

@@ -60,13 +60,27 @@ void problem_describe(const problem_desc_t *d, char *buf, size_t len) {
 int problem_gpu_present(char *reason, size_t reason_len) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
-    snprintf(reason, reason_len, "no CUDA device (%s)",
-             err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-    return 0;
-  }
-  return 1;
+  if (err == cudaSuccess && count > 0) return 1;
+  (void)cudaGetLastError();
+  /* "CUDA driver version is insufficient" is also what the runtime says when there is no driver
+   * at all: cudaDriverGetVersion tells the two apart (0: no driver installed) */
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  if (driver == 0)
+    snprintf(reason, reason_len, "no CUDA device: no NVIDIA driver is installed (no GPU here)");
+  else if (err == cudaErrorInsufficientDriver)
+    snprintf(reason, reason_len,
+             "no usable CUDA device: the NVIDIA driver supports CUDA %d.%d, this build's runtime "
+             "needs %d.%d (update the driver)",
+             driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+  else if (err == cudaSuccess || err == cudaErrorNoDevice)
+    snprintf(reason, reason_len, "no CUDA device: the NVIDIA driver (CUDA %d.%d) sees no GPU",
+             driver / 1000, driver % 1000 / 10);
+  else
+    snprintf(reason, reason_len, "no usable CUDA device: %s (%s)", cudaGetErrorString(err),
+             cudaGetErrorName(err));
+  return 0;
 }
 
 /* ---- layouts ------------------------------------------------------------------------------------ */

@@ -2,17 +2,25 @@
 
 This is the only module that knows the C layout. Every struct below copies its C counterpart
 field for field, in order, with the same C types; ``check_layout()`` compares ctypes' sizes and
-offsets with the figures the header implies for the LP64 ABI (x86-64 / aarch64 Linux), and the
-loader (``_library.py``) probes the loaded library, whose entry points refuse a params struct
-whose ``struct_size`` is not exactly their own ``sizeof``. tests/python/test_abi.py compiles a C
-program against the header and compares every offset with the ones here.
+offsets with the figures the header implies for the LP64 ABI (x86-64 / aarch64 Linux), and
+tests/python/test_abi.py compiles a C program against the header and compares every offset with
+the ones here.
+
+struct_size follows the rule of include/cudadent.h ("struct_size: how the params structs grow"):
+the package sets struct_size = ctypes.sizeof(struct) and leaves every field it does not use at 0
+(a ctypes Structure starts zeroed). The library reads any struct_size that is one of its layouts
+(``LAYOUT_SIZES``: an older package against a newer library gets the defaults, 0, for the fields
+it lacks), or is larger than its own sizeof with every byte past that zero (a newer package
+against an older library works as long as it leaves the fields that library does not know at
+0; a call that sets one is refused with BAD_STRUCT_SIZE naming the offset). A field added to a
+struct here is appended to ``_fields_``, and its layout's size to ``LAYOUT_SIZES``.
 """
 import ctypes
 import enum
 
 __all__ = [
     "Status", "DType", "Tensor", "AttnFwdParams", "AttnBwdParams", "check_layout",
-    "declare_prototypes", "HEADER_VERSION",
+    "declare_prototypes", "HEADER_VERSION", "LAYOUT_SIZES",
 ]
 
 # CUDADENT_VERSION of the header these mirrors were written against (MAJOR*10000 + MINOR*100 + PATCH).
@@ -127,6 +135,14 @@ _LP64_LAYOUT = {
 }
 
 
+# Every layout each params struct has had, by its struct_size on LP64, oldest first (the C
+# library's fwd_layouts / bwd_layouts in src/api.c); the last is the struct above.
+LAYOUT_SIZES = {
+    AttnFwdParams: (232,),   # v1, cudadent 0.1
+    AttnBwdParams: (392,),   # v1, cudadent 0.1
+}
+
+
 def check_layout():
     """Raise ImportError if a ctypes mirror does not have the LP64 layout of its C struct."""
     if ctypes.sizeof(ctypes.c_void_p) != 8 or ctypes.sizeof(ctypes.c_size_t) != 8:
@@ -135,6 +151,10 @@ def check_layout():
         if ctypes.sizeof(struct) != size:
             raise ImportError(f"cudadent: ctypes.sizeof({struct.__name__}) = {ctypes.sizeof(struct)},"
                               f" but the C struct is {size} bytes: _abi.py is out of date")
+        sizes = LAYOUT_SIZES.get(struct)
+        if sizes is not None and (sizes[-1] != size or list(sizes) != sorted(set(sizes))):
+            raise ImportError(f"cudadent: LAYOUT_SIZES[{struct.__name__}] = {sizes} must rise and "
+                              f"end at the struct's own {size} bytes: _abi.py is out of date")
         for field, offset in offsets.items():
             got = getattr(struct, field).offset
             if got != offset:

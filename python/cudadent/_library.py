@@ -64,7 +64,9 @@ def candidate_paths():
 
 
 def _probe_struct_sizes(lib):
-    """The library refuses params whose struct_size is not its own sizeof: ask it."""
+    """Ask the library whether it reads our params structs (cudadent.h, "struct_size"): it reads
+    its own and older layouts, and larger ones whose extra bytes are zero, so it refuses ours
+    only when ours is smaller than its own and no layout it ever had."""
     for query, struct in ((lib.cudadent_attn_fwd_workspace_size, _abi.AttnFwdParams),
                           (lib.cudadent_attn_bwd_workspace_size, _abi.AttnBwdParams)):
         params = struct()
@@ -73,7 +75,7 @@ def _probe_struct_sizes(lib):
         status = query(ctypes.byref(params), ctypes.byref(nbytes))
         if status == _abi.Status.BAD_STRUCT_SIZE:
             raise AbiMismatchError(
-                f"the library at {_lib_path} does not accept {struct.__name__} of "
+                f"the library at {_lib_path} does not read {struct.__name__} of "
                 f"{ctypes.sizeof(struct)} bytes: {lib.cudadent_get_last_error_message().decode()}",
                 _abi.Status.BAD_STRUCT_SIZE)
 

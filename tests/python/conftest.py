@@ -12,6 +12,7 @@ CUDADENT_TEST_STRICT=1 turns those into failures.
 The error figures of the correctness tests (DESIGN.md: report the figures, not only pass/fail) are
 printed in a table at the end of the run.
 """
+import collections
 import os
 import sys
 
@@ -58,7 +59,29 @@ def pytest_report_header(config):
     return lines
 
 
+def _write_counts(stats):
+    """Append this run's counts and skip reasons to $CUDADENT_TEST_COUNTS (make test's summary,
+    tests/run_tests.sh), counted as pytest's own summary line counts them."""
+    path = os.environ.get("CUDADENT_TEST_COUNTS")
+    if not path:
+        return
+    suite = "tests/python (pytest)"
+    passed = len(stats.get("passed", [])) + len(stats.get("xfailed", [])) + \
+        len(stats.get("xpassed", []))
+    failed = len(stats.get("failed", [])) + len(stats.get("error", []))
+    reasons = collections.Counter()
+    for report in stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reasons[reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason] += 1
+    with open(path, "a") as f:
+        f.write(f"suite\t{suite}\t{passed}\t{sum(reasons.values())}\t{failed}\n")
+        for reason, count in reasons.items():
+            f.write(f"skip\t{suite}\t{count}\t{' '.join(reason.split())}\n")
+
+
 def pytest_terminal_summary(terminalreporter):
+    _write_counts(terminalreporter.stats)
     if not FIGURES:
         return
     tr = terminalreporter

@@ -1,6 +1,7 @@
 """The ctypes mirrors (python/cudadent/_abi.py) against include/cudadent.h, and the library's
-device-free entry points through them. Needs neither torch nor a GPU: a C compiler for the layout
-test, the built library for the probes (each skips with its reason when missing)."""
+device-free entry points through them (statuses, and the struct_size rule of cudadent.h in both
+directions). Needs neither torch nor a GPU: a C compiler for the layout test, the built library
+for the probes (each skips with its reason when missing)."""
 import ctypes
 import os
 import shutil
@@ -69,20 +70,37 @@ def lib():
         pytest.skip(f"libcudadent not built: {e}")
 
 
+def _tensor(t, i, heads):
+    """Fake, aligned device pointers (the query never touches memory), dense strides."""
+    t.data = 0x7f0000000000 + i * 0x1000000
+    t.stride_batch, t.stride_seq, t.stride_head, t.stride_dim = 128 * heads * 64, heads * 64, 64, 1
+
+
 def _fwd_params(**overrides):
     p = _abi.AttnFwdParams()
     p.struct_size = ctypes.sizeof(p)
     p.dtype = _abi.DType.BF16
     p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = 2, 128, 128, 4, 4, 64
-    for i, name in enumerate(("q", "k", "v", "o")):  # fake, aligned device pointers: the
-        t = getattr(p, name)                          # query never touches memory
-        t.data = 0x7f0000000000 + i * 0x1000000
-        t.stride_batch, t.stride_seq, t.stride_head, t.stride_dim = 128 * 4 * 64, 4 * 64, 64, 1
+    for i, name in enumerate(("q", "k", "v", "o")):
+        _tensor(getattr(p, name), i, 4)
     p.lse = 0x7f0010000000
     p.softmax_scale = 0.125
     p.window_left = p.window_right = -1
     for k, v in overrides.items():
         setattr(p, k, v)
+    return p
+
+
+def _bwd_params():
+    p = _abi.AttnBwdParams()
+    p.struct_size = ctypes.sizeof(p)
+    p.dtype = _abi.DType.BF16
+    p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = 2, 128, 128, 4, 4, 64
+    for i, name in enumerate(("q", "k", "v", "o", "dout", "dq", "dk", "dv")):
+        _tensor(getattr(p, name), i, 4)
+    p.lse = 0x7f0010000000
+    p.softmax_scale = 0.125
+    p.window_left = p.window_right = -1
     return p
 
 
@@ -92,11 +110,66 @@ def _query(lib, p):
     return status, n.value, lib.cudadent_get_last_error_message().decode()
 
 
+def _query_as(lib, params, struct_size, set_byte=None):
+    """The workspace query on params copied into a zeroed buffer of max(struct_size, sizeof)
+    bytes, with struct_size as given and, optionally, one byte at set_byte made non-zero."""
+    struct = type(params)
+    size = max(struct_size, ctypes.sizeof(struct)) + 8
+    buf = (ctypes.c_ubyte * size)()
+    ctypes.memmove(buf, ctypes.byref(params), ctypes.sizeof(struct))
+    view = ctypes.cast(buf, ctypes.POINTER(struct))
+    view.contents.struct_size = struct_size
+    if set_byte is not None:
+        buf[set_byte] = 0x01
+    query = (lib.cudadent_attn_fwd_workspace_size if struct is _abi.AttnFwdParams
+             else lib.cudadent_attn_bwd_workspace_size)
+    n = ctypes.c_size_t(12345)
+    status = query(view, ctypes.byref(n))
+    return status, n.value, lib.cudadent_get_last_error_message().decode()
+
+
+BUILDERS = [pytest.param(_fwd_params, id="fwd"), pytest.param(_bwd_params, id="bwd")]
+
+
 def test_library_accepts_our_struct_size(lib):
     status, _, msg = _query(lib, _fwd_params())
     assert status in (_abi.Status.SUCCESS, _abi.Status.UNSUPPORTED_HEAD_DIM), msg
     status, _, msg = _query(lib, _fwd_params(struct_size=ctypes.sizeof(_abi.AttnFwdParams) - 8))
     assert status == _abi.Status.BAD_STRUCT_SIZE and "struct_size" in msg
+
+
+@pytest.mark.parametrize("build", BUILDERS)
+def test_struct_size_older_layouts_are_read(lib, build):
+    """An older caller: every layout the struct has had (LAYOUT_SIZES) is read."""
+    params = build()
+    for size in _abi.LAYOUT_SIZES[type(params)]:
+        status, _, msg = _query_as(lib, params, size)
+        assert status != _abi.Status.BAD_STRUCT_SIZE, f"struct_size {size}: {msg}"
+
+
+@pytest.mark.parametrize("build", BUILDERS)
+def test_struct_size_newer_caller(lib, build):
+    """A newer caller (larger struct_size): read when the bytes past our sizeof are zero, refused
+    with the offset of the first non-zero one otherwise."""
+    params = build()
+    ours = ctypes.sizeof(type(params))
+    status, _, msg = _query_as(lib, params, ours + 64)
+    assert status != _abi.Status.BAD_STRUCT_SIZE, msg
+    status, nbytes, msg = _query_as(lib, params, ours + 64, set_byte=ours + 21)
+    assert status == _abi.Status.BAD_STRUCT_SIZE and f"offset {ours + 21}" in msg, msg
+    assert nbytes == 12345  # a refused query writes nothing
+    # a byte past struct_size is not the library's to read
+    status, _, msg = _query_as(lib, params, ours + 8, set_byte=ours + 8)
+    assert status != _abi.Status.BAD_STRUCT_SIZE, msg
+
+
+@pytest.mark.parametrize("build", BUILDERS)
+def test_struct_size_unknown_sizes_refused(lib, build):
+    params = build()
+    ours = ctypes.sizeof(type(params))
+    for size in (0, 8, ours - 8, 4097):
+        status, _, msg = _query_as(lib, params, size)
+        assert status == _abi.Status.BAD_STRUCT_SIZE and "struct_size" in msg, (size, msg)
 
 
 @pytest.mark.parametrize("overrides,status,exc,word", [

@@ -1,0 +1,53 @@
+/*
+ * api_params.h - fixtures of the API tests (test_api.c, test_api_sizes.c, test_struct_size.c):
+ * valid forward/backward params on fake, never-dereferenced device addresses (the API refuses bad
+ * input before any launch, which is the property under test), and expectations on the status and
+ * message of both the workspace query and the call.
+ */
+#ifndef CUDADENT_TEST_API_PARAMS_H
+#define CUDADENT_TEST_API_PARAMS_H
+
+#include <stdint.h>
+
+#include "cudadent.h"
+#include "harness.h"
+
+/* A fake, 4 GiB-spaced, 16-byte aligned device address. */
+#define FAKE(n) ((void *)(uintptr_t)(0x7f0000000000ull + (uint64_t)(n) * 0x100000000ull))
+
+/* Dense (batch, seqlen, heads, head_dim) strides. */
+cudadent_tensor_t t_dense(void *data, int seqlen, int heads, int head_dim);
+/* b2 sq100 sk120 h8/2 d64 bf16, dense, lse set, no mask. */
+cudadent_attn_fwd_params_t t_valid_fwd(void);
+cudadent_attn_bwd_params_t t_valid_bwd(void);
+/* The forward's shape fields and tensors set to (batch, seqlen_q, seqlen_k, heads_q, heads_kv,
+ * head_dim), dense. */
+void t_fwd_shape(cudadent_attn_fwd_params_t *p, int batch, int seqlen_q, int seqlen_k, int heads_q,
+                 int heads_kv, int head_dim);
+void t_bwd_shape(cudadent_attn_bwd_params_t *p, int batch, int seqlen_q, int seqlen_k, int heads_q,
+                 int heads_kv, int head_dim);
+
+/* T_PASS when both the workspace query and the call give want (a failure: the pointers are fake)
+ * and the call's message contains needle (printed); the failing query must leave *bytes alone. */
+int t_expect_fwd(const cudadent_attn_fwd_params_t *p, cudadent_status_t want, const char *needle,
+                 const char *what);
+int t_expect_bwd(const cudadent_attn_bwd_params_t *p, cudadent_status_t want, const char *needle,
+                 const char *what);
+
+/* Apply `mutation` to valid params named p, then expect status and a message naming needle. */
+#define EXPECT_FWD(mutation, status, needle)                 \
+  do {                                                       \
+    cudadent_attn_fwd_params_t p = t_valid_fwd();            \
+    mutation;                                                \
+    int r_ = t_expect_fwd(&p, status, needle, #mutation);    \
+    if (r_ != T_PASS) return r_;                             \
+  } while (0)
+#define EXPECT_BWD(mutation, status, needle)                 \
+  do {                                                       \
+    cudadent_attn_bwd_params_t p = t_valid_bwd();            \
+    mutation;                                                \
+    int r_ = t_expect_bwd(&p, status, needle, #mutation);    \
+    if (r_ != T_PASS) return r_;                             \
+  } while (0)
+
+#endif
