@@ -3,7 +3,7 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [ncu] [pybench] [pybench-quick]
+#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [small] [ncu] [pybench] [pybench-quick]
 # ab: the backward of build-base/ (a tree made with
 #   rm -rf build-base && mkdir build-base && git archive REV | tar -x -C build-base
 # and sent with the run's carry) against the working tree's, CLI timings alternating base / new.
@@ -74,6 +74,16 @@ for step in "${steps[@]}"; do
             r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "ab $lab $shape: ms TFLOP/s $r"
           done
+        done
+      done ;;
+    small)
+      # the DESIGN small shapes, fp16, GPU time per call in a CUDA graph of 100 calls
+      for shape in "--batch 1 --heads 1 --seqlen-q 32" "--batch 1 --heads 1 --seqlen-q 128" \
+                   "--batch 1 --heads 8 --seqlen-q 512" "--batch 2 --heads 8 --seqlen-q 128" \
+                   "--batch 8 --heads 8 --seqlen-q 128 --causal" "--batch 16 --heads 8 --seqlen-q 512 --causal"; do
+        for path in sm80 sm90; do
+          r=$(CUDADENT_KERNEL_BWD=$path timeout 60 $bench $shape --head-dim 64 --dtype fp16 --bwd --iters 50 --graph 100 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1), $NF}')
+          note "small $path $shape: ms TFLOP/s graph-us $r"
         done
       done ;;
     ncu)

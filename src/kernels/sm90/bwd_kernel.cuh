@@ -31,8 +31,8 @@
  *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; sm90_bwd_post turns the sums into dQ.
- *   The epilogue scales dK by softmax_scale and stores dK, dV from registers (rows past
- *   seqlen_k are not written).
+ *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
+ *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written).
  *
  * Shared memory (16-bit elements; 1024-byte aligned blocks, 128-byte swizzle as TMA writes it):
  *   K, V   [D/64][BLOCK_N][64]                    loaded once
@@ -68,19 +68,14 @@
 /* ---- the tile table: one row per head_dim ----------------------------------------------------
  * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
  * thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2 each) and a dQ part (32):
- * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64.
- * DV_EARLY: the dV product is issued as soon as P^T is packed, before the dP^T wait, so that it
- * runs under the dS computation (d128; at d64 the 64 + 64 fp32 of S^T and dP^T and P^T's 32
- * live together leave too few registers: ptxas serializes the wgmmas, C7512). */
+ * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64. */
 template <int D> struct sm90_bwd_tile;
 template <> struct sm90_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
-  static constexpr bool DV_EARLY = false;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 template <> struct sm90_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
-  static constexpr bool DV_EARLY = true;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
@@ -228,7 +223,10 @@ __global__ void __launch_bounds__(384, 1)
   typedef sm90_bwd_smem<D> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
-  constexpr int BAR_DS = 1; /* named barrier: both consumers' dS^T are in shared memory */
+  /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
+   * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
+  constexpr int BAR_DS = 1, BAR_EPILOGUE = 2;
+  static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
@@ -258,34 +256,34 @@ __global__ void __launch_bounds__(384, 1)
   int m_lo, m_hi;
   sm90_bwd_q_range(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
-  const int m_count = m_hi - m_lo;
-  const int iters = m_count * args.group;
+  const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
 
   if (wg == 0) {
     /* ================================ producer ================================ */
     setmaxnreg_dec<tile::PRODUCER_REGS>();
-    if (threadIdx.x != 0 || iters == 0) return;
+    if (threadIdx.x != 0 || m_hi == m_lo) return;
     mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
       tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
     }
-    for (int it = 0; it < iters; ++it) {
-      const int h = hk * args.group + it / m_count, m = m_lo + it % m_count;
-      const uint32_t s = it % ST, ph = (it / ST) & 1;
-      mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
-      const uint32_t full = bar_q_full + 8 * s;
-      mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
+    uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
+    for (int h = h_lo; h < h_hi; ++h)
+      for (int m = m_lo; m < m_hi; ++m, ++it) {
+        const uint32_t s = it % ST, ph = (it / ST) & 1;
+        mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+        const uint32_t full = bar_q_full + 8 * s;
+        mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
-      for (int c = 0; c < CHUNKS; ++c) {
-        tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
-        tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+        for (int c = 0; c < CHUNKS; ++c) {
+          tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
+          tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+        }
+        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
+        bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
+        bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
-      const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
-      bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
-      bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
-    }
     return;
   }
 
@@ -315,143 +313,154 @@ __global__ void __launch_bounds__(384, 1)
 
   const int shift = args.seqlen_k - args.seqlen_q;
   const bool key_tail = k0 + BN > args.seqlen_k;
-  if (iters > 0) mbar_wait(bar_kv, 0);
+  if (m_hi > m_lo) mbar_wait(bar_kv, 0);
 
   float dq[32];
 
-  for (int it = 0; it < iters; ++it) {
-    const int h = hk * args.group + it / m_count, m = m_lo + it % m_count;
-    const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
-    mbar_wait(bar_q_full + 8 * s, ph);
+  uint32_t it = 0;
+  for (int h = h_lo; h < h_hi; ++h)
+    for (int m = m_lo; m < m_hi; ++m, ++it) {
+      const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
+      mbar_wait(bar_q_full + 8 * s, ph);
 
-    float st[BM / 2], dpt[BM / 2];
-    wgmma_fence();
-    sm90_bwd_gemm_t<D, BM, BN, kFp16>(st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
-    wgmma_commit();
-    sm90_bwd_gemm_t<D, BM, BN, kFp16>(dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
-    wgmma_commit();
+      float st[BM / 2], dpt[BM / 2];
+      wgmma_fence();
+      sm90_bwd_gemm_t<D, BM, BN, kFp16>(st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
+      wgmma_commit();
+      sm90_bwd_gemm_t<D, BM, BN, kFp16>(dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
+      wgmma_commit();
 
-    /* P^T: element 4j + 2r + e is key key_in_block0 + 8r, query row 8j + 2 (lane % 4) + e */
-    const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
-    const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
-    wgmma_wait<1>();
-    sm90_bwd_fence(st);
-    /* per-element mask where the block is not wholly inside the visible band, or holds keys past
-     * seqlen_k */
-    const int r0 = m * BM, rl = r0 + BM - 1;
-    const bool need_mask = key_tail ||
-                           (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
-                           (args.window_left >= 0 && k0 < rl + shift - args.window_left);
+      /* P^T: element 4j + 2r + e is key key_in_block0 + 8r, query row 8j + 2 (lane % 4) + e */
+      const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
+      const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
+      wgmma_wait<1>();
+      sm90_bwd_fence(st);
+      /* per-element mask where the block is not wholly inside the visible band, or holds keys past
+       * seqlen_k */
+      const int r0 = m * BM, rl = r0 + BM - 1;
+      const bool need_mask = key_tail ||
+                             (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
+                             (args.window_left >= 0 && k0 < rl + shift - args.window_left);
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j) {
-      const int col = 8 * j + 2 * (lane & 3);
-      const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
+      for (int j = 0; j < BM / 8; ++j) {
+        const int col = 8 * j + 2 * (lane & 3);
+        const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        st[4 * j + 2 * r] = ex2_approx(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
-        st[4 * j + 2 * r + 1] = ex2_approx(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
+        for (int r = 0; r < 2; ++r) {
+          st[4 * j + 2 * r] = ex2_approx(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
+          st[4 * j + 2 * r + 1] = ex2_approx(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
+        }
       }
-    }
-    if (need_mask) {
+      if (need_mask) {
 #pragma unroll
-      for (int j = 0; j < BM / 8; ++j)
+        for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int key = k0 + key_in_block0 + 8 * r;
+              const int d = key - (r0 + 8 * j + 2 * (lane & 3) + e) - shift; /* key - diagonal */
+              const bool vis = key < args.seqlen_k &&
+                               (args.window_left < 0 || d >= -args.window_left) &&
+                               (args.window_right < 0 || d <= args.window_right);
+              if (!vis) st[4 * j + 2 * r + e] = 0.f;
+            }
+      }
+      uint32_t p16[BM / 4];
+#pragma unroll
+      for (int i = 0; i < BM / 4; ++i) p16[i] = sm90_bwd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
+
+      wgmma_wait<0>(); /* dP^T done */
+      sm90_bwd_fence(dpt);
+      uint32_t ds16[BM / 4];
+#pragma unroll
+      for (int j = 0; j < BM / 8; ++j) {
+        const int col = 8 * j + 2 * (lane & 3);
+        const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int key = k0 + key_in_block0 + 8 * r;
-            const int d = key - (r0 + 8 * j + 2 * (lane & 3) + e) - shift; /* key - diagonal */
-            const bool vis = key < args.seqlen_k &&
-                             (args.window_left < 0 || d >= -args.window_left) &&
-                             (args.window_right < 0 || d <= args.window_right);
-            if (!vis) st[4 * j + 2 * r + e] = 0.f;
-          }
-    }
-    uint32_t p16[BM / 4];
-#pragma unroll
-    for (int i = 0; i < BM / 4; ++i) p16[i] = sm90_bwd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
-
-    if constexpr (tile::DV_EARLY) {
-      /* dV += P^T dO, queued behind dP^T: it runs while dS is computed */
-      wgmma_fence();
-      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
-      wgmma_commit();
-      wgmma_wait<1>(); /* dP^T done; dV pending */
-    } else {
-      wgmma_wait<0>(); /* dP^T done */
-    }
-    sm90_bwd_fence(dpt);
-    uint32_t ds16[BM / 4];
-#pragma unroll
-    for (int j = 0; j < BM / 8; ++j) {
-      const int col = 8 * j + 2 * (lane & 3);
-      const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-        ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
-                                                st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
-    }
-
-    if constexpr (!tile::DV_EARLY) { /* dV += P^T dO */
-      wgmma_fence();
-      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
-      wgmma_commit();
-    }
-
-    /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
-     * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
-     * chunk); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving
-     * the address of row t % 8 of matrix t / 8 */
-    {
-      const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
-      const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
-#pragma unroll
-      for (int j = 0; j < BM / 8; j += 2) {
-        const int jj = j + (lane >> 4); /* this lane's matrix's 8-row chunk of query rows */
-        const uint32_t addr = ds_buf + (jj / 8) * (BN * 128) + key * 128 + (((jj % 8) ^ (key & 7)) << 4);
-        stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+          ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                                  st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
       }
+
+      /* dV += P^T dO */
+      wgmma_fence();
+      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      wgmma_commit();
+
+      /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
+       * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
+       * chunk); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving
+       * the address of row t % 8 of matrix t / 8 */
+      {
+        const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
+        const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+          const int jj = j + (lane >> 4); /* this lane's matrix's 8-row chunk of query rows */
+          const uint32_t addr = ds_buf + (jj / 8) * (BN * 128) + key * 128 + (((jj % 8) ^ (key & 7)) << 4);
+          stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+        }
+      }
+      fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
+
+      /* dK += dS^T Q */
+      wgmma_fence();
+      sm90_bwd_gemm_kv<D, BM, kFp16>(dk, ds16, gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+      wgmma_commit();
+
+      named_bar_sync(BAR_DS, 256);
+      wgmma_fence();
+      sm90_bwd_gemm_dq<BN, kFp16>(dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      wgmma_commit();
+
+      wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
+      sm90_bwd_fence(dv);
+      sm90_bwd_fence(dk);
+      sm90_bwd_fence(p16);
+      sm90_bwd_fence(ds16);
+      __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+      if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
+      wgmma_wait<0>();
+      sm90_bwd_fence(dq);
+      sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
     }
-    fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
-
-    /* dK += dS^T Q */
-    wgmma_fence();
-    sm90_bwd_gemm_kv<D, BM, kFp16>(dk, ds16, gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
-    wgmma_commit();
-
-    named_bar_sync(BAR_DS, 256);
-    wgmma_fence();
-    sm90_bwd_gemm_dq<BN, kFp16>(dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-    wgmma_commit();
-
-    wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
-    sm90_bwd_fence(dv);
-    sm90_bwd_fence(dk);
-    sm90_bwd_fence(p16);
-    sm90_bwd_fence(ds16);
-    __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-    if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
-    wgmma_wait<0>();
-    sm90_bwd_fence(dq);
-    sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
-  }
   if (lane == 0) tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
-  /* epilogue: dK (scaled) and dV of this thread's keys, from registers */
+  /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
+   * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
+   * as 16-byte row chunks (keys past seqlen_k are not written) */
+  static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
+  named_bar_sync(BAR_EPILOGUE, 256);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int key = k0 + key_in_block0 + 8 * r;
-    if (key >= args.seqlen_k) continue;
-    uint16_t *dk_row = (uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss + hk * args.dk_sh;
-    uint16_t *dv_row = (uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss + hk * args.dv_sh;
+    const int key = key_in_block0 + 8 * r;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
-      const int col = 8 * j + 2 * (lane & 3);
-      *reinterpret_cast<uint32_t *>(dk_row + col) =
-          sm90_bwd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale);
-      *reinterpret_cast<uint32_t *>(dv_row + col) =
-          sm90_bwd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
+      const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
+                   "r"(sm90_bwd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
+                   : "memory");
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDO + off),
+                   "r"(sm90_bwd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
+                   : "memory");
     }
+  }
+  named_bar_sync(BAR_EPILOGUE, 256);
+  constexpr int CPR = D / 8; /* 16-byte chunks a row */
+  for (int idx = threadIdx.x - 128; idx < BN * CPR; idx += 256) {
+    const int row = idx / CPR, c = idx % CPR, key = k0 + row;
+    if (key >= args.seqlen_k) break; /* rows are in order: the rest are past it too */
+    const uint32_t off = row * (D * 2) + ((c ^ (row & 7)) << 4);
+    uint4 vk, vv;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(vk.x), "=r"(vk.y), "=r"(vk.z), "=r"(vk.w) : "r"(sQ + off) : "memory");
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(vv.x), "=r"(vv.y), "=r"(vv.z), "=r"(vv.w) : "r"(sDO + off) : "memory");
+    *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss +
+                               hk * args.dk_sh + 8 * c) = vk;
+    *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss +
+                               hk * args.dv_sh + 8 * c) = vv;
   }
 }
 
