@@ -32,9 +32,9 @@ for step in "${steps[@]}"; do
   case $step in
     tests)
       : > "$out/tests.log"
-      # default dispatch runs everything; then the forward of each path forced (gpu_fwd also
-      # matches gpu_fwd_nolse), and the sm80 backward on the forced sm90 forward's O and LSE
-      for run in default:all sm80:gpu_fwd sm90:gpu_fwd sm90:gpu_bwd; do
+      # default dispatch runs everything (on Hopper: both sm90 kernels); then each path forced
+      # (gpu_fwd also matches gpu_fwd_nolse); sm80:gpu_bwd is the portable backward on Hopper
+      for run in default:all sm80:gpu_fwd sm90:gpu_fwd sm80:gpu_bwd sm90:gpu_bwd; do
         path=${run%%:*} filter=${run#*:}
         [ "$filter" = all ] && filter=""
         ( [ "$path" = default ] || export CUDADENT_KERNEL=$path
@@ -53,8 +53,7 @@ for step in "${steps[@]}"; do
       : > "$out/sanitize.log"
       for tool in memcheck racecheck; do
         for path in sm80 sm90; do
-          # sm90 runs the forward only: the backward has no sm90 kernel
-          bwd=--bwd; [ $path = sm90 ] && bwd=""
+          bwd=--bwd
           CUDADENT_KERNEL=$path timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 \
             --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$out/sanitize-run.log" 2>&1

@@ -31,8 +31,9 @@
 #define CUDADENT_HAVE_SM90_BWD 0
 #endif
 
-/* 1: the Hopper backward is dispatch's default on cc 9.0 (else only when forced) */
-#define SM90_BWD_DEFAULT 0
+/* 1: the Hopper backward is dispatch's default on cc 9.0 (H200: 1.1-1.9x the sm80 backward from
+ * the small shapes to 16k, docs/kernels/sm90_bwd.md) */
+#define SM90_BWD_DEFAULT 1
 
 static cudadent_kernel_path_t path_of(const char *forced) {
   if (forced == NULL || forced[0] == '\0') return CUDADENT_PATH_NONE;
