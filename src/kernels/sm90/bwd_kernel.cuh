@@ -189,6 +189,9 @@ __device__ __forceinline__ void sm90_bwd_gemm_dq(float (&dq)[32], uint64_t desc_
                                  gmma_desc_add(desc_k, kk * 2048), kk > 0);
 }
 
+#ifndef SM90_BWD_DQ_RED
+#define SM90_BWD_DQ_RED 0
+#endif
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
  * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. */
 template <int D>
@@ -196,6 +199,17 @@ __device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const 
                                                    uint32_t sDQ, int b, int h, int m, int cw,
                                                    int warp, int lane) {
   constexpr int BM = sm90_bwd_tile<D>::BLOCK_M;
+#if SM90_BWD_DQ_RED /* experiment: 16-byte reductions from registers, no staging */
+  if (m < 0) return;
+  float *dst = args.dq_acc + ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
+               (cw * 4 + warp) * 1024;
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + 4 * (i * 32 + lane)),
+                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                 : "memory");
+  return;
+#endif
   const uint32_t stage_dq = sDQ + (cw * 4 + warp) * sm90_bwd_smem<D>::DQ_WARP_BYTES;
   if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
