@@ -35,7 +35,7 @@ pids=()
 for u in $units; do
   a=${arch[$u]}
   nvcc -cubin -o "$dir/$label.$u.cubin" -gencode=arch=compute_$a,code=sm_$a \
-    --expt-relaxed-constexpr -O3 -DNDEBUG -Iinclude -Isrc -Xptxas -v "$@" "${src[$u]}" \
+    --expt-relaxed-constexpr -O3 -DNDEBUG -DCUDADENT_DEV -Iinclude -Isrc -Xptxas -v "$@" "${src[$u]}" \
     > "$dir/$label.$u.ptxas" 2>&1 &
   pids+=($!)
   # two at a time
