@@ -38,6 +38,7 @@ cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspa
 
 /* ---- Hopper path (src/kernels/sm90), sm_90a only ---- */
 int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p);
+int cudadent_sm90_fwd_can_run(const cudadent_attn_fwd_params_t *p);
 size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
 cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                               cudaStream_t stream);

@@ -28,7 +28,7 @@ if [ -d build-base ]; then
 fi
 for spec in ${EXTRA:-}; do
   lab=${spec%%=*} flags=${spec#*=}
-  { cmake -S . -B "build-x-$lab" $cfg "-DCMAKE_CUDA_FLAGS=${flags//,/ }" \
+  { cmake -S . -B "build-x-$lab" $cfg "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${flags//,/ }" \
       && cmake --build "build-x-$lab" -j 4 --target cudadent; } > "$O/build-$lab.log" 2>&1 & pids+=($!)
   libs+=("$lab=$PWD/build-x-$lab/libcudadent.so")
 done

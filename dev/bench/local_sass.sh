@@ -22,7 +22,7 @@ if [ -z "$objdump" ]; then
   export PATH="$(dirname "$objdump"):$PATH" # cuobjdump runs nvdisasm
 fi
 nvcc -cubin -o "$dir/$label.cubin" -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
-  -O3 -Iinclude -Isrc -Xptxas -v "$@" src/kernels/sm90/fwd.cu > "$dir/$label.ptxas" 2>&1
+  -O3 -DCUDADENT_DEV -Iinclude -Isrc -Xptxas -v "$@" src/kernels/sm90/fwd.cu > "$dir/$label.ptxas" 2>&1
 "$objdump" -sass "$dir/$label.cubin" > "$dir/$label.sass"
 grep -E "C75|spill" "$dir/$label.ptxas" | grep -v " 0 bytes spill" | sort | uniq -c || true
 if [ -f "$dir/base.sass" ] && [ "$label" != base ]; then

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """sass_compare.py - the sm90 forward kernels of two libraries, instruction by instruction.
 
-    python3 dev/bench/sass_compare.py BASE.sass NEW.sass [--kernel sm90_fwd_kernel]
+    python3 dev/bench/sass_compare.py BASE.sass NEW.sass [--kernel sm90_fwd_kernel] [--map FILE]
 
 Each input is `cuobjdump -sass LIB` output. Per kernel whose name contains --kernel: the
 instruction counts and SAME where the two instruction streams are equal (immediates and
-addresses masked), else the opcode counts that differ (new minus base).
+addresses masked), else the opcode counts that differ (new minus base). --map FILE pairs
+kernels renamed since BASE: each line "OLD NEW" replaces the substring OLD of BASE's (mangled)
+kernel names by NEW before the two are matched up.
 """
 import argparse
 import collections
@@ -38,8 +40,17 @@ def main():
     p.add_argument("base")
     p.add_argument("new")
     p.add_argument("--kernel", default="sm90_fwd_kernel")
+    p.add_argument("--map", default=None)
     a = p.parse_args()
     base, new = load(a.base, a.kernel), load(a.new, a.kernel)
+    if a.map:
+        pairs = [l.split() for l in open(a.map) if l.strip() and not l.startswith("#")]
+        renamed = {}
+        for name, ins in base.items():
+            for old, repl in pairs:
+                name = name.replace(old, repl)
+            renamed[name] = ins
+        base = renamed
     for name in sorted(set(base) | set(new)):
         b, n = base.get(name, []), new.get(name, [])
         print(f"{name[:60]}: {len(b)} -> {len(n)} {'SAME' if b == n else 'differs'}")

@@ -22,7 +22,7 @@ export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
 A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; C=/tmp/libsm90C.so; S=dev/sm90_fwd/check_fwd.py
 IT=${ITERS:-30}; LIBS=$A
-NVB="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -Iinclude"
+NVB="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -DCUDADENT_DEV -Iinclude"
 NV="$NVB -Isrc dev/sm90_fwd/sm90_dev.cu"
 for step in "$@"; do
   echo "=== $step ($(date +%T))"
@@ -35,9 +35,9 @@ for step in "$@"; do
         $NV ${LIBA_FLAGS:-} -DSM90_TRACE -o /tmp/libsm90TA.so > "$out/nvccTA.log" 2>&1 & p5=$!
         [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -DSM90_TRACE -o /tmp/libsm90TB.so > "$out/nvccTB.log" 2>&1 & p6=$!; }
       fi
-      { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
+      { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
       if [ -n "${CMAKE_CUDA_EXTRA_B:-}" ]; then
-        { cmake -S . -B build-sm90b -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=$CMAKE_CUDA_EXTRA_B" && cmake --build build-sm90b -j8; } > "$out/cmakeB.log" 2>&1 & p7=$!
+        { cmake -S . -B build-sm90b -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $CMAKE_CUDA_EXTRA_B" && cmake --build build-sm90b -j8; } > "$out/cmakeB.log" 2>&1 & p7=$!
       fi
       wait $p1; echo "libA rc $?"
       [ -n "${LIBB_FLAGS:-}" ] && { wait $p2; echo "libB ($LIBB_FLAGS) rc $?"; LIBS=$LIBS,$B; }

@@ -1,7 +1,8 @@
 /*
- * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps and the launch of one kernel
- * instantiation (fwd_kernel.cuh). Included by fwd.cu (the library's launcher) and by the
- * experiments under dev/sm90_fwd/ (which launch every variant).
+ * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps, the launch of one tile-table
+ * row (cd_sm90_fwd_launch) and the one function that picks a call's row and launches it
+ * (cd_sm90_fwd_run). Included by fwd.cu (the library's entry points) and by dev/sm90_fwd/sm90_dev.cu
+ * (through kernels/sm90/dev.cuh), which passes the dev-only override (cd_sm90_fwd_dev).
  *
  * Tensor maps are encoded on the host at every call (they hold the tensor's address), with
  * cuTensorMapEncodeTiled reached through cudaGetDriverEntryPointByVersion (resolved once,
@@ -21,29 +22,15 @@
 #include "kernels/sm90/fwd_kernel.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
+#include "kernels/sm90/config.cuh"
+
 #define SM90_MAX_DEVICES 64
 
-/* experiments: at most this many CTAs (0: one per SM, the library's choice) */
-#ifndef SM90_GRID_LIMIT
-#define SM90_GRID_LIMIT 0
-#endif
-
-/* masked d64 calls take 192 query rows a tile from this query length on (experiments override
- * it) */
-#ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
-#define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
-#endif
-
-/* The tile-table row for a call (fwd_kernel.cuh). d64: 192 query rows a tile, except masked
- * calls with short query sequences, where the diagonal tile's waste and the few tiles favour 128
- * (measured, NOTES.md step 3). Calls without LSE take the row's tensor-core row-sum twin. */
-static inline int sm90_fwd_config(const cudadent_attn_fwd_params_t *p) {
-  const int nolse = p->lse == nullptr ? SM90_NOLSE : 0;
-  if (p->head_dim == 128) return nolse + SM90_D128_M128;
-  const int masked = p->window_left >= 0 || p->window_right >= 0;
-  return nolse + (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN ? SM90_D64_M128
-                                                                          : SM90_D64_M192);
-}
+/* The dev-only override of a launch (dev/sm90_fwd; the library passes none): a forced tile
+ * order (an SM90_SCHED_* value, no tail; -1: the launcher's choice). */
+struct cd_sm90_fwd_dev {
+  int order;
+};
 
 static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
   void *fn = nullptr;
@@ -82,15 +69,16 @@ static cudaError_t sm90_tensor_map(CUtensorMap *map, const cudadent_tensor_t *t,
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int CFG, bool kFp16, int VARIANT>
-static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream,
-                                   int order_override = -1) {
-  typedef sm90_fwd_tile<CFG> tile;
+/* Launches tile-table row Tile (fwd_tiles.cuh) on the params. */
+template <class Tile, bool kFp16>
+static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream,
+                                      const cd_sm90_fwd_dev *over) {
+  typedef Tile tile;
   constexpr int D = tile::HEAD_DIM;
-  constexpr int SMEM = sm90_fwd_smem<CFG>::BYTES;
+  constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const sm90_fwd_args, const sm90_tile_tail) = sm90_fwd_kernel<CFG, kFp16, VARIANT>;
+                 const cd_sm90_fwd_args, const sm90_tile_tail) = cd_sm90_fwd_kernel<Tile, kFp16>;
 
   /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
    * race between threads only repeats it) */
@@ -122,7 +110,7 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
       cudaSuccess)
     return err;
 
-  sm90_fwd_args a;
+  cd_sm90_fwd_args a;
   a.lse = p->lse;
   a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
   a.seqlen_q = p->seqlen_q;
@@ -144,9 +132,9 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   sm90_order_choice oc = sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
       m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
       (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q, &tail);
-  if (order_override >= 0 && order_override != oc.order) { /* experiments: any order, no tail */
+  if (over != nullptr && over->order >= 0 && over->order != oc.order) { /* any order, no tail */
     sm90_tail_none(&tail, a.num_tiles, grid);
-    oc.order = order_override;
+    oc.order = over->order;
     oc.group_heads = 1; /* HEAD_GROUPS: the largest divisor up to a third of the heads */
     for (int g = batch_heads / 3; g > 1; --g)
       if (batch_heads % g == 0) {
@@ -162,6 +150,38 @@ static cudaError_t sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStre
   a.sched = sm90_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a, tail);
   return cudaGetLastError();
+}
+
+/* The row a call takes, and its launch: the one place that selects rows. d64: 192 query rows a
+ * tile, except masked calls with short query sequences, where the diagonal tile's waste and the
+ * few tiles favour 128 (dev/sm90_fwd/NOTES.md step 3). Calls without LSE take the row's
+ * tensor-core row-sum twin (fwd_tiles.cuh ROWSUM). cudaErrorNotSupported for a head dim or dtype
+ * without rows (reachable only where a caller forces this path). */
+template <bool kFp16>
+static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s,
+                                         const cd_sm90_fwd_dev *over) {
+  const bool lse = p->lse != nullptr;
+  const bool masked = p->window_left >= 0 || p->window_right >= 0;
+  if (p->head_dim == 64) { /* the API has one head dim: Q/K and V alike */
+    if (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN)
+      return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>(p, s, over)
+                 : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>(p, s, over);
+    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>(p, s, over)
+               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>(p, s, over);
+  }
+  if (p->head_dim == 128)
+    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>(p, s, over)
+               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>(p, s, over);
+  return cudaErrorNotSupported;
+}
+
+static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t s,
+                                   const cd_sm90_fwd_dev *over) {
+  switch (p->dtype) {
+    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<true>(p, s, over);
+    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<false>(p, s, over);
+    default: return cudaErrorNotSupported;
+  }
 }
 
 #endif /* CUDADENT_SM90_FWD_LAUNCH_CUH */

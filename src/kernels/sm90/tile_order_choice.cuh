@@ -33,25 +33,8 @@
 #include <string.h>
 #include <mutex>
 #include <vector>
+#include "kernels/sm90/config.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
-
-/* Masked calls with at most this many query blocks take the tiles head by head (HEAD_SNAKE).
- * Experiments override it from the command line (0: never). */
-#ifndef SM90_HEAD_ORDER_MAX_MBLOCKS
-#define SM90_HEAD_ORDER_MAX_MBLOCKS 16
-#endif
-
-/* The K/V bytes of one group of HEAD_GROUPS at most (H100 has 50 MB of L2, H200 60 MB).
- * Experiments override it (0: never HEAD_GROUPS). */
-#ifndef SM90_L2_GROUP_BYTES
-#define SM90_L2_GROUP_BYTES (16ll << 20)
-#endif
-
-/* The most rounds the tail deals out (tile_scheduler.cuh's table holds SM90_TAIL_MAX_ROWS tiles
- * per CTA). Experiments override it (0: no tail). */
-#ifndef SM90_TAIL_ROUNDS
-#define SM90_TAIL_ROUNDS 4
-#endif
 
 #define SM90_ORDER_CACHE 8
 #define SM90_GROUP_CANDIDATES 8

@@ -37,6 +37,8 @@
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
 
+#include "kernels/sm90/config.cuh"
+
 enum {
   SM90_SCHED_M_FASTEST = 0,
   SM90_SCHED_SNAKE = 1,
@@ -44,9 +46,6 @@ enum {
   SM90_SCHED_HEAD_SNAKE = 3,
   SM90_SCHED_HEAD_GROUPS = 4
 };
-#ifndef SM90_SCHED_GROUP /* experiments override it from the command line */
-#define SM90_SCHED_GROUP 32
-#endif
 
 struct sm90_tile {
   int batch;

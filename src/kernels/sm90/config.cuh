@@ -1,0 +1,117 @@
+/*
+ * config.cuh - the tuning constants of the sm90 forward that experiments vary, in one place, each
+ * with the measurement behind its value (dev/sm90_fwd/NOTES.md steps). The library compiles them
+ * as they stand.
+ *
+ * The dev-only override hook: a build that defines CUDADENT_DEV (dev/sm90_fwd/gpu_run.sh,
+ * the dev/bench scripts) may set any of these on the command line (-DSM90_EXACT_BLOCKS=8); a build
+ * without it that sets one fails here, so a library can never ship with a knob moved by accident.
+ * Host-side experiments (a forced tile order) go through cd_sm90_fwd_dev (fwd_launch.cuh).
+ */
+#ifndef CUDADENT_SM90_CONFIG_CUH
+#define CUDADENT_SM90_CONFIG_CUH
+
+#if !defined(CUDADENT_DEV) &&                                                                  \
+    (defined(SM90_Q_STAGES) || defined(SM90_MAX_SLACK) || defined(SM90_STALE_SHARE_LOG2) ||    \
+     defined(SM90_EXACT_BLOCKS) || defined(SM90_EXACT_MAX_EARLY) || defined(SM90_HALF_FIRST) || \
+     defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
+     defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
+     defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
+     defined(SM90_TRACE))
+#error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
+#endif
+
+/* ---- tile table (fwd_tiles.cuh) ---- */
+
+/* Q slots of every row that may take two (the table's QS column); unset: the table's value */
+#ifdef SM90_Q_STAGES
+#define SM90_Q_SLOTS(n) SM90_Q_STAGES
+#else
+#define SM90_Q_SLOTS(n) (n)
+#endif
+
+/* masked d64 calls take 192 query rows a tile from this query length on (step 3) */
+#ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
+#define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
+#endif
+
+/* ---- softmax (softmax.cuh) ---- */
+
+/* When the running row max m moves (FlashAttention-4's trick, bounded; steps 19, 28): only when
+ * a block brings a P = 2^(scale S - m) above 2^-SM90_STALE_SHARE_LOG2 of the row's sum so far,
+ * at least 1 and at most 2^SM90_MAX_SLACK. With a fixed slack of 8 alone O's max error was the
+ * low-precision reference's (err / lowp mean 0.97 over 1000 seeds, 0.4% outside the criterion)
+ * against 0.75 for the exact max; the share bound keeps such a key to at most 1/33 of its row's
+ * final weight: 0.754, as the exact max (share 1/9: 0.80). The cap keeps P finite in fp16.
+ * SM90_STALE_SHARE_LOG2 large: the exact running max (SM90_MAX_SLACK 0 likewise); -20: the
+ * fixed slack alone. */
+#ifndef SM90_MAX_SLACK
+#define SM90_MAX_SLACK 8
+#endif
+#ifndef SM90_STALE_SHARE_LOG2
+#define SM90_STALE_SHARE_LOG2 5
+#endif
+
+/* How many of a consumer's key blocks, from its first, take the exact softmax without trying the
+ * lazy one: the first always (m = -inf); over the next ones the row sum is still small, the
+ * bound low and the check would fail on most (step 28: 8 against 4 and 1; step 30: 12 against 8
+ * +1.4% geomean, 16 no better, 24 slower at 4k-16k). */
+#ifndef SM90_EXACT_BLOCKS
+#define SM90_EXACT_BLOCKS 12
+#endif
+/* Those blocks, where unmasked, run as their own run of the main loop: the row maxima computed
+ * under the P V product (step 30: geomean +0.6-0.9%; d128 non-causal 512-1k with LSE +2.5-4.8%,
+ * d64 causal 512-1k without LSE +4-7%). 0: they take the run-time choice of the other blocks. */
+#ifndef SM90_EXACT_MAX_EARLY
+#define SM90_EXACT_MAX_EARLY 1
+#endif
+
+/* ---- main loop (mainloop_fwd.cuh) ---- */
+
+/* A consumer's first block as its first 64 keys only, where its rows see no more (step 40: d64
+ * causal 512 / 1k / 2k +2 / +2 / +3% in the d64 LSE rows; the rows without it measured slower,
+ * cd_sm90_fwd_half_first). 0: never. */
+#ifndef SM90_HALF_FIRST
+#define SM90_HALF_FIRST 1
+#endif
+/* Each consumer of a tile whose BLOCK_M is not BLOCK_N (d64 M192) walks only the key blocks its
+ * own 64 rows see and releases the others (step 21; 128-row tiles: ~1% slower with it). 0: every
+ * consumer computes the tile's whole range. */
+#ifndef SM90_CONSUMER_RANGE
+#define SM90_CONSUMER_RANGE 1
+#endif
+
+/* ---- launch and tile order (fwd_launch.cuh, tile_scheduler.cuh, tile_order_choice.cuh) ---- */
+
+/* at most this many CTAs (0: one per SM, the library's choice) */
+#ifndef SM90_GRID_LIMIT
+#define SM90_GRID_LIMIT 0
+#endif
+/* M_GROUPED's group of query blocks (steps 3-4) */
+#ifndef SM90_SCHED_GROUP
+#define SM90_SCHED_GROUP 32
+#endif
+/* masked calls with at most this many query blocks take the tiles head by head, HEAD_SNAKE
+ * (step 7; 0: never) */
+#ifndef SM90_HEAD_ORDER_MAX_MBLOCKS
+#define SM90_HEAD_ORDER_MAX_MBLOCKS 16
+#endif
+/* the K/V bytes of one group of HEAD_GROUPS at most (H100 has 50 MB of L2, H200 60 MB; step 43;
+ * 0: never HEAD_GROUPS) */
+#ifndef SM90_L2_GROUP_BYTES
+#define SM90_L2_GROUP_BYTES (16ll << 20)
+#endif
+/* the most rounds the tail deals out (step 44; 0: no tail) */
+#ifndef SM90_TAIL_ROUNDS
+#define SM90_TAIL_ROUNDS 4
+#endif
+
+/* ---- selection (fwd.cu) ---- */
+
+/* Below this much work (batch * heads_q * seqlen_q * seqlen_k) the portable path is as fast or
+ * faster: one tile's latency chain (TMA load, wgmma, TMA store) is longer than its cp.async +
+ * mma.sync one (1x8x512x512 8.1 us both paths, 2x8x128x128 4.4 vs 3.7 us, d64 fp16, CUDA graph;
+ * step 3). */
+#define SM90_FWD_MIN_WORK ((int64_t)1 << 22)
+
+#endif /* CUDADENT_SM90_CONFIG_CUH */

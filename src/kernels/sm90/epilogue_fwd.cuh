@@ -1,0 +1,85 @@
+/*
+ * epilogue_fwd.cuh - the end of a tile for one consumer warpgroup of the sm90 forward: O / l in
+ * 16 bits through shared memory to a TMA store, and the LSE.
+ */
+#ifndef CUDADENT_SM90_EPILOGUE_FWD_CUH
+#define CUDADENT_SM90_EPILOGUE_FWD_CUH
+
+#include <cuda.h>
+#include <math.h>
+#include <stdint.h>
+#include "kernels/sm90/fwd_tiles.cuh"
+#include "kernels/sm90/gemm.cuh"
+#include "kernels/sm90/mainloop_fwd.cuh"
+#include "kernels/sm90/ptx_sm90.cuh"
+#include "kernels/sm90/tile_scheduler.cuh"
+
+/* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
+ * slab (stmatrix) -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one
+ * thread a row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. The two rows of a
+ * thread go side by side and the LSE stores are predicated, not branched over: this code is on
+ * the path from a tile's last P V to the next tile's first S GEMM. */
+template <class Tile, bool kFp16>
+__device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
+                                              const float (&m)[2], const float (&l)[2],
+                                              const sm90_tile &tc, const cd_sm90_fwd_args &args,
+                                              const CUtensorMap *tm_o, uint32_t slab, int cw,
+                                              int warp, int lane) {
+  typedef Tile tile;
+  typedef cd_sm90_fwd_smem<Tile> L;
+  constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M;
+  const int row_in_wg0 = 16 * warp + lane / 4;
+  const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0;
+  float lt[2], inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) /* every column of the ones block holds the row's whole sum */
+    lt[r] = tile::ROWSUM_MMA ? o[D / 2 + 2 * r] : l[r];
+  if constexpr (!tile::ROWSUM_MMA) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) lt[r] += __shfl_xor_sync(0xffffffffu, lt[r], 1);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) lt[r] += __shfl_xor_sync(0xffffffffu, lt[r], 2);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) inv[r] = lt[r] > 0.f ? __fdividef(1.f, lt[r]) : 0.f;
+  if (args.lse != nullptr) {
+    /* l >= 1 where a row saw a key (its largest P is 1), so lg2 needs no subnormal care */
+    float *lse_row = args.lse + ((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q;
+    const bool writer = (lane & 3) == 0;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float lse = lt[r] > 0.f ? (m[r] + lg2_approx(lt[r])) * 0.69314718055994531f : -INFINITY;
+      if (writer && row0 + 8 * r < args.seqlen_q) lse_row[row0 + 8 * r] = lse;
+    }
+  }
+  /* this warp's previous store must have finished reading its rows before they are rewritten */
+  if (lane == 0) tma_store_wait_read<0>();
+  __syncwarp();
+  /* stmatrix x4 per 16 columns: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (rows 0-7,
+   * 8j+8..), (rows 8-15, 8j+8..) of the warp's 16 rows; lane t addresses row t % 8 of matrix t / 8.
+   * 128-byte swizzle: 16-byte chunk c of a row goes to chunk c ^ (row % 8). */
+  const int st_row = 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int st_chunk = lane >> 4;
+#pragma unroll
+  for (int j = 0; j < D / 8; j += 2) {
+    const int chunk = j + st_chunk; /* 16-byte chunk across the whole row, 8 per 64-column slab */
+    const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
+                          (((chunk % 8) ^ (st_row & 7)) << 4);
+    stmatrix_x4(addr, cd_sm90_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
+                cd_sm90_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                cd_sm90_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                cd_sm90_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+  }
+  fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
+  __syncwarp();
+  if (lane == 0) {
+    /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
+#pragma unroll
+    for (int c = 0; c < L::CHUNKS; ++c)
+      tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
+                   tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
+    tma_store_commit();
+  }
+}
+
+#endif /* CUDADENT_SM90_EPILOGUE_FWD_CUH */

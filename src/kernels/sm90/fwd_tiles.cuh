@@ -1,0 +1,107 @@
+/*
+ * fwd_tiles.cuh - the tile table of the sm90 forward (one row per compiled configuration) and
+ * what derives from a row: its shared-memory layout (cd_sm90_fwd_smem).
+ *
+ * A row is keyed by (Q/K head dim, V head dim, BLOCK_M, HAS_LSE). Which row a call takes:
+ * cd_sm90_fwd_run (fwd_launch.cuh), the one place that selects rows and launches them.
+ *
+ * Columns. BLOCK_M = 64 * consumer warpgroups query rows a tile, BLOCK_N keys a block, a
+ * STAGES-deep K/V ring and Q_STAGES Q slots. Registers (65536 per SM, one CTA per SM):
+ * 128 PRODUCER_REGS + 128 (BLOCK_M / 64) CONSUMER_REGS <= 65536; a consumer thread holds S
+ * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM / 2). Shared memory: (Q_STAGES + 1)
+ * BLOCK_M HEAD_DIM 2 bytes (Q slots, O staging) + 2 STAGES BLOCK_N HEAD_DIM 2 bytes (the ring)
+ * + barriers + 1 KiB alignment slack <= 227 KiB (static_assert below).
+ *   ROWSUM   the row sums of P taken by the tensor core: the P V GEMM gets 8 more columns of B,
+ *            all ones, so columns D..D+7 of its accumulator are the running row sums l
+ *            (rescaled with O), and the softmax adds nothing up (72 instructions a thread and key
+ *            block fewer: +3-13% by config, dev/sm90_fwd/NOTES.md step 14). The sums are of the
+ *            16-bit P that the GEMM multiplies V by: O is as accurate as with fp32 sums, but
+ *            log(l) is off by up to ~1.5e-3 in bf16 and the backward's gradients measurably worse
+ *            with such an LSE: so only rows without LSE (lse == NULL, inference) take it. The
+ *            ones: d64, one 2 KiB region that V's descriptor LBO points at from every stage and
+ *            k-step; d128, a third slab of each V stage (the LBO is the distance between V's
+ *            two slabs).
+ *   HGROUPS  the row can take the HEAD_GROUPS tile order (tile_scheduler.cuh; the host picks it
+ *            only for masked calls with more than 16 query blocks).
+ *   TAIL     its launches may deal their last rounds' tiles out by the host's table
+ *            (sm90_tile_tail; NOTES.md steps 44-45).
+ *   LATE     where the ring indices are broadcast (sm90_uniform_ring): late, at the end of the
+ *            step before (NOTES.md step 50).
+ * Every row's reason, as a pointer to its measurement, is the comment after it.
+ */
+#ifndef CUDADENT_SM90_FWD_TILES_CUH
+#define CUDADENT_SM90_FWD_TILES_CUH
+
+#include "kernels/sm90/config.cuh"
+
+template <int D_QK, int D_V, int BLOCK_M_, bool HAS_LSE_> struct cd_sm90_fwd_tile;
+
+#define CD_SM90_FWD_ROW(DQK, DV, BM, LSE, BN, ST, QS, ROWSUM, HGROUPS, TAIL_, LATE, PREGS, CREGS) \
+  template <> struct cd_sm90_fwd_tile<DQK, DV, BM, LSE> {                                          \
+    static constexpr int HEAD_DIM = DQK, HEAD_DIM_V = DV, BLOCK_M = BM, BLOCK_N = BN;              \
+    static constexpr int CONSUMER_WGS = BM / 64, STAGES = ST, Q_STAGES = QS;                       \
+    static constexpr bool HAS_LSE = LSE, ROWSUM_MMA = ROWSUM, HEAD_GROUPS = HGROUPS;               \
+    static constexpr bool TAIL = TAIL_, RING_SHFL_LATE = LATE;                                     \
+    static constexpr int PRODUCER_REGS = PREGS, CONSUMER_REGS = CREGS;                             \
+    static_assert(HEAD_DIM_V == HEAD_DIM, "the kernel has one head dim for Q/K and V");            \
+    static_assert(ROWSUM || HAS_LSE, "a row without LSE takes the tensor core's row sums");        \
+  };
+
+/* Q slots (QS): 2 let the producer load the next tile's Q (and then its K/V) while the
+ * consumers still run the current tile's Q K^T. SM90_Q_STAGES (config.cuh) sets every row. */
+#define CD_SM90_QS(n) SM90_Q_SLOTS(n)
+
+/*              Dqk  Dv   BM   LSE    BN  ST QS            ROWSUM HGROUPS TAIL   LATE  PREGS CREGS */
+CD_SM90_FWD_ROW( 64,  64, 192, true,  128, 4, CD_SM90_QS(2), false, true,  false, false, 24, 160)
+/* d64 default: 1.5x K/V reuse, 12 warps (NOTES.md step 3); QS 2: +1-1.5% at d64 non-causal
+ * (steps 8, 33); no tail: its consumers spill 20 bytes with it, d64 non-causal (no tail taken)
+ * ran 25-33% slower (steps 44-45); LATE not measured apart: ptxas compiles the M192 rows' step
+ * broadcasts away either way (step 50) */
+CD_SM90_FWD_ROW( 64,  64, 128, true,  128, 4, CD_SM90_QS(1), false, false, true,  true,  24, 240)
+/* d64 masked, seqlen_q < 2048: less diagonal waste (step 3); QS 1: -0.4..-0.8% with 2 in three
+ * runs (step 38); no HGROUPS: at most 16 query blocks, HEAD_SNAKE (step 43); tail +1.5-2.2% at
+ * causal 512 / 1k (step 44); LATE +0.3..+1.1% at d64 causal 512 / 1k in training (step 50) */
+CD_SM90_FWD_ROW(128, 128, 128, true,  128, 2, CD_SM90_QS(1), false, true,  true,  true,  24, 240)
+/* d128 (step 3); QS 2 showed no effect (step 33); tail (step 44); LATE +0.5..+1.5% (step 50) */
+CD_SM90_FWD_ROW( 64,  64, 192, false, 128, 4, CD_SM90_QS(2), true,  true,  false, false, 24, 160)
+/* no-LSE twin of the d64 M192 row: ROWSUM +3-13% (step 14); the rest as its LSE row */
+CD_SM90_FWD_ROW( 64,  64, 128, false, 128, 4, CD_SM90_QS(2), true,  false, false, false, 24, 240)
+/* no-LSE twin of the d64 M128 row: QS 2 +3-4% at causal 512 / 1k (step 38); no tail: -2.3-2.5%
+ * at causal 512 / 1k with it, its wgmma descriptors left the uniform registers (+44 R2UR, steps
+ * 45-47); not LATE: -5 / -6.5% at d64 causal 512 / 1k, not understood (step 50) */
+CD_SM90_FWD_ROW(128, 128, 128, false, 128, 2, 1,             true,  true,  true,  true,  24, 240)
+/* no-LSE twin of the d128 row: the ones slabs take the room of a second Q slot (QS fixed at 1) */
+
+#undef CD_SM90_FWD_ROW
+#undef CD_SM90_QS
+
+/* Shared memory of a row (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows of
+ * 128 B):
+ *   Q  [Q_STAGES][D/64][BLOCK_M][64]  one box of 64 columns per 128-byte swizzled slab
+ *   K  [STAGES][D/64][BLOCK_N][64]    the ring
+ *   V  [STAGES][D/64][BLOCK_N][64]    (ROWSUM d128: a third, all-ones slab per stage)
+ *   O  [CONSUMER_WGS][D/64][64][64]   epilogue staging for the TMA store, one slab per consumer
+ *   ones [16][64]                     ROWSUM d64: the row-sum columns of P V
+ *   mbarriers: the Q ring, the K ring, the V ring (pipeline.cuh: full[], empty[] each) */
+template <class Tile> struct cd_sm90_fwd_smem {
+  static constexpr int D = Tile::HEAD_DIM;
+  static constexpr int CHUNKS = D / 64;                  /* 128-byte slabs per row */
+  static constexpr int Q_BYTES = Tile::BLOCK_M * D * 2;  /* [D/64][BLOCK_M][64] */
+  static constexpr int KV_BYTES = Tile::BLOCK_N * D * 2; /* one stage of K or V */
+  static constexpr int OW_BYTES = 64 * D * 2;            /* one consumer's O slab */
+  static constexpr bool ONES_SLAB = Tile::ROWSUM_MMA && CHUNKS == 2; /* 3rd slab per V stage */
+  static constexpr int ONES_BYTES = Tile::ROWSUM_MMA && CHUNKS == 1 ? 2048 : 0; /* 16 keys */
+  static constexpr int V_STAGE_BYTES = KV_BYTES + (ONES_SLAB ? Tile::BLOCK_N * 128 : 0);
+  static constexpr int O_REGS = D / 2 + (Tile::ROWSUM_MMA ? 4 : 0); /* accumulator of P V */
+  static constexpr int Q_OFF = 0;
+  static constexpr int K_OFF = Q_OFF + Tile::Q_STAGES * Q_BYTES;
+  static constexpr int V_OFF = K_OFF + Tile::STAGES * KV_BYTES;
+  static constexpr int O_OFF = V_OFF + Tile::STAGES * V_STAGE_BYTES;
+  static constexpr int ONES_OFF = O_OFF + Tile::CONSUMER_WGS * OW_BYTES;
+  static constexpr int BAR_OFF = ONES_OFF + ONES_BYTES;
+  static constexpr int NUM_BARS = 2 * Tile::Q_STAGES + 4 * Tile::STAGES;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  static_assert(BYTES <= 227 * 1024, "shared memory of a tile-table row over the sm_90 limit");
+};
+
+#endif /* CUDADENT_SM90_FWD_TILES_CUH */

@@ -1,0 +1,154 @@
+/*
+ * gemm.cuh - one warpgroup's matrix product D[64, N] (+)= A[64, K] B[K, N] on wgmma, with its
+ * operands described by their shared-memory layout (or A from registers), independent of any
+ * kernel's tile struct.
+ *
+ * Usage (S = Q K^T and O += P V of the forward; a backward's five products likewise):
+ *   typedef cd_sm90_k_major<BLOCK_M> QOp;        // Q: [D/64 slabs][BLOCK_M rows][64], K contiguous
+ *   typedef cd_sm90_k_major<BLOCK_N> KOp;        // K: [D/64][BLOCK_N][64]
+ *   const uint64_t dq = QOp::desc(sQ + 64 * w * 128), dk = KOp::desc(sK);
+ *   float s[BLOCK_N / 2];                        // accumulator fragment (below)
+ *   wgmma_fence();
+ *   cd_sm90_gemm_ss<BLOCK_N, D, kFp16, false, QOp, KOp>(s, dq, dk);   // S = Q K^T (no accumulate)
+ *   wgmma_commit(); wgmma_wait<0>(); cd_sm90_fence_regs(s);
+ *   uint32_t p[BLOCK_N / 4]; cd_sm90_acc_to_a<BLOCK_N, kFp16>(s, p); // P, 16-bit, as an A operand
+ *   cd_sm90_gemm_rs<D, BLOCK_N, kFp16, true, cd_sm90_mn_major>(o, p, cd_sm90_mn_major::desc(sV,
+ *       BLOCK_N * 128));                        // O += P V, V [D/64][BLOCK_N][64]: MN-major B
+ * A transposed operand is the same buffer read the other way: with Q stored as above, Q as the B
+ * operand of dK += dS^T Q (K = query rows, N = D) is cd_sm90_mn_major with LBO = BLOCK_M * 128
+ * (the distance between its 64-column slabs); dO^T, dS^T, P^T likewise. The caller issues the
+ * fences, commits and waits (ptx_sm90.cuh), so that it can overlap products.
+ *
+ * Operand layouts: 16-bit elements, 128-byte swizzle, slabs of 64 elements (128 bytes) a row, each
+ * slab 1024-byte aligned (the swizzle atom is 8 rows of 128 bytes: a TMA box 64 wide writes it).
+ *   K-major (rows are M or N, K contiguous in a row): slab j holds K columns [64 j, 64 j + 64)
+ *     of all SLAB_ROWS rows; descriptor LBO unused (1), SBO 1024. K-step kk (16 elements of K)
+ *     starts in slab kk / 4 at byte (kk % 4) * 32 of its rows. M (or N) offsets inside the slab
+ *     go in the descriptor's start (multiples of 8 rows).
+ *   MN-major (rows are K, M or N contiguous): slab j holds M/N columns [64 j, 64 j + 64) of all
+ *     K rows; LBO = the distance between slabs, SBO 1024; k-step kk is rows [16 kk, 16 kk + 16),
+ *     2048 bytes on.
+ * Accumulator fragment of wgmma m64nN (PTX ISA 9.7.15.5.1.1, per warp 16 rows): a thread holds
+ * N / 2 fp32; element 4j + 2r + e is row 16 warp + lane / 4 + 8 r, column 8 j + 2 (lane % 4) + e.
+ * As an A operand (rs) the same fragment packed in 16-bit pairs: N / 4 registers, 4 per k-step.
+ * M is 64 (one warpgroup); N is any width cd_wgmma has (ptx_sm90_wgmma.cuh); K a multiple of 16.
+ */
+#ifndef CUDADENT_SM90_GEMM_CUH
+#define CUDADENT_SM90_GEMM_CUH
+
+#include <stdint.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include "kernels/sm90/ptx_sm90.cuh"
+
+/* ---- operand layouts (above) ------------------------------------------------------------------ */
+
+template <int SLAB_ROWS> struct cd_sm90_k_major {
+  static constexpr int TRANS = 0; /* wgmma imm-trans */
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return gmma_desc_sw128(smem_addr, 1, 1024);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return gmma_desc_add(desc, (kk / 4) * SLAB_ROWS * 128 + (kk % 4) * 32);
+  }
+};
+
+struct cd_sm90_mn_major {
+  static constexpr int TRANS = 1;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr, uint32_t slab_bytes) {
+    return gmma_desc_sw128(smem_addr, slab_bytes, 1024);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return gmma_desc_add(desc, kk * 2048);
+  }
+};
+
+/* desc moved by byte_offset where its LBO points at one fixed region (an extra slab shared by
+ * every stage and k-step: the forward's ones, fwd_tiles.cuh): the start grows by what the LBO
+ * shrinks, both fields of the low word in one 32-bit add (start + off/16, LBO - off/16; neither
+ * over- nor underflows). */
+__device__ __forceinline__ uint64_t cd_sm90_desc_add_fixed_lbo(uint64_t desc, uint32_t byte_offset) {
+  const uint32_t k = byte_offset >> 4;
+  const uint32_t lo = (uint32_t)desc + k - (k << 16), hi = (uint32_t)(desc >> 32);
+  return ((uint64_t)hi << 32) | lo;
+}
+
+/* MN-major whose LBO reaches a fixed region (above) */
+struct cd_sm90_mn_major_fixed_lbo {
+  static constexpr int TRANS = 1;
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return cd_sm90_desc_add_fixed_lbo(desc, kk * 2048);
+  }
+};
+
+/* ---- the products ----------------------------------------------------------------------------- */
+
+/* d[64, N] (+)= A[64, K] B[K, N], A and B in shared memory (OpA, OpB: layouts above). kAccumulate
+ * false: d = A B (the first k-step overwrites d). */
+template <int N, int K, bool kFp16, bool kAccumulate, class OpA, class OpB>
+__device__ __forceinline__ void cd_sm90_gemm_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+  static_assert(K % 16 == 0, "K: whole k-steps");
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const uint64_t da = OpA::k_step(desc_a, kk);
+    const uint64_t db = OpB::k_step(desc_b, kk);
+    cd_wgmma<N>::template ss<kFp16, OpA::TRANS, OpB::TRANS>(d, da, db, kAccumulate || kk > 0);
+  }
+}
+
+/* d[64, N] (+)= A[64, K] B[K, N], A from registers (a[4 kk .. 4 kk + 3]: k-step kk, the
+ * accumulator fragment of a 64 x K product packed in 16-bit pairs: cd_sm90_acc_to_a), B in shared
+ * memory (OpB). */
+template <int N, int K, bool kFp16, bool kAccumulate, class OpB>
+__device__ __forceinline__ void cd_sm90_gemm_rs(float (&d)[N / 2], const uint32_t (&a)[K / 4],
+                                                uint64_t desc_b) {
+  static_assert(K % 16 == 0, "K: whole k-steps");
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const uint32_t ak[4] = {a[4 * kk], a[4 * kk + 1], a[4 * kk + 2], a[4 * kk + 3]};
+    const uint64_t db = OpB::k_step(desc_b, kk);
+    cd_wgmma<N>::template rs<kFp16, OpB::TRANS>(d, ak, db, kAccumulate || kk > 0);
+  }
+}
+
+/* ---- accumulators ----------------------------------------------------------------------------- */
+
+/* reg_fence on every register of an accumulator or A operand: call after wgmma_wait and before
+ * wgmma_fence, so that the compiler neither reads a result early nor moves a write past an issue */
+template <int N, typename T>
+__device__ __forceinline__ void cd_sm90_fence_regs(T (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) reg_fence(r[i]);
+}
+
+/* Two floats as a 16-bit pair, lo in the low half, rounded to nearest even. */
+template <bool kFp16>
+__device__ __forceinline__ uint32_t cd_sm90_pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (kFp16) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  } else {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    r = *reinterpret_cast<uint32_t *>(&h);
+  }
+  return r;
+}
+
+/* An fp32 accumulator [64, N] as the 16-bit A operand of a following rs product (K = N). */
+template <int N, bool kFp16>
+__device__ __forceinline__ void cd_sm90_acc_to_a(const float (&s)[N / 2], uint32_t (&p)[N / 4]) {
+#pragma unroll
+  for (int i = 0; i < N / 4; ++i) p[i] = cd_sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
+}
+
+/* The first K elements of a register array, as an array: the accumulator of wgmma m64n(2K) is
+ * the first K registers of m64nN's (element 4j + 2r + e is column 8j + 2 (lane % 4) + e in
+ * both), and the A operand of keys [0, 2K) the first K / 2 registers of the N-wide one. */
+template <int K, typename T, int N>
+__device__ __forceinline__ T (&cd_sm90_head(T (&a)[N]))[K] {
+  static_assert(K <= N, "cd_sm90_head: more than the array");
+  return *reinterpret_cast<T(*)[K]>(&a[0]);
+}
+
+#endif /* CUDADENT_SM90_GEMM_CUH */
