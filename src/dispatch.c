@@ -11,7 +11,6 @@
  * small-problem heuristic: so tests reach the Hopper kernel on small shapes too.
  * The backward's sm90 row (wgmma) is taken by default only where SM90_BWD_DEFAULT says so;
  * CUDADENT_KERNEL_BWD=sm80|sm90 forces the backward's path alone (CUDADENT_KERNEL forces both).
- * Calls the sm90 backward does not take (deterministic) go to sm80 even when sm90 is forced.
  */
 #include "dispatch.h"
 
@@ -79,7 +78,6 @@ cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, in
   }
 #endif
 #if CUDADENT_HAVE_SM80_BWD
-  /* forcing sm90 with a call the Hopper backward does not take (deterministic) runs this one */
   if (cc >= 80 && cudadent_sm80_bwd_supports(p))
     return CUDADENT_PATH_SM80;
 #endif

@@ -3,7 +3,8 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [small] [ncu] [pybench] [pybench-quick]
+#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [pybench] [pybench-quick]
+# abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # ab: the backward of build-base/ (a tree made with
 #   rm -rf build-base && mkdir build-base && git archive REV | tar -x -C build-base
 # and sent with the run's carry) against the working tree's, CLI timings alternating base / new.
@@ -27,7 +28,7 @@ bench=build-gpu/cudadent-bench
 for step in "${steps[@]}"; do
   case $step in
     tests)
-      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_bwd"; do
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_fwd"; do
         envset=${run%%:*} filter=${run#*:}
         ( export "$envset"; timeout 600 build-gpu/tests/cudadent_tests $filter > "$out/t.log" 2>&1 )
         note "tests ($envset $filter): $(tail -1 "$out/t.log")"
@@ -73,6 +74,27 @@ for step in "${steps[@]}"; do
             b=$bench; [ $lab = base ] && b=build-base/b/cudadent-bench
             r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "ab $lab $shape: ms TFLOP/s $r"
+          done
+        done
+      done ;;
+    abvar)
+      # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
+      { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+          "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
+          && cmake --build build-var -j 16 --target cudadent-bench; } > "$out/build-var.log" 2>&1 \
+        || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; continue; }
+      note "var: $VAR_FLAGS"
+      for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
+                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
+                   "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+        for rep in 1 2; do
+          for lab in new var; do
+            b=$bench; [ $lab = var ] && b=build-var/cudadent-bench
+            r=$(timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+            note "abvar $lab $shape: ms TFLOP/s $r"
           done
         done
       done ;;

@@ -4,10 +4,11 @@
  * dV, dQ sums; bwd_kernel.cuh says which warps do what) and sm90_bwd_post (dQ).
  *
  * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D], LSE2
- * and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q rounded up to BLOCK_M. Tensor maps
- * are encoded at every call (they hold addresses) and passed as __grid_constant__ parameters.
- * api.c has validated and normalized the params; nothing is checked again here. Not yet: the
- * deterministic mode (dispatch gives such calls to the portable backward).
+ * and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q rounded up to BLOCK_M, and in the
+ * deterministic mode one int32 semaphore per (batch, head, query block). Tensor maps are encoded
+ * at every call (they hold addresses) and passed as __grid_constant__ parameters. api.c has
+ * validated and normalized the params; nothing is checked again here. The design and its
+ * measurements: docs/kernels/sm90_bwd.md.
  */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -31,16 +32,17 @@ static int64_t sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
-  return dtype_ok && dim_ok && !p->deterministic;
+  return dtype_ok && dim_ok;
 }
 
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
   const int64_t rows = (int64_t)p->batch * p->heads_q * sm90_bwd_sq_pad(p);
+  const size_t sems = p->deterministic ? sm90_bwd_align((size_t)(rows / sm90_bwd_block_m(p->head_dim)) * sizeof(int)) : 0;
   return sm90_bwd_align((size_t)rows * p->head_dim * sizeof(float)) +
-         2 * sm90_bwd_align((size_t)rows * sizeof(float));
+         2 * sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
-template <int D, bool kFp16>
+template <int D, bool kFp16, bool kDet>
 static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
                                    cudaStream_t stream) {
   typedef sm90_bwd_tile<D> tile;
@@ -49,7 +51,7 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
 
   static int attr_done; /* one-time (idempotent: a race only repeats it) */
   if (!__atomic_load_n(&attr_done, __ATOMIC_ACQUIRE)) {
-    cudaError_t err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16>,
+    cudaError_t err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16, kDet>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
     if (err != cudaSuccess) return err;
     __atomic_store_n(&attr_done, 1, __ATOMIC_RELEASE);
@@ -71,6 +73,7 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   io.dq_acc = (float *)workspace;
   io.lse2 = (float *)((char *)workspace + acc_bytes);
   io.delta = (float *)((char *)workspace + acc_bytes + row_bytes);
+  io.dq_sem = kDet ? (int *)((char *)workspace + acc_bytes + 2 * row_bytes) : nullptr;
   io.batch = p->batch;
   io.heads_q = p->heads_q;
   io.seqlen_q = p->seqlen_q;
@@ -107,20 +110,26 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
   sm90_bwd_pre<kFp16, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
-  sm90_bwd_kernel<D, kFp16><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
+  sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   sm90_bwd_post<kFp16, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
 }
 
+template <int D>
+static cudaError_t sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                        cudaStream_t stream) {
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (p->deterministic)
+    return fp16 ? sm90_bwd_launch<D, true, true>(p, workspace, stream)
+                : sm90_bwd_launch<D, false, true>(p, workspace, stream);
+  return fp16 ? sm90_bwd_launch<D, true, false>(p, workspace, stream)
+              : sm90_bwd_launch<D, false, false>(p, workspace, stream);
+}
+
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
-  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-  if (p->head_dim == 64)
-    return fp16 ? sm90_bwd_launch<64, true>(p, workspace, stream)
-                : sm90_bwd_launch<64, false>(p, workspace, stream);
-  if (p->head_dim == 128)
-    return fp16 ? sm90_bwd_launch<128, true>(p, workspace, stream)
-                : sm90_bwd_launch<128, false>(p, workspace, stream);
+  if (p->head_dim == 64) return sm90_bwd_launch_mode<64>(p, workspace, stream);
+  if (p->head_dim == 128) return sm90_bwd_launch_mode<128>(p, workspace, stream);
   return cudaErrorNotSupported;
 }

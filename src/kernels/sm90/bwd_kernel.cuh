@@ -62,8 +62,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/common/ptx_sm90.cuh"
-#include "kernels/sm90/bwd_ptx.cuh"
+#include "kernels/sm90/config.cuh"
+#include "kernels/sm90/gemm.cuh"
+#include "kernels/sm90/ptx_sm90.cuh"
 
 /* ---- the tile table: one row per head_dim ----------------------------------------------------
  * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
@@ -105,7 +106,9 @@ template <int D> struct sm90_bwd_smem {
 
 struct sm90_bwd_args {
   const float *lse2;  /* [batch][heads_q][sq_pad]: LSE * log2(e); +inf for rows that add nothing */
-  const float *delta; /* [batch][heads_q][sq_pad] */
+  const float *delta; /* [batch][heads_q][sq_pad]; in the deterministic mode followed (256-byte
+                       * aligned) by the int32 semaphores [batch][heads_q][m_blocks]
+                       * (sm90_bwd_sems), zeroed by sm90_bwd_pre */
   float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (sm90_bwd_post) */
   void *dk, *dv;
   int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh; /* elements */
@@ -132,84 +135,45 @@ __host__ __device__ __forceinline__ void sm90_bwd_q_range(int k0, int k1, int se
   *m_hi = (int)(hi / bm) + 1;
 }
 
-template <bool kFp16>
-__device__ __forceinline__ uint32_t sm90_bwd_pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kFp16) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  } else {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  }
-  return r;
+/* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
+ * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
+ * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
+ * (MN-major A) and K (MN-major B). */
+template <int BN> using sm90_bwd_kv_op = cd_sm90_k_major<BN>;
+template <int BM> using sm90_bwd_qt_op = cd_sm90_k_major<BM>;
+
+/* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
+ * lowest first. The first key block any row of the block sees (the mask rule of sm90_bwd_q_range
+ * read the other way); a key block's turn is its distance from it. */
+__device__ __forceinline__ int sm90_bwd_first_key_block(int m, int bm, int bn, const sm90_bwd_args &a) {
+  if (a.window_left < 0) return 0;
+  const int64_t k_lo = (int64_t)m * bm + ((int64_t)a.seqlen_k - a.seqlen_q) - a.window_left;
+  return k_lo <= 0 ? 0 : (int)(k_lo / bn);
 }
 
-template <int N, typename T>
-__device__ __forceinline__ void sm90_bwd_fence(T (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) reg_fence(r[i]);
+/* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
+ * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
+__device__ __forceinline__ int *sm90_bwd_sems(const sm90_bwd_args &a) {
+  const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
+  return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
 }
 
-/* X^T[64, BM] = A_w[64, D] B[BM, D]^T (S^T from K and Q, dP^T from V and dO): D/16 k-steps; the
- * k-step kk lives in slab kk / 4 at byte column (kk % 4) * 32. A's slabs are BN rows apart, B's
- * BM rows. */
-template <int D, int BM, int BN, bool kFp16>
-__device__ __forceinline__ void sm90_bwd_gemm_t(float (&x)[BM / 2], uint64_t desc_a,
-                                                uint64_t desc_b) {
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const uint64_t da = gmma_desc_add(desc_a, (kk / 4) * BN * 128 + (kk % 4) * 32);
-    const uint64_t db = gmma_desc_add(desc_b, (kk / 4) * BM * 128 + (kk % 4) * 32);
-    if constexpr (BM == 128) wgmma_m64n128k16_ss<kFp16>(x, da, db, kk > 0);
-    else wgmma_m64n64k16_ss<kFp16>(x, da, db, kk > 0);
-  }
+/* 9.7.13.4 fence.proxy.async (global): orders this thread's generic-proxy global accesses and its
+ * async-proxy ones (the bulk reduce) across the semaphore hand-over. */
+__device__ __forceinline__ void sm90_bwd_fence_proxy_global(void) {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-/* acc[64, D] += A[64, BM] B[BM, D]: A (P^T or dS^T) from registers, B (dO or Q, a stage of
- * [D/64][BM][64]) MN-major: BM/16 k-steps of 16 rows (2048 bytes of each slab). */
-template <int D, int BM, bool kFp16>
-__device__ __forceinline__ void sm90_bwd_gemm_kv(float (&acc)[D / 2], const uint32_t (&a)[BM / 4],
-                                                 uint64_t desc_b) {
-#pragma unroll
-  for (int kk = 0; kk < BM / 16; ++kk) {
-    const uint32_t ak[4] = {a[4 * kk], a[4 * kk + 1], a[4 * kk + 2], a[4 * kk + 3]};
-    const uint64_t db = gmma_desc_add(desc_b, kk * 2048);
-    if constexpr (D == 128) wgmma_m64n128k16_rs_tb<kFp16>(acc, ak, db, 1);
-    else wgmma_m64n64k16_rs_tb<kFp16>(acc, ak, db, 1);
-  }
-}
-
-/* dq[64, 64] = dS[64, BN] K[BN, 64]: both MN-major, BN/16 k-steps of 16 keys (2048 bytes). */
-template <int BN, bool kFp16>
-__device__ __forceinline__ void sm90_bwd_gemm_dq(float (&dq)[32], uint64_t desc_ds, uint64_t desc_k) {
-#pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk)
-    wgmma_m64n64k16_ss_tt<kFp16>(dq, gmma_desc_add(desc_ds, kk * 2048),
-                                 gmma_desc_add(desc_k, kk * 2048), kk > 0);
-}
-
-#ifndef SM90_BWD_DQ_RED
-#define SM90_BWD_DQ_RED 0
-#endif
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
- * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. */
-template <int D>
+ * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. Deterministic
+ * (kDet): the warp waits until the 8 warps of every earlier key block have completed theirs
+ * (the query block's semaphore counts completed warp reductions), and counts its own once it is
+ * complete. */
+template <int D, bool kDet>
 __device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const sm90_bwd_args &args,
-                                                   uint32_t sDQ, int b, int h, int m, int cw,
-                                                   int warp, int lane) {
-  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M;
-#if SM90_BWD_DQ_RED /* experiment: 16-byte reductions from registers, no staging */
-  if (m < 0) return;
-  float *dst = args.dq_acc + ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
-               (cw * 4 + warp) * 1024;
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + 4 * (i * 32 + lane)),
-                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
-                 : "memory");
-  return;
-#endif
+                                                   uint32_t sDQ, int b, int h, int m, int n_block,
+                                                   int cw, int warp, int lane) {
+  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M, BN = sm90_bwd_tile<D>::BLOCK_N;
   const uint32_t stage_dq = sDQ + (cw * 4 + warp) * sm90_bwd_smem<D>::DQ_WARP_BYTES;
   if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
@@ -221,14 +185,27 @@ __device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const 
   fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
   __syncwarp();
   if (lane == 0) {
-    float *dst = args.dq_acc + ((((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * D)) +
-                 (cw * 4 + warp) * 1024;
+    const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
+    if constexpr (kDet) {
+      const int turn = n_block - sm90_bwd_first_key_block(m, BM, BN, args);
+      int done;
+      do {
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sm90_bwd_sems(args) + tile) : "memory");
+      } while (done < 8 * turn);
+      sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
+    }
     bulk_reduce_add_f32(dst, stage_dq, sm90_bwd_smem<D>::DQ_WARP_BYTES);
     tma_store_commit();
+    if constexpr (kDet) {
+      tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
+      sm90_bwd_fence_proxy_global();
+      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sm90_bwd_sems(args) + tile) : "memory");
+    }
   }
 }
 
-template <int D, bool kFp16>
+template <int D, bool kFp16, bool kDet>
 __global__ void __launch_bounds__(384, 1)
     sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -339,16 +316,18 @@ __global__ void __launch_bounds__(384, 1)
 
       float st[BM / 2], dpt[BM / 2];
       wgmma_fence();
-      sm90_bwd_gemm_t<D, BM, BN, kFp16>(st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
+      cd_sm90_gemm_ss<BM, D, kFp16, false, sm90_bwd_kv_op<BN>, sm90_bwd_qt_op<BM>>(
+        st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
       wgmma_commit();
-      sm90_bwd_gemm_t<D, BM, BN, kFp16>(dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
+      cd_sm90_gemm_ss<BM, D, kFp16, false, sm90_bwd_kv_op<BN>, sm90_bwd_qt_op<BM>>(
+        dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
       wgmma_commit();
 
       /* P^T: element 4j + 2r + e is key key_in_block0 + 8r, query row 8j + 2 (lane % 4) + e */
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
       wgmma_wait<1>();
-      sm90_bwd_fence(st);
+      cd_sm90_fence_regs(st);
       /* per-element mask where the block is not wholly inside the visible band, or holds keys past
        * seqlen_k */
       const int r0 = m * BM, rl = r0 + BM - 1;
@@ -382,10 +361,10 @@ __global__ void __launch_bounds__(384, 1)
       }
       uint32_t p16[BM / 4];
 #pragma unroll
-      for (int i = 0; i < BM / 4; ++i) p16[i] = sm90_bwd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
+      for (int i = 0; i < BM / 4; ++i) p16[i] = cd_sm90_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
       wgmma_wait<0>(); /* dP^T done */
-      sm90_bwd_fence(dpt);
+      cd_sm90_fence_regs(dpt);
       uint32_t ds16[BM / 4];
 #pragma unroll
       for (int j = 0; j < BM / 8; ++j) {
@@ -393,13 +372,14 @@ __global__ void __launch_bounds__(384, 1)
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          ds16[2 * j + r] = sm90_bwd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+          ds16[2 * j + r] = cd_sm90_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
                                                   st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
       }
 
       /* dV += P^T dO */
       wgmma_fence();
-      sm90_bwd_gemm_kv<D, BM, kFp16>(dv, p16, gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dv, p16,
+                                                          gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
       wgmma_commit();
 
       /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
@@ -420,24 +400,26 @@ __global__ void __launch_bounds__(384, 1)
 
       /* dK += dS^T Q */
       wgmma_fence();
-      sm90_bwd_gemm_kv<D, BM, kFp16>(dk, ds16, gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
+                                                          gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
       wgmma_commit();
 
       named_bar_sync(BAR_DS, 256);
       wgmma_fence();
-      sm90_bwd_gemm_dq<BN, kFp16>(dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+        dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
       wgmma_commit();
 
       wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
-      sm90_bwd_fence(dv);
-      sm90_bwd_fence(dk);
-      sm90_bwd_fence(p16);
-      sm90_bwd_fence(ds16);
+      cd_sm90_fence_regs(dv);
+      cd_sm90_fence_regs(dk);
+      cd_sm90_fence_regs(p16);
+      cd_sm90_fence_regs(ds16);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
       wgmma_wait<0>();
-      sm90_bwd_fence(dq);
-      sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+      cd_sm90_fence_regs(dq);
+      sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane);
     }
   if (lane == 0) tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
@@ -453,10 +435,10 @@ __global__ void __launch_bounds__(384, 1)
     for (int j = 0; j < D / 8; ++j) {
       const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
-                   "r"(sm90_bwd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
+                   "r"(cd_sm90_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
                    : "memory");
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDO + off),
-                   "r"(sm90_bwd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
+                   "r"(cd_sm90_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
                    : "memory");
     }
   }

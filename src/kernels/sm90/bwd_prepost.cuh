@@ -6,7 +6,8 @@
  *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
  *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
- *   as the rows have elements, so the rows zero it whole).
+ *   as the rows have elements, so the rows zero it whole); in the deterministic mode also the
+ *   query blocks' semaphores.
  * sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows.
@@ -32,6 +33,7 @@ struct sm90_bwd_io {
   const float *lse;
   int64_t o_sb, o_ss, o_sh, do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh; /* elements */
   float *lse2, *delta, *dq_acc;
+  int *dq_sem; /* deterministic mode: one per (batch, head, query block of BM); else NULL */
   int batch, heads_q, seqlen_q, sq_pad;
   float scale;
 };
@@ -61,6 +63,8 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_pre(const s
   for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
   if (!in) return;
   if (c == 0) {
+    constexpr int BM = sm90_bwd_tile<D>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
+    if (io.dq_sem != nullptr && i % BM == 0) io.dq_sem[row / BM] = 0;
     io.delta[row] = sum;
     const float lse = i < io.seqlen_q ? io.lse[bh * io.seqlen_q + i] : -INFINITY;
     io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
@@ -100,9 +104,9 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_post(const 
     const float4 a = src[f];
     int row, col;
     sm90_bwd_dq_frag<D>(f, row, col);
-    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = sm90_bwd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_sm90_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
-        sm90_bwd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+        cd_sm90_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
   }
   __syncthreads();
   constexpr int CPR = D / 8; /* 16-byte chunks per row */

@@ -4,10 +4,8 @@
  * (cd_sm90_fwd_run). Included by fwd.cu (the library's entry points) and by dev/sm90_fwd/sm90_dev.cu
  * (through kernels/sm90/dev.cuh), which passes the dev-only override (cd_sm90_fwd_dev).
  *
- * Tensor maps are encoded on the host at every call (they hold the tensor's address), with
- * cuTensorMapEncodeTiled reached through cudaGetDriverEntryPointByVersion (resolved once,
- * thread-safely: a function-local static), and passed by value as __grid_constant__ parameters.
- * Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
+ * Tensor maps (tensor_map.cuh) are encoded on the host at every call (they hold the tensor's
+ * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
  * columns (one 128-byte swizzle span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows)
  * rows. Nothing is allocated, copied or synchronized; the return value is cudaGetLastError()
  * after the launch.
@@ -20,6 +18,7 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 #include "kernels/sm90/fwd_kernel.cuh"
+#include "kernels/sm90/tensor_map.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
 #include "kernels/sm90/config.cuh"
@@ -31,43 +30,6 @@
 struct cd_sm90_fwd_dev {
   int order;
 };
-
-static PFN_cuTensorMapEncodeTiled_v12000 sm90_resolve_encode_tiled(void) {
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                       &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess)
-    return nullptr;
-  return (PFN_cuTensorMapEncodeTiled_v12000)fn;
-}
-
-static PFN_cuTensorMapEncodeTiled_v12000 sm90_encode_tiled(void) {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = sm90_resolve_encode_tiled(); /* once */
-  return fn;
-}
-
-/* A 4-d map of t: dims (head_dim, seqlen, heads, batch), strides in bytes; a stride of 0 (only
- * legal where that dimension has size 1) is replaced by a harmless 16-byte multiple. */
-static cudaError_t sm90_tensor_map(CUtensorMap *map, const cudadent_tensor_t *t, bool fp16,
-                                   int head_dim, int seqlen, int heads, int batch, int box_rows) {
-  PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_tiled();
-  if (encode == nullptr) return cudaErrorNotSupported;
-  const cuuint64_t fallback = (cuuint64_t)head_dim * 2;
-  cuuint64_t dims[4] = {(cuuint64_t)head_dim, (cuuint64_t)seqlen, (cuuint64_t)heads,
-                        (cuuint64_t)batch};
-  cuuint64_t strides[3] = {(cuuint64_t)t->stride_seq * 2, (cuuint64_t)t->stride_head * 2,
-                           (cuuint64_t)t->stride_batch * 2};
-  for (int i = 0; i < 3; ++i)
-    if (strides[i] == 0) strides[i] = fallback;
-  cuuint32_t box[4] = {64, (cuuint32_t)box_rows, 1, 1};
-  cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  CUresult r = encode(map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                      4, t->data, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
 
 /* Launches tile-table row Tile (fwd_tiles.cuh) on the params. */
 template <class Tile, bool kFp16>
@@ -97,16 +59,16 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   }
 
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if ((err = sm90_tensor_map(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
+  if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
                              tile::BLOCK_M)) != cudaSuccess)
     return err;
-  if ((err = sm90_tensor_map(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+  if ((err = sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
                              tile::BLOCK_N)) != cudaSuccess)
     return err;
-  if ((err = sm90_tensor_map(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+  if ((err = sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
                              tile::BLOCK_N)) != cudaSuccess)
     return err;
-  if ((err = sm90_tensor_map(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 16)) !=
+  if ((err = sm90_tensor_map_4d(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 16)) !=
       cudaSuccess)
     return err;
 

@@ -105,6 +105,26 @@ __device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, uint32_t sr
       : "memory");
 }
 
+/* 9.7.9.25.4.2 cp.async.bulk (global -> shared, non-tensor): bytes (a multiple of 16, both
+ * addresses 16-byte aligned) copied to dst, completion counted as transaction bytes on bar. */
+__device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void *src, uint32_t bytes,
+                                             uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+      "l"((uint64_t)src), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
+/* 9.7.9.25.4.5 cp.reduce.async.bulk (shared -> global, non-tensor, bulk_group completion):
+ * dst[i] += src[i] for bytes / 4 floats, each addition atomic at the L2 (.add.f32). */
+__device__ __forceinline__ void bulk_reduce_add_f32(float *dst, uint32_t src, uint32_t bytes) {
+  asm volatile(
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+          (uint64_t)dst),
+      "r"(src), "r"(bytes)
+      : "memory");
+}
+
 /* 9.7.9.25.4.3 cp.async.bulk.commit_group. */
 __device__ __forceinline__ void tma_store_commit(void) {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");

@@ -1,6 +1,6 @@
 /*
  * tensor_map.cuh - TMA tensor maps of the API's (batch, seqlen, heads, head_dim) tensors, for the
- * Hopper backward. cuTensorMapEncodeTiled is reached through cudaGetDriverEntryPointByVersion,
+ * Hopper forward and backward. cuTensorMapEncodeTiled is reached through cudaGetDriverEntryPointByVersion,
  * resolved once (a function-local static: thread-safe). Each map is 4-d (head_dim, seqlen, heads,
  * batch) with the tensor's real strides, a box of 64 columns (one 128-byte swizzle span) by
  * box_rows rows, 128-byte swizzle; rows outside the tensor load as zeros.
