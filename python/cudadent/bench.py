@@ -3,9 +3,14 @@
 Suites (DESIGN.md):
   fa3    16k tokens, hidden 2048: head_dim 64 and 128, heads = 2048 / head_dim, seqlen 512 .. 16k,
          batch = 16384 / seqlen, causal and not, bf16, forward and backward. TFLOP/s.
+  gqa    grouped-query attention: 32 query heads over 8 KV heads of head_dim 128, causal,
+         seqlen 4k (batch 4) and 8k (batch 2): 16k tokens, bf16, forward and backward. TFLOP/s.
+         In the full default run, not in --quick (--suite gqa runs it alone).
   small  B,H,S,D = 1,1,32,64 / 1,1,128,64 / 1,8,512,64 / 2,8,128,64 / 8,8,128,64 causal /
          16,8,512,64 causal, fp16, forward and backward. GPU time per call from a CUDA graph of
          100 calls, and the eager time per call of a Python loop of 100 calls.
+  --train  a training step of Llama models from transformers instead (cudadent.train_bench):
+         tokens/s, the attention share of the step, peak memory and the loss curves.
 Backends: cudadent, SDPA's cudnn / flash / efficient (torch.nn.attention.sdpa_kernel), and
 FlexAttention (torch.compile(flex_attention)) where it compiles. A backend that fails (for
 cudadent: a kernel not built yet, say) is shown as n/a, with the reason listed under the table.
@@ -53,9 +58,12 @@ SMALL_SHAPES = (  # B, H, S, D, causal
     (2, 8, 128, 64, False), (8, 8, 128, 64, True), (16, 8, 512, 64, True))
 QUICK_SMALL = ((1, 1, 128, 64, False), (1, 8, 512, 64, False), (8, 8, 128, 64, True),
                (16, 8, 512, 64, True))
+GQA_SHAPES = ((4, 32, 8, 4096, 128, True), (2, 32, 8, 8192, 128, True))  # B, Hq, Hkv, S, D, causal
 GRAPH_CALLS = 100
 # directions measured per suite: fwd (no grad), fwd_train (grad recorded, LSE saved), bwd
-DIRECTIONS = {"fa3": ("fwd", "fwd_train", "bwd"), "small": ("fwd", "bwd")}
+DIRECTIONS = {"fa3": ("fwd", "fwd_train", "bwd"), "gqa": ("fwd", "fwd_train", "bwd"),
+              "small": ("fwd", "bwd")}
+TIMED_IN_ROUNDS = ("fa3", "gqa")  # suites whose shapes are timed by measure_fa3_interleaved
 
 
 # ---- progress ---------------------------------------------------------------------------------
@@ -287,7 +295,7 @@ def _backend_ctx(backend):
 def make_forward(backend, q, k, v, causal, sdpa_layout):
     """(fn, ctx, leaves, to_bshd): fn() runs one forward of `backend` while ctx is held; leaves
     are the tensors gradients are taken for; to_bshd(out) gives the output as (B, S, H, D).
-    q, k, v: (B, S, H, D) tensors."""
+    q, k, v: (B, S, H, D) tensors; k and v may have fewer heads than q (GQA)."""
     import contextlib
     import torch.nn.functional as F
 
@@ -303,8 +311,9 @@ def make_forward(backend, q, k, v, causal, sdpa_layout):
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         leaves = (q, k, v)
     to_bshd = lambda o: o.transpose(1, 2)  # noqa: E731
+    gqa = {"enable_gqa": True} if k.shape[2] != q.shape[2] else {}
     if backend in SDPA_BACKENDS:
-        return (lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)), \
+        return (lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa)), \
             _backend_ctx(backend), leaves, to_bshd
     if backend == "flex":
         flex = _flex_compiled()
@@ -319,8 +328,8 @@ def make_forward(backend, q, k, v, causal, sdpa_layout):
         # device copy, which CUDA graph capture refuses). A full mask has only full blocks.
         block_mask = create_block_mask(causal_mask if causal else full_mask, None, None,
                                        q.shape[1], k.shape[1], device=q.device)
-        return (lambda: flex(qt, kt, vt, block_mask=block_mask)), contextlib.nullcontext(), \
-            leaves, to_bshd
+        return (lambda: flex(qt, kt, vt, block_mask=block_mask, **gqa)), \
+            contextlib.nullcontext(), leaves, to_bshd
     raise ValueError(backend)
 
 
@@ -331,11 +340,11 @@ def _short_error(e):
 
 # ---- the runs ---------------------------------------------------------------------------------
 
-def _inputs(B, H, S, D, dtype, requires_grad, seed):
+def _inputs(B, H, S, D, dtype, requires_grad, seed, Hkv=None):
     import torch
     g = torch.Generator(device="cuda").manual_seed(seed)
-    shape = (B, S, H, D)
-    q, k, v = (torch.randn(shape, dtype=dtype, device="cuda", generator=g) for _ in range(3))
+    shapes = ((B, S, H, D),) + ((B, S, Hkv or H, D),) * 2
+    q, k, v = (torch.randn(shape, dtype=dtype, device="cuda", generator=g) for shape in shapes)
     if requires_grad:
         for t in (q, k, v):
             t.requires_grad_(True)
@@ -393,11 +402,12 @@ def _shape_inputs(cfg):
     import torch
     B, H, S, D, causal = (cfg[k] for k in ("B", "H", "S", "D", "causal"))
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
-    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal))
+    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal), Hkv=cfg.get("Hkv"))
 
 
 def _base(cfg):
-    return {k: cfg[k] for k in ("suite", "B", "H", "S", "D", "causal", "dtype")}
+    keys = ("suite", "B", "H") + (("Hkv",) if "Hkv" in cfg else ()) + ("S", "D", "causal", "dtype")
+    return {k: cfg[k] for k in keys}
 
 
 def measure_shape(cfg, backend, args, stream):
@@ -500,6 +510,11 @@ def shapes(args):
                 for S in seqlens:
                     cfgs.append(dict(suite="fa3", B=16384 // S, H=2048 // D, S=S, D=D,
                                      causal=causal, dtype="bf16"))
+    if args.suite == "gqa" or (args.suite == "all" and not args.quick):
+        for B, H, Hkv, S, D, causal in GQA_SHAPES:
+            if args.seqlens is None or S in args.seqlens:
+                cfgs.append(dict(suite="gqa", B=B, H=H, Hkv=Hkv, S=S, D=D, causal=causal,
+                                 dtype="bf16"))
     if args.suite in ("small", "all"):
         for B, H, S, D, causal in (QUICK_SMALL if args.quick else SMALL_SHAPES):
             cfgs.append(dict(suite="small", B=B, H=H, S=S, D=D, causal=causal, dtype="fp16"))
@@ -533,7 +548,7 @@ def run(args):
     tasks = []
     for cfg in cfgs:
         bs = [b for b in backends_for(cfg, args) if b != "flex"]
-        if cfg["suite"] == "fa3" and bs:
+        if cfg["suite"] in TIMED_IN_ROUNDS and bs:
             tasks.append((cfg, tuple(bs)))
         else:
             tasks += [(cfg, b) for b in bs]
@@ -547,9 +562,7 @@ def run(args):
         if args.time_limit is not None and time.time() - t0 > args.time_limit:
             for b in names:
                 for direction in DIRECTIONS[cfg["suite"]]:
-                    results.append(dict(suite=cfg["suite"], B=cfg["B"], H=cfg["H"], S=cfg["S"],
-                                        D=cfg["D"], causal=cfg["causal"], dtype=cfg["dtype"],
-                                        backend=b, direction=direction,
+                    results.append(dict(_base(cfg), backend=b, direction=direction,
                                         error=f"skipped: --time-limit {args.time_limit:g} s "
                                               "reached"))
             bar.update(1)
@@ -580,8 +593,8 @@ def _fa3_method(args):
         share = max(1, -(-args.iters // max(1, rounds)))
         order = ("in its own shuffled order" if getattr(args, "round_order", "cyclic") == "shuffled"
                  else "opened by the next entry in turn")
-        timing = (f"- FA3 suite: CUDA events around each call; per shape every (backend, "
-                  f"direction) but flex\n  after {args.warmup} warm-up calls, timed in "
+        timing = (f"- FA3 and GQA suites: CUDA events around each call; per shape every "
+                  f"(backend, direction) but flex\n  after {args.warmup} warm-up calls, timed in "
                   f"{rounds} rounds of {share} calls (plus one untimed), each round\n  {order} "
                   f"(at the power limit the clock falls ~15% under\n  "
                   f"sustained load: what follows lighter work reads high); median of the pooled "
@@ -598,34 +611,47 @@ def _cell(r, key="tflops", fmt="{:.1f}"):
 
 
 def _index(results):
-    return {(r["suite"], r["B"], r["H"], r["S"], r["D"], r["causal"], r["direction"],
-             r["backend"]): r for r in results}
+    return {(r["suite"], r["B"], r["H"], r.get("Hkv", r["H"]), r["S"], r["D"], r["causal"],
+             r["direction"], r["backend"]): r for r in results}
+
+
+def _tflops_rows(idx, shapes, suite, backends, lines):
+    """Rows of a TFLOP/s table (FA3 or GQA suite): one per shape and direction."""
+    for (_, D, causal, S, B, H, Hkv) in shapes:
+        for d in DIRECTIONS[suite]:
+            rs = {b: idx.get((suite, B, H, Hkv, S, D, causal, d, b)) for b in backends}
+            best = max((r["tflops"] for b, r in rs.items()
+                        if b in SDPA_BACKENDS and r and "error" not in r), default=None)
+            c = rs.get("cudadent")
+            ratio = f"{c['tflops'] / best:.2f}" if c and "error" not in c and best else "-"
+            diff = c.get("max_abs_diff_vs_sdpa") if c else None
+            heads = f"{H}" if Hkv == H else f"{H}/{Hkv}"
+            lines.append(f"| {D} | {'yes' if causal else 'no'} | {S} | {B} x {heads} | {d} | "
+                         + " | ".join(_cell(rs[b]) for b in backends)
+                         + f" | {ratio} | {'' if diff is None else f'{diff:.2e}'} |")
+    lines.append("")
 
 
 def tables(env, results, backends):
     idx = _index(results)
     lines = []
-    keys = sorted({(r["suite"], r["D"], r["causal"], r["S"], r["B"], r["H"]) for r in results},
-                  key=lambda t: (t[0] != "fa3", t[1], t[2], t[3], t[4]))
+    keys = sorted({(r["suite"], r["D"], r["causal"], r["S"], r["B"], r["H"],
+                    r.get("Hkv", r["H"])) for r in results},
+                  key=lambda t: (t[0] != "fa3", t[0] != "gqa", t[1], t[2], t[3], t[4]))
     fa3 = [t for t in keys if t[0] == "fa3"]
+    gqa = [t for t in keys if t[0] == "gqa"]
     small = [t for t in keys if t[0] == "small"]
-    if fa3:
-        lines.append("### FA3 suite: bf16, TFLOP/s (higher is better)\n")
+    for suite, shapes, title in (
+            ("fa3", fa3, "### FA3 suite: bf16, TFLOP/s (higher is better)\n"),
+            ("gqa", gqa, "### GQA suite: bf16, query heads / KV heads, TFLOP/s (higher is "
+                         "better)\n")):
+        if not shapes:
+            continue
+        lines.append(title)
         lines.append("| head_dim | causal | seqlen | batch x heads | dir | "
                      + " | ".join(backends) + " | cudadent / best SDPA | max abs diff vs SDPA |")
         lines.append("|" + "---|" * (6 + len(backends) + 1))
-        for (_, D, causal, S, B, H) in fa3:
-            for d in DIRECTIONS["fa3"]:
-                rs = {b: idx.get(("fa3", B, H, S, D, causal, d, b)) for b in backends}
-                best = max((r["tflops"] for b, r in rs.items()
-                            if b in SDPA_BACKENDS and r and "error" not in r), default=None)
-                c = rs.get("cudadent")
-                ratio = f"{c['tflops'] / best:.2f}" if c and "error" not in c and best else "-"
-                diff = c.get("max_abs_diff_vs_sdpa") if c else None
-                lines.append(f"| {D} | {'yes' if causal else 'no'} | {S} | {B} x {H} | {d} | "
-                             + " | ".join(_cell(rs[b]) for b in backends)
-                             + f" | {ratio} | {'' if diff is None else f'{diff:.2e}'} |")
-        lines.append("")
+        _tflops_rows(idx, shapes, suite, backends, lines)
     if small:
         lines.append(f"### Small shapes: fp16, microseconds per call, GPU time in a CUDA graph of "
                      f"{GRAPH_CALLS} calls (eager loop time per call in brackets; lower is "
@@ -633,9 +659,9 @@ def tables(env, results, backends):
         lines.append("| B,H,S,D | causal | dir | " + " | ".join(backends)
                      + " | best SDPA / cudadent (graph) |")
         lines.append("|" + "---|" * (3 + len(backends) + 1))
-        for (_, D, causal, S, B, H) in small:
+        for (_, D, causal, S, B, H, Hkv) in small:
             for d in ("fwd", "bwd"):
-                rs = {b: idx.get(("small", B, H, S, D, causal, d, b)) for b in backends}
+                rs = {b: idx.get(("small", B, H, Hkv, S, D, causal, d, b)) for b in backends}
                 cells = []
                 for b in backends:
                     r = rs[b]
@@ -657,7 +683,9 @@ def tables(env, results, backends):
     for r in results:
         if "error" in r:
             errors.setdefault((r["backend"], r["error"]), []).append(
-                f"{r['suite']} B{r['B']} H{r['H']} S{r['S']} D{r['D']}"
+                f"{r['suite']} B{r['B']} H{r['H']}"
+                f"{'/' + str(r['Hkv']) if r.get('Hkv', r['H']) != r['H'] else ''}"
+                f" S{r['S']} D{r['D']}"
                 f"{' causal' if r['causal'] else ''} {r['direction']}")
     if errors:
         lines.append("### n/a: why\n")
@@ -687,6 +715,8 @@ def method_text(args):
 - Small shapes: a CUDA graph of {GRAPH_CALLS} calls, median of {args.replays} replays, divided by
   {GRAPH_CALLS} (GPU time per call); eager: CUDA events around a Python loop of {GRAPH_CALLS}
   eager calls, divided by {GRAPH_CALLS} (includes launch overhead).
+- GQA suite: k and v have fewer heads than q; SDPA and FlexAttention get `enable_gqa=True`
+  (a backend that refuses it is n/a). FLOPs count the query heads.
 - "max abs diff vs SDPA": cudadent's forward output against the first SDPA backend that ran,
   a sanity check only (the correctness criterion is in tests/python).
 """
@@ -780,7 +810,8 @@ def parse_args(argv=None):
                    help="skip the measurements left after this long (reported as skipped), so a "
                    "report is always written; FlexAttention's runs (a compile per shape) come "
                    "last and are cut first")
-    p.add_argument("--suite", choices=("fa3", "small", "all"), default="all")
+    p.add_argument("--suite", choices=("fa3", "gqa", "small", "all"), default="all",
+                   help="all: the FA3 suite, the GQA suite (not with --quick) and the small shapes")
     p.add_argument("--out", default=None, help="folder for the .md/.png/.json (default: "
                    "bench/results of the checkout, else ./cudadent-bench-results)")
     p.add_argument("--backends", default=",".join(BACKENDS),
@@ -803,7 +834,11 @@ def parse_args(argv=None):
     p.add_argument("--render", metavar="JSON", default=None,
                    help="measure nothing: write the .md/.png of a saved .json again (into --out, "
                    "default the .json's folder)")
+    from . import train_bench
+    train_bench.add_arguments(p)
     args = p.parse_args(argv)
+    if args.train:
+        train_bench.finish_args(args, p)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in args.backends:
         if b not in BACKENDS:
@@ -830,6 +865,13 @@ def render(path, out=None):
     """Write the .md/.png of a saved .json again (e.g. after annotating a measurement)."""
     with open(path) as f:
         saved = json.load(f)
+    if saved.get("kind") == "train":  # a --train report
+        from . import train_report
+        env, targs, result = train_report.load(path)
+        return train_report.write_report(env, targs, result,
+                                         out or os.path.dirname(os.path.abspath(path)),
+                                         quick=targs.get("quick", False),
+                                         no_plot=targs.get("no_plot", False))
     args = argparse.Namespace(**saved["args"])
     args.out = out or os.path.dirname(os.path.abspath(path))
     return write_report(saved["env"], saved["results"], args)
@@ -842,6 +884,9 @@ def main(argv=None):
         print(text)
         print(f"wrote {md_path}" + (f" and {png}" if png else ""))
         return 0
+    if args.train:
+        from . import train_bench
+        return train_bench.main(args)
     env, results = run(args)
     md_path, png, text = write_report(env, results, args)
     print(text)
