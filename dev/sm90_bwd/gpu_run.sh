@@ -3,7 +3,8 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [pybench] [pybench-quick]
+#   [PREBUILT=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det]
+#     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # ab: the backward of build-base/ (a tree made with
 #   rm -rf build-base && mkdir build-base && git archive REV | tar -x -C build-base
@@ -19,7 +20,14 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
 t0=$(date +%s)
-if ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+if [ -n "${PREBUILT:-}" ]; then
+  # binaries built on the workstation (cmake -B build-gpu -DCUDADENT_GPU_ARCHS=90a), copied into
+  # the carried folder $PREBUILT: no build on the GPU machine
+  rm -rf build-gpu && mkdir -p build-gpu/tests && cp "$PREBUILT"/libcudadent.so* "$PREBUILT"/cudadent-bench build-gpu/ \
+    && cp "$PREBUILT"/cudadent_tests build-gpu/tests/ && export LD_LIBRARY_PATH=$PWD/build-gpu \
+    || { note "PREBUILT $PREBUILT incomplete"; exit 1; }
+  note "prebuilt: $(ls "$PREBUILT" | tr '\n' ' ')"
+elif ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
        && cmake --build build-gpu -j 16; } > "$out/build.log" 2>&1; then
   note "BUILD FAILED"; tail -40 "$out/build.log"; exit 1
 fi
@@ -122,6 +130,42 @@ for step in "${steps[@]}"; do
         PYTHONUNBUFFERED=1 timeout 540 python3 -m cudadent.bench --suite fa3 --backends cudadent,cudnn \
         --rounds 3 --no-flex --time-limit ${PYBENCH_LIMIT:-400} $flag --out "$out" > "$out/pybench.log" 2>&1
       note "pybench: rc $?"; grep -E "^\|" "$out/pybench.log" | head -60 | tee -a "$summary" ;;
+    all)
+      # default dispatch (on cc 9.0 both Hopper kernels, the deterministic backward included), every test
+      ( timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests > "$out/all.log" 2>&1 )
+      note "tests (default, all): rc $? $(tail -1 "$out/all.log")"
+      grep -E '^\[ FAIL' -B6 "$out/all.log" | head -60 | tee -a "$summary" ;;
+    det)
+      # the deterministic mode's cost: CLI timings with and without --deterministic, alternating
+      for shape in "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
+                   "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+                   "--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64" \
+                   "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal"; do
+        for mode in "" --deterministic "" --deterministic; do
+          r=$(timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+          note "det ${mode:-nondet} $shape: ms TFLOP/s $r"
+        done
+      done ;;
+    seed)
+      # a once-seen forward failure (gpu_fwd/47, session 15) with its seed, on both forwards, and
+      # the error ratio's spread over 300 seeds of that shape
+      shape="--batch 1 --seqlen-q 1 --seqlen-k 1000 --heads 4 --head-dim 128 --window 33,7 --layout heads-first --outliers"
+      for path in sm80 sm90; do
+        r=$(CUDADENT_KERNEL=$path timeout 60 $bench $shape --dtype bf16 --seed 1795579709289356038 --check --iters 1 2>&1 | tail -4 | tr '\n' ' ')
+        note "seed $path: $r"
+        r=$(CUDADENT_KERNEL=$path timeout 120 $bench $shape --dtype bf16 --check-seeds 300 2>&1 | tail -3 | tr '\n' ' ')
+        note "seeds300 $path: $r"
+      done ;;
+    train-quick|train)
+      flag=""; [ "$step" = train-quick ] && flag="--quick"
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$out/train.log" 2>&1
+      note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$out/train.log" | head -40 | tee -a "$summary" ;;
+    pytest)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
+        timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$out/pytest.log" 2>&1
+      note "pytest: rc $? $(tail -1 "$out/pytest.log")"; grep -E "FAILED|Error" "$out/pytest.log" | head -20 | tee -a "$summary" ;;
     *) note "unknown step $step" ;;
   esac
 done
