@@ -47,7 +47,11 @@ FULL = ("d128-s4k", "d128-s16k", "d64-s2k", "gqa4-s4k")
 QUICK = ("d128-s4k",)
 SEED = 0
 THROUGHPUT_LR = 1e-4
-LOSS_LR, LOSS_WARMUP = 1e-3, 10
+# The loss check trains as pretraining does (GPT-3 small's peak lr 6e-4, gradient norm clipped at
+# 1.0). Session 16 (H200): at lr 1e-3 without clipping the runs were chaotic: SDPA's own curves
+# differed by up to 0.6 between two runs of one backend at step 40, and one cudadent run and one
+# flash run spiked near step 20-30 (cudadent's never recovered), so the check measured chaos.
+LOSS_LR, LOSS_WARMUP, LOSS_CLIP = 6e-4, 10, 1.0
 BRANCHING = 4  # successors a token in the Markov chain: loss floor <= log 4 = 1.39 nats
 DEFAULT_TIME_LIMIT = 450.0  # seconds: configs (and rounds) left after it are skipped, reported
 DEVICE = "cuda"
@@ -72,6 +76,10 @@ def add_arguments(p):
     g.add_argument("--train-loss-steps", type=int, default=100,
                    help="steps of the loss check per attention (100); 0 skips it")
     g.add_argument("--train-loss-config", default="loss", help="model of the loss check (loss)")
+    g.add_argument("--train-loss-lr", type=float, default=LOSS_LR,
+                   help=f"peak learning rate of the loss check ({LOSS_LR:g})")
+    g.add_argument("--train-loss-clip", type=float, default=LOSS_CLIP,
+                   help=f"gradient norm clip of the loss check ({LOSS_CLIP:g}; 0: none)")
     g.add_argument("--train-no-profile", action="store_true",
                    help="skip the profiled steps (no attention share)")
 
@@ -154,11 +162,15 @@ def attention_context(attention):
     return contextlib.nullcontext()
 
 
-def train_step(model, opt, ids, attention):
-    """Forward (loss over the vocabulary), backward, optimizer step; the loss, detached."""
+def train_step(model, opt, ids, attention, clip=None):
+    """Forward (loss over the vocabulary), backward, gradient norm clipped to `clip` (if given),
+    optimizer step; the loss, detached."""
+    import torch
     with attention_context(attention):
         loss = model(input_ids=ids, labels=ids, use_cache=False).loss
         loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
     opt.step()
     opt.zero_grad(set_to_none=True)
     return loss.detach()
@@ -221,7 +233,7 @@ def _free():
 # ---- the loss check ---------------------------------------------------------------------------
 
 def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, tick=None,
-               verbose=False):
+               verbose=False, lr=LOSS_LR, clip=LOSS_CLIP):
     """Train config `name` for `steps` steps with each attention from one initialization on
     the same Markov-chain batches. Returns the loss section of the result (curves, agreement,
     kernel families of each run's first step, errors)."""
@@ -229,7 +241,7 @@ def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, t
     device = device or DEVICE
     c = CONFIGS[name]
     chain = MarkovChain(c["vocab"], branching=BRANCHING, seed=SEED)
-    out = {"config": dict(c, name=name), "steps": steps, "lr": LOSS_LR,
+    out = {"config": dict(c, name=name), "steps": steps, "lr": lr, "clip": clip,
            "warmup_steps": LOSS_WARMUP, "data": chain.describe(), "log_vocab": chain.log_vocab,
            "optimal_loss": chain.optimal_loss(c["seqlen"]), "curves": {}, "kernels": {},
            "errors": {}}
@@ -252,7 +264,7 @@ def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, t
         try:
             model.load_state_dict(init)
             set_attention(model, a)
-            opt = make_optimizer(model, LOSS_LR)
+            opt = make_optimizer(model, lr)
             sched = torch.optim.lr_scheduler.LambdaLR(
                 opt, lambda s: min(1.0, (s + 1) / LOSS_WARMUP))
             losses = []
@@ -260,13 +272,13 @@ def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, t
                 if s == 0 and profile:  # which kernels ran: informative, not fatal
                     try:
                         out["kernels"][a] = profile_step(
-                            lambda: losses.append(train_step(model, opt, data[s], a)))["families"]
+                            lambda: losses.append(train_step(model, opt, data[s], a, clip)))["families"]
                     except Exception as e:
                         if not losses:  # the step itself failed, not the profiler
                             raise
                         out["kernels"][a] = {"profiler failed": _short(e)}
                 else:
-                    losses.append(train_step(model, opt, data[s], a))
+                    losses.append(train_step(model, opt, data[s], a, clip))
                 sched.step()
                 done += 1
                 if tick:
@@ -437,7 +449,8 @@ def run(args):
         env["note"] = f"attn_implementation='cudadent' not registered: {_short(e)}"
     method = dict(seed=SEED, warmup=args.train_warmup, rounds=args.train_rounds,
                   steps=args.train_steps, loss_steps=args.train_loss_steps,
-                  throughput_lr=THROUGHPUT_LR, loss_lr=LOSS_LR, branching=BRANCHING)
+                  throughput_lr=THROUGHPUT_LR, loss_lr=args.train_loss_lr,
+                  loss_clip=args.train_loss_clip, branching=BRANCHING)
     result = {"rows": [], "loss": None, "method": method}
     n_att = len(args.train_attentions)
     total = n_att * args.train_loss_steps + len(args.train_configs) * _planned_steps(args)
@@ -454,7 +467,8 @@ def run(args):
         bar.set_postfix_str(f"loss check: {args.train_loss_config}")
         result["loss"] = loss_check(args.train_loss_config, args.train_attentions,
                                     args.train_loss_steps, profile=not args.train_no_profile,
-                                    tick=bar.update, verbose=args.verbose)
+                                    tick=bar.update, verbose=args.verbose,
+                                    lr=args.train_loss_lr, clip=args.train_loss_clip)
         ag = result["loss"].get("agreement", {})
         verdict = {True: "pass", False: "FAIL", None: "n/a"}[ag.get("passed")]
         say(f"loss check: max|cudadent - sdpa| {ag.get('ours_vs_ref', float('nan')):.4f}, "

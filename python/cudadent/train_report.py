@@ -145,7 +145,8 @@ def loss_section(loss, every=10):
     ag = loss.get("agreement", {})
     lines = [f"### Loss agreement: {loss.get('steps', 0)} steps from one initialization\n",
              f"Model `{c['name']}`: {model_text(c)}, batch {c['batch']} x seqlen {c['seqlen']}, "
-             f"AdamW lr {loss.get('lr')} ({loss.get('warmup_steps')} warm-up steps). Data: "
+             f"AdamW lr {loss.get('lr')} ({loss.get('warmup_steps')} warm-up steps), gradient norm "
+             f"clip {loss.get('clip') or 'none'}. Data: "
              f"{loss.get('data', '')}; an untrained model's loss is about log V = "
              f"{_num(loss.get('log_vocab'), '{:.2f}')}, the chain's own floor "
              f"{_num(loss.get('optimal_loss'), '{:.3f}')}. Each attention trains the same "
