@@ -56,17 +56,10 @@ static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int s
 static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int small,
                                         cudaStream_t stream) {
   if (small < 0) {
-    /* multiprocessor count, once per device (idempotent, so a race only repeats the query) */
-    static int sm_count[CD_MAX_DEVICES];
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err != cudaSuccess) return err;
-    if (dev < CD_MAX_DEVICES) sms = __atomic_load_n(&sm_count[dev], __ATOMIC_ACQUIRE);
-    if (sms == 0) {
-      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      if (err != cudaSuccess) return err;
-      if (dev < CD_MAX_DEVICES) __atomic_store_n(&sm_count[dev], sms, __ATOMIC_RELEASE);
-    }
+    if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err; /* cached */
     constexpr int LM = cd_sm80_fwd_tile<64, false>::BLOCK_M;
     static_assert(LM == cd_sm80_fwd_tile<128, false>::BLOCK_M, "one large BLOCK_M assumed");
     const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + LM - 1) / LM);

@@ -12,15 +12,15 @@
 #include "dispatch.h"
 #include "kernels/sm90/fwd_launch.cuh"
 
-/* Which calls the dispatcher may give this path without being forced: fp16 / bf16, head dim 64
- * or 128 (the tile table's rows), and enough work (config.cuh SM90_FWD_MIN_WORK). */
-extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
-  const int work_ok = (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
-  return cudadent_sm90_fwd_can_run(p) && work_ok;
+/* Which calls the dispatcher gives this path without being forced: enough work (config.cuh
+ * SM90_FWD_MIN_WORK). */
+extern "C" int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p) {
+  return (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
 }
 
-/* What the kernels can run at all (a forced path: any amount of work). */
-extern "C" int cudadent_sm90_fwd_can_run(const cudadent_attn_fwd_params_t *p) {
+/* What the kernels can run at all (fp16 / bf16, head dim 64 or 128: the tile table's rows); a
+ * forced path takes any amount of work. */
+extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
   return dtype_ok && dim_ok;

@@ -17,13 +17,12 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include "cudadent.h"
+#include "device_info.h"
 #include "kernels/sm90/fwd_kernel.cuh"
 #include "kernels/sm90/tensor_map.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
 #include "kernels/sm90/config.cuh"
-
-#define SM90_MAX_DEVICES 64
 
 /* The dev-only override of a launch (dev/sm90_fwd; the library passes none): a forced tile
  * order (an SM90_SCHED_* value, no tail; -1: the launcher's choice). */
@@ -42,21 +41,18 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                  const cd_sm90_fwd_args, const sm90_tile_tail) = cd_sm90_fwd_kernel<Tile, kFp16>;
 
-  /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
-   * race between threads only repeats it) */
-  static int sms_of_device[SM90_MAX_DEVICES];
+  /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
+  static cudadent_device_once_t attr_done;
   int dev = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
-  if (dev < SM90_MAX_DEVICES) sms = __atomic_load_n(&sms_of_device[dev], __ATOMIC_ACQUIRE);
-  if (sms == 0) {
+  if (!cudadent_device_once_done(&attr_done, dev)) {
     err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                SMEM);
     if (err != cudaSuccess) return err;
-    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return err;
-    if (dev < SM90_MAX_DEVICES) __atomic_store_n(&sms_of_device[dev], sms, __ATOMIC_RELEASE);
+    cudadent_device_once_mark(&attr_done, dev);
   }
+  if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
 
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
   if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
