@@ -392,7 +392,8 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
   for (int n = blockIdx.x; n < a.n_blocks; n += gridDim.x) {
     const int n0 = n * BN;
     const int kvalid = min(BN, a.sk - n0);
-    /* query tiles that see any key of [n0, n0 + kvalid) */
+    /* query tiles that see any key of [n0, n0 + kvalid): common/mask_rule.cuh cd_mask_q_blocks,
+     * written out with this loop's clamps (the call compiled to different code; issue 22) */
     int m_begin = 0, m_end = m_tiles;
     if (a.wr >= 0) {
       const long long lo = (long long)n0 - off - a.wr; /* first row whose right edge reaches n0 */
@@ -452,7 +453,8 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
             dlt[mt][hh] = dlt_s[r];
           }
 
-        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE) */
+        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE; the
+         * rule of common/mask_rule.cuh in this kernel's diagonal offsets) */
         const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
         bool need_mask = kvalid < BN;
         if (a.wr >= 0 && base + (BN - 1) > a.wr) need_mask = true;

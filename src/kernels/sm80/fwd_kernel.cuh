@@ -4,7 +4,7 @@
  * Computes, for one (query tile, head, batch) per CTA,
  *     O[i,:] = sum_j softmax_j(scale * Q[i,:] . K[j,:]) V[j,:]   over the visible keys j,
  *     LSE[i] = log sum_j exp(scale * Q[i,:] . K[j,:])             (natural log; -inf if none)
- * with bottom-right aligned causal / sliding-window masking (mask.cuh), GQA/MQA (query head h
+ * with bottom-right aligned causal / sliding-window masking (common/mask_rule.cuh), GQA/MQA (query head h
  * reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
  *
  * Warps: WARPS warps, all alike. Warp w owns query rows [w*ROWS_W, (w+1)*ROWS_W) of the tile
@@ -49,7 +49,7 @@
 #include "device_info.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/softmax.cuh"
-#include "kernels/common/mask.cuh"
+#include "kernels/common/mask_rule.cuh"
 
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_fwd_args {
