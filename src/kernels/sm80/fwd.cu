@@ -10,6 +10,7 @@
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
+#include "kernels/dev.h"
 #include "kernels/sm80/fwd_kernel.cuh"
 
 /* ---- the tile table: per head_dim, large tiles and small tiles -----------------------------
@@ -95,3 +96,11 @@ extern "C" cudaError_t cudadent_sm80_fwd(const cudadent_attn_fwd_params_t *p, vo
   (void)workspace;
   return cd_sm80_fwd_dispatch(p, -1, stream);
 }
+
+#ifdef CUDADENT_DEV
+/* the dev-only entry point (src/kernels/dev.h): the tile size forced */
+extern "C" cudaError_t cudadent_dev_sm80_fwd_tiles(const cudadent_attn_fwd_params_t *p, int small,
+                                                   cudaStream_t stream) {
+  return cd_sm80_fwd_dispatch(p, small < 0 ? -1 : small != 0, stream);
+}
+#endif

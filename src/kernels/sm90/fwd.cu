@@ -10,6 +10,7 @@
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
+#include "kernels/dev.h"
 #include "kernels/sm90/fwd_launch.cuh"
 
 /* Which calls the dispatcher gives this path without being forced: enough work (config.cuh
@@ -34,5 +35,26 @@ extern "C" size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_param
 extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   (void)workspace;
-  return cd_sm90_fwd_run(p, stream, nullptr);
+  return cd_sm90_fwd_run(p, stream);
 }
+
+#ifdef CUDADENT_DEV
+/* ---- the dev-only entry points (src/kernels/dev.h) ---- */
+
+extern "C" cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p, int order,
+                                             cudaStream_t stream) {
+  cd_sm90_fwd_dev_order = order;
+  const cudaError_t err = cd_sm90_fwd_run(p, stream);
+  cd_sm90_fwd_dev_order = -1;
+  return err;
+}
+
+extern "C" cudaError_t cudadent_dev_sm90_fwd_trace_set(void *buf) {
+#ifdef SM90_TRACE
+  return cudaMemcpyToSymbol(sm90_trace_buf, &buf, sizeof(buf));
+#else
+  (void)buf;
+  return cudaErrorNotSupported;
+#endif
+}
+#endif /* CUDADENT_DEV */
