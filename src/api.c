@@ -24,6 +24,7 @@
 
 #include "checks.h"
 #include "cudadent.h"
+#include "device_info.h"
 #include "dispatch.h"
 #include "errors.h"
 #include "struct_size.h"
@@ -153,15 +154,10 @@ static cudadent_status_t current_cc(int *cc) {
   int device = 0, count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) return no_device(err);
-  int major = 0, minor = 0;
   if ((err = cudaGetDevice(&device)) != cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) !=
-          cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device)) !=
-          cudaSuccess)
+      (err = cudadent_device_cc(device, cc)) != cudaSuccess) /* cached per device */
     return cudadent_fail(CUDADENT_STATUS_NO_DEVICE, "cannot query the current device: %s",
                          cudaGetErrorString(err));
-  *cc = major * 10 + minor;
   return CUDADENT_STATUS_SUCCESS;
 }
 
@@ -224,13 +220,9 @@ cudadent_status_t cudadent_attn_fwd(const cudadent_attn_fwd_params_t *params, vo
           "fill lse"));
     return CUDADENT_STATUS_SUCCESS;
   }
-  cudadent_kernel_path_t path = cudadent_pick_fwd(&p, cc);
-  if (path == CUDADENT_PATH_NONE)
-    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
-                         "no forward kernel for compute capability %d.%d%s", cc / 10, cc % 10,
-                         cc < 80 ? " (cudadent needs 8.0 or newer)"
-                                 : " with these params (or CUDADENT_KERNEL forces another path)");
-  return launch_result(cudadent_launch_fwd(path, &p, workspace, s), cudadent_path_name(path));
+  const cudadent_fwd_kernel_t *kernel = NULL;
+  RETURN_IF_FAILED(cudadent_pick_fwd(&p, cc, &kernel));
+  return launch_result(kernel->launch(&p, workspace, s), kernel->name);
 }
 
 /* ---- backward ---------------------------------------------------------------------------------- */
@@ -288,11 +280,7 @@ cudadent_status_t cudadent_attn_bwd(const cudadent_attn_bwd_params_t *params, vo
     return launch_result(cudadent_fill_zero(p.dv, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, s),
                          "fill dv");
   }
-  cudadent_kernel_path_t path = cudadent_pick_bwd(&p, cc);
-  if (path == CUDADENT_PATH_NONE)
-    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
-                         "no backward kernel for compute capability %d.%d%s", cc / 10, cc % 10,
-                         cc < 80 ? " (cudadent needs 8.0 or newer)"
-                                 : " with these params (or CUDADENT_KERNEL forces another path)");
-  return launch_result(cudadent_launch_bwd(path, &p, workspace, s), cudadent_path_name(path));
+  const cudadent_bwd_kernel_t *kernel = NULL;
+  RETURN_IF_FAILED(cudadent_pick_bwd(&p, cc, &kernel));
+  return launch_result(kernel->launch(&p, workspace, s), kernel->name);
 }

@@ -1,186 +1,213 @@
 /*
- * dispatch.c - the table of kernels: (device arch, params) -> kernel path.
+ * dispatch.c - the table of kernels, one per direction: (device arch, params) -> kernel.
  *
- * Rows, tried in order; the first whose kernel is built, runs on the device and supports the
- * params wins:
- *   sm90  Hopper forward (wgmma, TMA)        cc == 9.0 only, forward only
- *   sm80  portable forward and backward      cc >= 8.0
- * CUDADENT_KERNEL=sm80|sm90 in the environment restricts the choice to that row (tests use it to
- * check both paths on one Hopper GPU). Forcing sm90 also skips cudadent_sm90_fwd_supports(),
- * whose only refusal beyond api.c's checks (dtype and head_dim, shared by every row) is its
- * small-problem heuristic: so tests reach the Hopper kernel on small shapes too.
- * The backward's sm90 row (wgmma) is taken by default only where SM90_BWD_DEFAULT says so;
- * CUDADENT_KERNEL_BWD=sm80|sm90 forces the backward's path alone (CUDADENT_KERNEL forces both).
+ * Rows, tried in order; the first that is built, runs on the device's compute capability,
+ * supports the params and (where it has a preference heuristic) prefers them wins:
+ *   forward:  sm90  Hopper (wgmma, TMA)   cc 9.0 only; preferred from SM90_FWD_MIN_WORK on
+ *             sm80  portable (mma.sync)   cc >= 8.0
+ *   backward: sm90  Hopper (wgmma, TMA)   cc 9.0 only; the default there (SM90_BWD_DEFAULT)
+ *             sm80  portable (mma.sync)   cc >= 8.0 (where the device has its shared memory)
+ * A row is in the table where CMake built its family (CUDADENT_HAVE_<ARCH>_<DIR>, from the one
+ * list of families in CMakeLists.txt).
+ *
+ * Forcing a path (tests check both paths on one Hopper GPU with it): CUDADENT_KERNEL_FWD and
+ * CUDADENT_KERNEL_BWD name the row of one direction, CUDADENT_KERNEL of both where the
+ * direction's own variable is unset or empty (so CUDADENT_KERNEL=sm90 CUDADENT_KERNEL_BWD=sm80
+ * pairs the Hopper forward with the portable backward). The environment is read once per
+ * process. A forced row skips only the preference heuristic (so tests reach the Hopper forward on
+ * small shapes too); if it is not built, cannot run on the device or does not support the params,
+ * the call fails with UNSUPPORTED_ARCH and a message saying so, never running another row.
  */
 #include "dispatch.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CUDADENT_HAVE_SM80_FWD
-#define CUDADENT_HAVE_SM80_FWD 0
-#endif
-#ifndef CUDADENT_HAVE_SM80_BWD
-#define CUDADENT_HAVE_SM80_BWD 0
-#endif
-#ifndef CUDADENT_HAVE_SM90_FWD
-#define CUDADENT_HAVE_SM90_FWD 0
-#endif
-#ifndef CUDADENT_HAVE_SM90_BWD
-#define CUDADENT_HAVE_SM90_BWD 0
-#endif
+#include "errors.h"
 
 /* 1: the Hopper backward is dispatch's default on cc 9.0 (H200: 1.1-1.9x the sm80 backward from
  * the small shapes to 16k, docs/kernels/sm90_bwd.md) */
 #define SM90_BWD_DEFAULT 1
 
-static cudadent_kernel_path_t path_of(const char *forced) {
-  if (forced == NULL || forced[0] == '\0') return CUDADENT_PATH_NONE;
-  if (strcmp(forced, "sm80") == 0) return CUDADENT_PATH_SM80;
-  if (strcmp(forced, "sm90") == 0) return CUDADENT_PATH_SM90;
-  return CUDADENT_PATH_NONE;
-}
+#if !SM90_BWD_DEFAULT
+static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
+#endif
 
-static cudadent_kernel_path_t forced_path(void) { return path_of(getenv("CUDADENT_KERNEL")); }
-
-static __attribute__((unused)) cudadent_kernel_path_t forced_bwd_path(void) {
-  const char *bwd = getenv("CUDADENT_KERNEL_BWD");
-  return bwd != NULL && bwd[0] != '\0' ? path_of(bwd) : forced_path();
-}
-
-static __attribute__((unused)) int allowed(cudadent_kernel_path_t path) {
-  cudadent_kernel_path_t forced = forced_path();
-  return forced == CUDADENT_PATH_NONE || forced == path;
-}
-
-cudadent_kernel_path_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc) {
+static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
-  if (cc == 90 && allowed(CUDADENT_PATH_SM90) &&
-      (cudadent_sm90_fwd_supports(p) || forced_path() == CUDADENT_PATH_SM90))
-    return CUDADENT_PATH_SM90;
+    {"sm90", 90, 90, cudadent_sm90_fwd_supports, cudadent_sm90_fwd_preferred,
+     cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
 #endif
 #if CUDADENT_HAVE_SM80_FWD
-  if (cc >= 80 && allowed(CUDADENT_PATH_SM80) && cudadent_sm80_fwd_supports(p))
-    return CUDADENT_PATH_SM80;
+    {"sm80", 80, 0, cudadent_sm80_fwd_supports, NULL, cudadent_sm80_fwd_workspace_size,
+     cudadent_sm80_fwd},
 #endif
-  (void)p;
-  (void)cc;
-  return CUDADENT_PATH_NONE;
-}
+    {NULL, 0, 0, NULL, NULL, NULL, NULL}};
 
-cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc) {
+static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
-  {
-    const cudadent_kernel_path_t forced = forced_bwd_path();
-    if (cc == 90 && (forced == CUDADENT_PATH_SM90 || (forced == CUDADENT_PATH_NONE && SM90_BWD_DEFAULT)) &&
-        cudadent_sm90_bwd_supports(p))
-      return CUDADENT_PATH_SM90;
-  }
+    {"sm90", 90, 90, cudadent_sm90_bwd_supports,
+#if SM90_BWD_DEFAULT
+     NULL,
+#else
+     never_bwd,
+#endif
+     cudadent_sm90_bwd_workspace_size, cudadent_sm90_bwd},
 #endif
 #if CUDADENT_HAVE_SM80_BWD
-  if (cc >= 80 && cudadent_sm80_bwd_supports(p))
-    return CUDADENT_PATH_SM80;
+    {"sm80", 80, 0, cudadent_sm80_bwd_supports, NULL, cudadent_sm80_bwd_workspace_size,
+     cudadent_sm80_bwd},
 #endif
-  (void)p;
-  (void)cc;
-  return CUDADENT_PATH_NONE;
+    {NULL, 0, 0, NULL, NULL, NULL, NULL}};
+
+/* every path name any build may have, for messages about the environment */
+static const char *const known_paths = "sm80, sm90";
+
+/* ---- the environment, read once ---- */
+
+typedef struct forced {
+  char name[16]; /* "" where not forced */
+  const char *var; /* the variable that forced it */
+  int too_long;
+} forced_t;
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static forced_t forced_fwd, forced_bwd;
+
+static void read_forced(forced_t *f, const char *own_var) {
+  const char *v = getenv(own_var);
+  f->var = own_var;
+  if (v == NULL || v[0] == '\0') {
+    v = getenv("CUDADENT_KERNEL");
+    f->var = "CUDADENT_KERNEL";
+  }
+  if (v == NULL) v = "";
+  f->too_long = strlen(v) >= sizeof f->name;
+  strncpy(f->name, v, sizeof f->name - 1);
+  f->name[sizeof f->name - 1] = '\0';
+}
+
+static void read_env(void) {
+  read_forced(&forced_fwd, "CUDADENT_KERNEL_FWD");
+  read_forced(&forced_bwd, "CUDADENT_KERNEL_BWD");
+}
+
+static const forced_t *forced_of(int bwd) {
+  (void)pthread_once(&env_once, read_env);
+  return bwd ? &forced_bwd : &forced_fwd;
+}
+
+static int cc_fits(int cc, int min_cc, int max_cc) {
+  return cc >= min_cc && (max_cc <= 0 || cc <= max_cc);
+}
+
+/* The failure of a forced row: found is its index, or -1 where no row has that name. */
+static cudadent_status_t forced_failure(const forced_t *f, const char *dir, int found, int cc_ok,
+                                        int cc) {
+  if (f->too_long || found < 0)
+    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
+                         "%s=%s%s forces a %s path this library does not have (paths: %s; "
+                         "built: see the library's build, CUDADENT_GPU_ARCHS)",
+                         f->var, f->name, f->too_long ? "..." : "", dir, known_paths);
+  if (!cc_ok)
+    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
+                         "%s=%s forces the %s %s kernel, which cannot run on compute capability "
+                         "%d.%d (unset %s to let the library choose)",
+                         f->var, f->name, f->name, dir, cc / 10, cc % 10, f->var);
+  return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
+                       "%s=%s forces the %s %s kernel, which does not support these params "
+                       "(head_dim, dtype or this device's shared memory; unset %s to let the "
+                       "library choose)",
+                       f->var, f->name, f->name, dir, f->var);
+}
+
+static cudadent_status_t no_row(const char *dir, int cc) {
+  return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_ARCH,
+                       "no %s kernel for compute capability %d.%d%s", dir, cc / 10, cc % 10,
+                       cc < 80 ? " (cudadent needs 8.0 or newer)" : " with these params");
+}
+
+#define ROWS(table) ((int)(sizeof table / sizeof table[0]) - 1) /* without the sentinel */
+
+cudadent_status_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc,
+                                    const cudadent_fwd_kernel_t **kernel) {
+  const forced_t *f = forced_of(0);
+  if (f->name[0] != '\0') {
+    int i = -1;
+    for (int j = 0; !f->too_long && j < ROWS(fwd_table) && i < 0; ++j)
+      if (strcmp(fwd_table[j].name, f->name) == 0) i = j;
+    if (i < 0) return forced_failure(f, "forward", -1, 0, cc);
+    const cudadent_fwd_kernel_t *k = &fwd_table[i];
+    const int cc_ok = cc_fits(cc, k->min_cc, k->max_cc);
+    if (!cc_ok || !k->supports(p)) return forced_failure(f, "forward", i, cc_ok, cc);
+    *kernel = k;
+    return CUDADENT_STATUS_SUCCESS;
+  }
+  for (int i = 0; i < ROWS(fwd_table); ++i) {
+    const cudadent_fwd_kernel_t *k = &fwd_table[i];
+    if (cc_fits(cc, k->min_cc, k->max_cc) && k->supports(p) &&
+        (k->preferred == NULL || k->preferred(p))) {
+      *kernel = k;
+      return CUDADENT_STATUS_SUCCESS;
+    }
+  }
+  return no_row("forward", cc);
+}
+
+cudadent_status_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc,
+                                    const cudadent_bwd_kernel_t **kernel) {
+  const forced_t *f = forced_of(1);
+  if (f->name[0] != '\0') {
+    int i = -1;
+    for (int j = 0; !f->too_long && j < ROWS(bwd_table) && i < 0; ++j)
+      if (strcmp(bwd_table[j].name, f->name) == 0) i = j;
+    if (i < 0) return forced_failure(f, "backward", -1, 0, cc);
+    const cudadent_bwd_kernel_t *k = &bwd_table[i];
+    const int cc_ok = cc_fits(cc, k->min_cc, k->max_cc);
+    if (!cc_ok || !k->supports(p)) return forced_failure(f, "backward", i, cc_ok, cc);
+    *kernel = k;
+    return CUDADENT_STATUS_SUCCESS;
+  }
+  for (int i = 0; i < ROWS(bwd_table); ++i) {
+    const cudadent_bwd_kernel_t *k = &bwd_table[i];
+    if (cc_fits(cc, k->min_cc, k->max_cc) && k->supports(p) &&
+        (k->preferred == NULL || k->preferred(p))) {
+      *kernel = k;
+      return CUDADENT_STATUS_SUCCESS;
+    }
+  }
+  return no_row("backward", cc);
 }
 
 int cudadent_any_fwd_supports(const cudadent_attn_fwd_params_t *p) {
-  int any = 0;
-#if CUDADENT_HAVE_SM80_FWD
-  any |= cudadent_sm80_fwd_supports(p);
-#endif
-#if CUDADENT_HAVE_SM90_FWD
-  any |= cudadent_sm90_fwd_supports(p);
-#endif
-  (void)p;
-  return any;
+  for (int i = 0; fwd_table[i].name != NULL; ++i)
+    if (fwd_table[i].supports(p)) return 1;
+  return 0;
 }
 
 int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p) {
-  int any = 0;
-#if CUDADENT_HAVE_SM80_BWD
-  any |= cudadent_sm80_bwd_supports(p);
-#endif
-#if CUDADENT_HAVE_SM90_BWD
-  any |= cudadent_sm90_bwd_supports(p);
-#endif
-  (void)p;
-  return any;
+  for (int i = 0; bwd_table[i].name != NULL; ++i)
+    if (bwd_table[i].supports(p)) return 1;
+  return 0;
 }
 
 size_t cudadent_fwd_workspace_bound(const cudadent_attn_fwd_params_t *p) {
   size_t bytes = 0;
-#if CUDADENT_HAVE_SM80_FWD
-  if (cudadent_sm80_fwd_supports(p)) {
-    size_t b = cudadent_sm80_fwd_workspace_size(p);
-    if (b > bytes) bytes = b;
-  }
-#endif
-#if CUDADENT_HAVE_SM90_FWD
-  {
-    size_t b = cudadent_sm90_fwd_workspace_size(p);
-    if (b > bytes) bytes = b;
-  }
-#endif
-  (void)p;
+  for (int i = 0; fwd_table[i].name != NULL; ++i)
+    if (fwd_table[i].supports(p)) {
+      const size_t b = fwd_table[i].workspace(p);
+      if (b > bytes) bytes = b;
+    }
   return bytes;
 }
 
 size_t cudadent_bwd_workspace_bound(const cudadent_attn_bwd_params_t *p) {
   size_t bytes = 0;
-#if CUDADENT_HAVE_SM80_BWD
-  if (cudadent_sm80_bwd_supports(p)) bytes = cudadent_sm80_bwd_workspace_size(p);
-#endif
-#if CUDADENT_HAVE_SM90_BWD
-  if (cudadent_sm90_bwd_supports(p)) {
-    size_t b = cudadent_sm90_bwd_workspace_size(p);
-    if (b > bytes) bytes = b;
-  }
-#endif
-  (void)p;
+  for (int i = 0; bwd_table[i].name != NULL; ++i)
+    if (bwd_table[i].supports(p)) {
+      const size_t b = bwd_table[i].workspace(p);
+      if (b > bytes) bytes = b;
+    }
   return bytes;
-}
-
-cudaError_t cudadent_launch_fwd(cudadent_kernel_path_t path, const cudadent_attn_fwd_params_t *p,
-                                void *workspace, cudaStream_t stream) {
-  switch (path) {
-#if CUDADENT_HAVE_SM90_FWD
-    case CUDADENT_PATH_SM90: return cudadent_sm90_fwd(p, workspace, stream);
-#endif
-#if CUDADENT_HAVE_SM80_FWD
-    case CUDADENT_PATH_SM80: return cudadent_sm80_fwd(p, workspace, stream);
-#endif
-    default: break;
-  }
-  (void)p;
-  (void)workspace;
-  (void)stream;
-  return cudaErrorNotSupported;
-}
-
-cudaError_t cudadent_launch_bwd(cudadent_kernel_path_t path, const cudadent_attn_bwd_params_t *p,
-                                void *workspace, cudaStream_t stream) {
-  switch (path) {
-#if CUDADENT_HAVE_SM90_BWD
-    case CUDADENT_PATH_SM90: return cudadent_sm90_bwd(p, workspace, stream);
-#endif
-#if CUDADENT_HAVE_SM80_BWD
-    case CUDADENT_PATH_SM80: return cudadent_sm80_bwd(p, workspace, stream);
-#endif
-    default: break;
-  }
-  (void)p;
-  (void)workspace;
-  (void)stream;
-  return cudaErrorNotSupported;
-}
-
-const char *cudadent_path_name(cudadent_kernel_path_t path) {
-  switch (path) {
-    case CUDADENT_PATH_SM80: return "sm80";
-    case CUDADENT_PATH_SM90: return "sm90";
-    default: return "none";
-  }
 }

@@ -25,8 +25,13 @@
 extern "C" {
 #endif
 
-/* ---- portable tensor-core path (src/kernels/sm80), sm_80 and newer ---- */
-int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p); /* head_dim/dtype check */
+/* ---- the kernels: one family per (architecture, direction), each a row of dispatch.c's table.
+ * supports(p): the family runs these (normalized) params at all (dtype, head_dim, and for some a
+ * device property); preferred(p): the default dispatch takes it (a heuristic; not asked where a
+ * path is forced); workspace(p): bytes; launch: on the stream, returning the launch's error. */
+
+/* portable tensor-core path (src/kernels/sm80), sm_80 and newer */
+int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p);
 size_t cudadent_sm80_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
 cudaError_t cudadent_sm80_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                               cudaStream_t stream);
@@ -36,9 +41,9 @@ size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p);
 cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                               cudaStream_t stream);
 
-/* ---- Hopper path (src/kernels/sm90), sm_90a only ---- */
+/* Hopper path (src/kernels/sm90), sm_90a only */
 int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p);
-int cudadent_sm90_fwd_can_run(const cudadent_attn_fwd_params_t *p);
+int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p); /* enough work */
 size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p);
 cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                               cudaStream_t stream);
@@ -49,18 +54,36 @@ cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspa
                               cudaStream_t stream);
 
 /* ---- the table ---- */
-typedef enum cudadent_kernel_path {
-  CUDADENT_PATH_NONE = 0,
-  CUDADENT_PATH_SM80 = 1,
-  CUDADENT_PATH_SM90 = 2
-} cudadent_kernel_path_t;
+/* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
+ * (min_cc <= cc, and cc <= max_cc where max_cc > 0), and the family's functions;
+ * preferred == NULL: whenever supports(). */
+typedef struct cudadent_fwd_kernel {
+  const char *name;
+  int min_cc, max_cc;
+  int (*supports)(const cudadent_attn_fwd_params_t *p);
+  int (*preferred)(const cudadent_attn_fwd_params_t *p);
+  size_t (*workspace)(const cudadent_attn_fwd_params_t *p);
+  cudaError_t (*launch)(const cudadent_attn_fwd_params_t *p, void *workspace, cudaStream_t stream);
+} cudadent_fwd_kernel_t;
 
-/* The path for these (normalized) params on a device of compute capability cc (e.g. 90).
- * CUDADENT_KERNEL=sm80|sm90 in the environment forces a path where it is able to run (tests use
- * it to check both paths on one Hopper GPU). Returns CUDADENT_PATH_NONE if no kernel fits. */
-cudadent_kernel_path_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc);
-cudadent_kernel_path_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc);
-const char *cudadent_path_name(cudadent_kernel_path_t path);
+typedef struct cudadent_bwd_kernel {
+  const char *name;
+  int min_cc, max_cc;
+  int (*supports)(const cudadent_attn_bwd_params_t *p);
+  int (*preferred)(const cudadent_attn_bwd_params_t *p);
+  size_t (*workspace)(const cudadent_attn_bwd_params_t *p);
+  cudaError_t (*launch)(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+} cudadent_bwd_kernel_t;
+
+/* The kernel for these (normalized) params on a device of compute capability cc (e.g. 90), or a
+ * failure status with its message (errors.h): UNSUPPORTED_ARCH when no row fits, or when the
+ * environment forces a path (CUDADENT_KERNEL_FWD / CUDADENT_KERNEL_BWD, or CUDADENT_KERNEL for
+ * both; read once per process) that is not built, cannot run on this device or does not take
+ * these params. A forced path never falls back to another. */
+cudadent_status_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc,
+                                    const cudadent_fwd_kernel_t **kernel);
+cudadent_status_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc,
+                                    const cudadent_bwd_kernel_t **kernel);
 
 /* Whether any kernel built into the library takes these params (no device needed): api.c uses it
  * to tell an unsupported head_dim or feature from a missing architecture. */
@@ -71,11 +94,6 @@ int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p);
  * not depend on which device runs the call. */
 size_t cudadent_fwd_workspace_bound(const cudadent_attn_fwd_params_t *p);
 size_t cudadent_bwd_workspace_bound(const cudadent_attn_bwd_params_t *p);
-
-cudaError_t cudadent_launch_fwd(cudadent_kernel_path_t path, const cudadent_attn_fwd_params_t *p,
-                                void *workspace, cudaStream_t stream);
-cudaError_t cudadent_launch_bwd(cudadent_kernel_path_t path, const cudadent_attn_bwd_params_t *p,
-                                void *workspace, cudaStream_t stream);
 
 /* ---- fills for zero-length sequences (src/kernels/fill.cu) ---- */
 /* Writes 0 to every element of the [batch, seqlen, heads, head_dim] tensor t (16-bit dtype). */

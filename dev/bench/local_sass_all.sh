@@ -7,6 +7,7 @@
 #   sm80_fwd80 / sm80_fwd90   src/kernels/sm80/fwd.cu for sm_80 and for sm_90 (what a Hopper
 #                             build runs as its portable path: compute_90 -> sm_90, not 90a)
 #   sm80_bwd80 / sm80_bwd90   src/kernels/sm80/bwd.cu likewise
+#   sm90_bwd   src/kernels/sm90/bwd.cu for sm_90a (the Hopper backward)
 # to cubins, disassembles each to $SASS_DIR/LABEL.UNIT.sass (default /tmp/cudadent-sass), and
 # where listings labelled base exist, compares every kernel (dev/bench/sass_compare.py --kernel
 # '' --map: kernels renamed since base are paired by $SASS_MAP, lines OLD_SUBSTRING NEW_SUBSTRING).
@@ -28,9 +29,10 @@ if [ -z "$objdump" ]; then
 fi
 declare -A src=([sm90_fwd]=src/kernels/sm90/fwd.cu [sm80_fwd80]=src/kernels/sm80/fwd.cu
                 [sm80_fwd90]=src/kernels/sm80/fwd.cu [sm80_bwd80]=src/kernels/sm80/bwd.cu
-                [sm80_bwd90]=src/kernels/sm80/bwd.cu)
-declare -A arch=([sm90_fwd]=90a [sm80_fwd80]=80 [sm80_fwd90]=90 [sm80_bwd80]=80 [sm80_bwd90]=90)
-units=${UNITS:-sm90_fwd sm80_fwd80 sm80_fwd90 sm80_bwd80 sm80_bwd90}
+                [sm80_bwd90]=src/kernels/sm80/bwd.cu [sm90_bwd]=src/kernels/sm90/bwd.cu)
+declare -A arch=([sm90_fwd]=90a [sm80_fwd80]=80 [sm80_fwd90]=90 [sm80_bwd80]=80 [sm80_bwd90]=90
+                 [sm90_bwd]=90a)
+units=${UNITS:-sm90_fwd sm90_bwd sm80_fwd80 sm80_fwd90 sm80_bwd80 sm80_bwd90}
 pids=()
 for u in $units; do
   a=${arch[$u]}

@@ -20,7 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cudadent.h"
-#include "dispatch.h"
+#include "kernels/dev.h"
 #include "reference.h"
 
 #define CK(x)                                                                              \

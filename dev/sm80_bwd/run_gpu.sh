@@ -14,10 +14,11 @@ nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_${ARCH},code=
   || { cat $B/ptxas.txt; exit 1; }
 echo "[$name] $(grep -A2 "sm80_bwd_main" $B/ptxas.txt | grep -E "registers|stack" | paste - - | sed 's/ptxas info    ://' | sort -u | tr '\n' ' ')"
 gcc -O2 -fPIC -I include -I src -I /usr/local/cuda/include -c dev/sm80_bwd/shim.c -o $B/shim.o || exit 1
-nvcc -shared $B/shim.o $B/bwd.o -o $B/libbwd80.so -lcudart || exit 1
+gcc -O2 -fPIC -I src -I /usr/local/cuda/include -c src/device_info.c -o $B/device_info.o || exit 1
+nvcc -shared $B/shim.o $B/bwd.o $B/device_info.o -o $B/libbwd80.so -lcudart || exit 1
 gcc -O2 -I include -I src -I src/reference -I /usr/local/cuda/include -c dev/sm80_bwd/check_bwd.c -o $B/check.o || exit 1
 gcc -O2 -I include -c src/reference/reference.c -o $B/ref.o || exit 1
-nvcc $B/check.o $B/bwd.o $B/ref.o -o $B/check_bwd -lpthread -lm || exit 1
+nvcc $B/check.o $B/bwd.o $B/device_info.o $B/ref.o -o $B/check_bwd -lpthread -lm || exit 1
 for step in "$@"; do
   case $step in
     check) ./$B/check_bwd > $OUT/$name-check.txt 2>&1

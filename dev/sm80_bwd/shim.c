@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cudadent.h"
-#include "dispatch.h"
+#include "kernels/dev.h"
 
 static cudadent_attn_bwd_params_t make(int dtype, int b, int sq, int sk, int hq, int hkv, int d,
                                        int causal, int wl, int wr, int det, float scale) {

@@ -1,6 +1,7 @@
 #!/bin/bash
-# run_gpu.sh - build the sm80 forward alone (dev/sm80_fwd/exp_variants.cu, which includes
-# src/kernels/sm80/fwd.cu) and run its dev check, timings, experiments, sanitizers on the GPU
+# run_gpu.sh - build the sm80 forward alone (src/kernels/sm80/fwd.cu with -DCUDADENT_DEV, plus
+# dev/sm80_fwd/exp_variants.cu through src/kernels/dev.h) and run its dev check, timings,
+# experiments, sanitizers on the GPU
 # machine. Logs under $OUT (or ./out).
 # Usage: dev/sm80_fwd/run_gpu.sh ["build check bench exp prof sanitize"]
 set -o pipefail
@@ -8,12 +9,13 @@ OUT=${OUT:-out}; mkdir -p "$OUT"
 B=build-fwd80/gpu; mkdir -p $B
 STEPS=${1:-"build check bench exp sanitize"}
 ARCH=${ARCH:-"-gencode=arch=compute_90,code=sm_90"}
-FLAGS="-O3 -I include -I src --expt-relaxed-constexpr -lineinfo $ARCH -Xcompiler -fPIC"
+FLAGS="-O3 -DCUDADENT_DEV -I include -I src --expt-relaxed-constexpr -lineinfo $ARCH -Xcompiler -fPIC"
+SRCS="src/kernels/sm80/fwd.cu src/device_info.c dev/sm80_fwd/exp_variants.cu"
 PY="env PYTHONUNBUFFERED=1 python3 dev/sm80_fwd/fwd80.py $B/libfwd80.so"
 if [[ $STEPS == *build* ]]; then
-  nvcc $FLAGS -Xptxas=-v,-warn-spills -shared -o $B/libfwd80.so dev/sm80_fwd/exp_variants.cu \
+  nvcc $FLAGS -Xptxas=-v,-warn-spills -shared -o $B/libfwd80.so $SRCS \
     > $OUT/ptxas.txt 2>&1 &
-  nvcc $FLAGS -o $B/sanitize_fwd dev/sm80_fwd/sanitize_fwd.cu dev/sm80_fwd/exp_variants.cu &
+  nvcc $FLAGS -o $B/sanitize_fwd dev/sm80_fwd/sanitize_fwd.cu $SRCS &
   wait
   [[ -f $B/libfwd80.so && -f $B/sanitize_fwd ]] || { cat $OUT/ptxas.txt; exit 1; }
   grep -E "error|Compiling|Used|spill" $OUT/ptxas.txt | grep -v warning | paste - - - | \

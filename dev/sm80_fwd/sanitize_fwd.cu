@@ -2,11 +2,12 @@
  * sanitize_fwd.cu - small shapes through cudadent_sm80_fwd with exactly sized buffers, for
  * compute-sanitizer (memcheck, racecheck, synccheck). Checks nothing itself; exits non-zero on a
  * CUDA error. Each shape runs through both tile sizes (exp_variants.cu's forced entry points).
- * Build: nvcc -I include -I src dev/sm80_fwd/sanitize_fwd.cu dev/sm80_fwd/exp_variants.cu
+ * Build: nvcc -DCUDADENT_DEV -I include -I src dev/sm80_fwd/sanitize_fwd.cu
+ *        dev/sm80_fwd/exp_variants.cu src/kernels/sm80/fwd.cu src/device_info.c
  */
 #include <stdio.h>
 #include <cuda_runtime.h>
-#include "dispatch.h"
+#include "kernels/dev.h"
 
 extern "C" cudaError_t exp07_large(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s);
 extern "C" cudaError_t exp07_small(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s);

@@ -23,17 +23,17 @@ out=${OUT:-/tmp/sm90-logs}; mkdir -p "$out"
 A=/tmp/libsm90A.so; B=/tmp/libsm90B.so; C=/tmp/libsm90C.so; S=dev/sm90_fwd/check_fwd.py
 IT=${ITERS:-30}; LIBS=$A
 NVB="nvcc -shared -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 -DCUDADENT_DEV -Iinclude"
-NV="$NVB -Isrc dev/sm90_fwd/sm90_dev.cu"
+NV="$NVB -Isrc dev/sm90_fwd/sm90_dev.cu src/kernels/sm90/fwd.cu src/device_info.c"
 for step in "$@"; do
   echo "=== $step ($(date +%T))"
   case $step in
     build)
       $NV ${LIBA_FLAGS:-} -o $A > "$out/nvccA.log" 2>&1 & p1=$!
-      if [ -n "${LIBB_FLAGS:-}" ]; then $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
+      if [ -n "${LIBB_FLAGS:-}" ]; then $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu ${LIBB_SRC:-src}/kernels/sm90/fwd.cu ${LIBB_SRC:-src}/device_info.c $LIBB_FLAGS -o $B > "$out/nvccB.log" 2>&1 & p2=$!; fi
       if [ -n "${LIBC_FLAGS:-}" ]; then $NV $LIBC_FLAGS -o $C > "$out/nvccC.log" 2>&1 & p4=$!; fi
       if [ -n "${TRACE_CONFIGS:-}" ]; then
         $NV ${LIBA_FLAGS:-} -DSM90_TRACE -o /tmp/libsm90TA.so > "$out/nvccTA.log" 2>&1 & p5=$!
-        [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu $LIBB_FLAGS -DSM90_TRACE -o /tmp/libsm90TB.so > "$out/nvccTB.log" 2>&1 & p6=$!; }
+        [ -n "${LIBB_FLAGS:-}" ] && [ -z "${LIBB_SRC:-}" ] && { $NVB -I${LIBB_SRC:-src} dev/sm90_fwd/sm90_dev.cu ${LIBB_SRC:-src}/kernels/sm90/fwd.cu ${LIBB_SRC:-src}/device_info.c $LIBB_FLAGS -DSM90_TRACE -o /tmp/libsm90TB.so > "$out/nvccTB.log" 2>&1 & p6=$!; }
       fi
       { cmake -S . -B build-sm90 -DCUDADENT_GPU_ARCHS=90a ${CMAKE_CUDA_EXTRA:+"-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $CMAKE_CUDA_EXTRA"} && cmake --build build-sm90 -j8; } > "$out/cmake.log" 2>&1 & p3=$!
       if [ -n "${CMAKE_CUDA_EXTRA_B:-}" ]; then

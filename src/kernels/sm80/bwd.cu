@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "device_info.h"
 #include "dispatch.h"
 #include "kernels/common/ptx.cuh"
 
@@ -391,7 +392,8 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
   for (int n = blockIdx.x; n < a.n_blocks; n += gridDim.x) {
     const int n0 = n * BN;
     const int kvalid = min(BN, a.sk - n0);
-    /* query tiles that see any key of [n0, n0 + kvalid) */
+    /* query tiles that see any key of [n0, n0 + kvalid): common/mask_rule.cuh cd_mask_q_blocks,
+     * written out with this loop's clamps (the call compiled to different code; issue 22) */
     int m_begin = 0, m_end = m_tiles;
     if (a.wr >= 0) {
       const long long lo = (long long)n0 - off - a.wr; /* first row whose right edge reaches n0 */
@@ -451,7 +453,8 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
             dlt[mt][hh] = dlt_s[r];
           }
 
-        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE) */
+        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE; the
+         * rule of common/mask_rule.cuh in this kernel's diagonal offsets) */
         const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
         bool need_mask = kvalid < BN;
         if (a.wr >= 0 && base + (BN - 1) > a.wr) need_mask = true;
@@ -555,8 +558,8 @@ static int sm80_bwd_ctas_per_sm(int head_dim) {
 static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
   if (!p->deterministic) return 1;
   int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_sm_count(dev, &sms) != cudaSuccess ||
+      sms <= 0) {
     (void)cudaGetLastError(); /* no device: size for a large one; the launch re-checks */
     sms = 132;
   }
@@ -583,8 +586,7 @@ extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   if (p->head_dim != 64 && p->head_dim != 128) return 0;
   const int need = p->head_dim == 64 ? Sm80BwdShape<64>::SMEM : Sm80BwdShape<128>::SMEM;
   int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess) {
     (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
     return 1;
   }
@@ -603,12 +605,20 @@ static cudaError_t sm80_bwd_launch(const sm80_bwd_args_t &a, cudaStream_t stream
   constexpr int TPR = D / 8, ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
   sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
-  cudaError_t err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         Sh::SMEM);
+  /* one-time, per device: the dynamic shared-memory limit and the carveout */
+  static cudadent_device_once_t attr_done;
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
-  err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                             cudaSharedmemCarveoutMaxShared);
-  if (err != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               Sh::SMEM);
+    if (err != cudaSuccess) return err;
+    err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+    if (err != cudaSuccess) return err;
+    cudadent_device_once_mark(&attr_done, dev);
+  }
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
   sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
   const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);

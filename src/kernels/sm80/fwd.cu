@@ -10,6 +10,7 @@
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
+#include "kernels/dev.h"
 #include "kernels/sm80/fwd_kernel.cuh"
 
 /* ---- the tile table: per head_dim, large tiles and small tiles -----------------------------
@@ -56,17 +57,10 @@ static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int s
 static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int small,
                                         cudaStream_t stream) {
   if (small < 0) {
-    /* multiprocessor count, once per device (idempotent, so a race only repeats the query) */
-    static int sm_count[CD_MAX_DEVICES];
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err != cudaSuccess) return err;
-    if (dev < CD_MAX_DEVICES) sms = __atomic_load_n(&sm_count[dev], __ATOMIC_ACQUIRE);
-    if (sms == 0) {
-      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      if (err != cudaSuccess) return err;
-      if (dev < CD_MAX_DEVICES) __atomic_store_n(&sm_count[dev], sms, __ATOMIC_RELEASE);
-    }
+    if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err; /* cached */
     constexpr int LM = cd_sm80_fwd_tile<64, false>::BLOCK_M;
     static_assert(LM == cd_sm80_fwd_tile<128, false>::BLOCK_M, "one large BLOCK_M assumed");
     const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + LM - 1) / LM);
@@ -102,3 +96,11 @@ extern "C" cudaError_t cudadent_sm80_fwd(const cudadent_attn_fwd_params_t *p, vo
   (void)workspace;
   return cd_sm80_fwd_dispatch(p, -1, stream);
 }
+
+#ifdef CUDADENT_DEV
+/* the dev-only entry point (src/kernels/dev.h): the tile size forced */
+extern "C" cudaError_t cudadent_dev_sm80_fwd_tiles(const cudadent_attn_fwd_params_t *p, int small,
+                                                   cudaStream_t stream) {
+  return cd_sm80_fwd_dispatch(p, small < 0 ? -1 : small != 0, stream);
+}
+#endif

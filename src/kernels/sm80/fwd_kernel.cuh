@@ -4,7 +4,7 @@
  * Computes, for one (query tile, head, batch) per CTA,
  *     O[i,:] = sum_j softmax_j(scale * Q[i,:] . K[j,:]) V[j,:]   over the visible keys j,
  *     LSE[i] = log sum_j exp(scale * Q[i,:] . K[j,:])             (natural log; -inf if none)
- * with bottom-right aligned causal / sliding-window masking (mask.cuh), GQA/MQA (query head h
+ * with bottom-right aligned causal / sliding-window masking (common/mask_rule.cuh), GQA/MQA (query head h
  * reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
  *
  * Warps: WARPS warps, all alike. Warp w owns query rows [w*ROWS_W, (w+1)*ROWS_W) of the tile
@@ -46,9 +46,10 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "cudadent.h"
+#include "device_info.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/softmax.cuh"
-#include "kernels/common/mask.cuh"
+#include "kernels/common/mask_rule.cuh"
 
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_fwd_args {
@@ -350,8 +351,6 @@ constexpr int cd_sm80_fwd_smem_bytes() {
   return (BLOCK_M + 4 * BLOCK_N) * D * 2;
 }
 
-#define CD_MAX_DEVICES 64
-
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the
  * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
@@ -361,15 +360,15 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
-  static int attr_done[CD_MAX_DEVICES];
+  static cudadent_device_once_t attr_done;
   int dev = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
-  if (dev >= CD_MAX_DEVICES || !__atomic_load_n(&attr_done[dev], __ATOMIC_ACQUIRE)) {
+  if (!cudadent_device_once_done(&attr_done, dev)) {
     err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                SMEM);
     if (err != cudaSuccess) return err;
-    if (dev < CD_MAX_DEVICES) __atomic_store_n(&attr_done[dev], 1, __ATOMIC_RELEASE);
+    cudadent_device_once_mark(&attr_done, dev);
   }
 
   cd_fwd_args_t a;

@@ -14,6 +14,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include "device_info.h"
 #include "dispatch.h"
 #include "kernels/sm90/bwd_prepost.cuh"
 #include "kernels/sm90/tensor_map.cuh"
@@ -49,12 +50,17 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   constexpr int SMEM = sm90_bwd_smem<D>::BYTES;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
 
-  static int attr_done; /* one-time (idempotent: a race only repeats it) */
-  if (!__atomic_load_n(&attr_done, __ATOMIC_ACQUIRE)) {
-    cudaError_t err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16, kDet>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+  /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
+   * race between threads only repeats it) */
+  static cudadent_device_once_t attr_done;
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16, kDet>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
     if (err != cudaSuccess) return err;
-    __atomic_store_n(&attr_done, 1, __ATOMIC_RELEASE);
+    cudadent_device_once_mark(&attr_done, dev);
   }
 
   const int64_t sq_pad = sm90_bwd_sq_pad(p);
@@ -81,7 +87,6 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   io.scale = p->softmax_scale;
 
   CUtensorMap tm_q, tm_k, tm_v, tm_do;
-  cudaError_t err;
   if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
       (err = sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
       (err = sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||

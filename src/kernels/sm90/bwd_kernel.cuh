@@ -62,6 +62,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/config.cuh"
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
@@ -117,24 +118,6 @@ struct sm90_bwd_args {
   int window_left, window_right; /* -1: unbounded; causal is window_right = 0 */
 };
 
-/* The query blocks [*m_lo, *m_hi) whose rows see some key of [k0, k1] (bottom-right aligned
- * windows: row i sees key j when i + shift - wl <= j <= i + shift + wr). int64: no overflow for
- * any size the API accepts. */
-__host__ __device__ __forceinline__ void sm90_bwd_q_range(int k0, int k1, int seqlen_q,
-                                                          int seqlen_k, int wl, int wr, int bm,
-                                                          int *m_lo, int *m_hi) {
-  const int64_t shift = (int64_t)seqlen_k - seqlen_q;
-  int64_t lo = 0, hi = (int64_t)seqlen_q - 1;
-  if (wr >= 0 && k0 - shift - wr > lo) lo = k0 - shift - wr;
-  if (wl >= 0 && k1 - shift + wl < hi) hi = k1 - shift + wl;
-  if (lo > hi) {
-    *m_lo = *m_hi = 0;
-    return;
-  }
-  *m_lo = (int)(lo / bm);
-  *m_hi = (int)(hi / bm) + 1;
-}
-
 /* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
  * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
  * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
@@ -143,12 +126,10 @@ template <int BN> using sm90_bwd_kv_op = cd_sm90_k_major<BN>;
 template <int BM> using sm90_bwd_qt_op = cd_sm90_k_major<BM>;
 
 /* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
- * lowest first. The first key block any row of the block sees (the mask rule of sm90_bwd_q_range
- * read the other way); a key block's turn is its distance from it. */
+ * lowest first; a key block's turn is its distance from the first key block any row of the block
+ * sees (cd_mask_first_key_block). */
 __device__ __forceinline__ int sm90_bwd_first_key_block(int m, int bm, int bn, const sm90_bwd_args &a) {
-  if (a.window_left < 0) return 0;
-  const int64_t k_lo = (int64_t)m * bm + ((int64_t)a.seqlen_k - a.seqlen_q) - a.window_left;
-  return k_lo <= 0 ? 0 : (int)(k_lo / bn);
+  return cd_mask_first_key_block(m, bm, bn, a.seqlen_q, a.seqlen_k, a.window_left);
 }
 
 /* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
@@ -245,7 +226,7 @@ __global__ void __launch_bounds__(384, 1)
 
   const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
   int m_lo, m_hi;
-  sm90_bwd_q_range(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
+  cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
 
@@ -330,6 +311,8 @@ __global__ void __launch_bounds__(384, 1)
       cd_sm90_fence_regs(st);
       /* per-element mask where the block is not wholly inside the visible band, or holds keys past
        * seqlen_k */
+      /* cd_mask_block_partial<BM, BN>(n_block, m, ..) written out with the loop-invariant key_tail:
+       * the call compiled to different code (issue 22: SASS kept) */
       const int r0 = m * BM, rl = r0 + BM - 1;
       const bool need_mask = key_tail ||
                              (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||

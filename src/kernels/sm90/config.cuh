@@ -6,7 +6,9 @@
  * The dev-only override hook: a build that defines CUDADENT_DEV (dev/sm90_fwd/gpu_run.sh,
  * the dev/bench scripts) may set any of these on the command line (-DSM90_EXACT_BLOCKS=8); a build
  * without it that sets one fails here, so a library can never ship with a knob moved by accident.
- * Host-side experiments (a forced tile order) go through cd_sm90_fwd_dev (fwd_launch.cuh).
+ * Host-side experiments: a forced tile order, SM90_FWD_FORCED_ORDER below, which a dev build sets at
+ * run time through cudadent_dev_sm90_fwd (src/kernels/dev.h); the timeline trace (SM90_TRACE,
+ * fwd_trace.cuh). dev/ builds against src/kernels/dev.h only.
  */
 #ifndef CUDADENT_SM90_CONFIG_CUH
 #define CUDADENT_SM90_CONFIG_CUH
@@ -113,5 +115,16 @@
  * mma.sync one (1x8x512x512 8.1 us both paths, 2x8x128x128 4.4 vs 3.7 us, d64 fp16, CUDA graph;
  * step 3). */
 #define SM90_FWD_MIN_WORK ((int64_t)1 << 22)
+
+/* ---- the dev-only override hook (fwd_launch.cuh) ---- */
+
+/* A forced tile order (an SM90_SCHED_* value, no tail; -1: the launcher's choice). The library
+ * compiles the constant -1; a dev build reads cd_sm90_fwd_dev_order, which
+ * cudadent_dev_sm90_fwd (fwd.cu, src/kernels/dev.h) sets for one call. */
+#ifdef CUDADENT_DEV
+#define SM90_FWD_FORCED_ORDER cd_sm90_fwd_dev_order
+#else
+#define SM90_FWD_FORCED_ORDER (-1)
+#endif
 
 #endif /* CUDADENT_SM90_CONFIG_CUH */

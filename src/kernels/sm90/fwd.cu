@@ -10,17 +10,18 @@
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
+#include "kernels/dev.h"
 #include "kernels/sm90/fwd_launch.cuh"
 
-/* Which calls the dispatcher may give this path without being forced: fp16 / bf16, head dim 64
- * or 128 (the tile table's rows), and enough work (config.cuh SM90_FWD_MIN_WORK). */
-extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
-  const int work_ok = (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
-  return cudadent_sm90_fwd_can_run(p) && work_ok;
+/* Which calls the dispatcher gives this path without being forced: enough work (config.cuh
+ * SM90_FWD_MIN_WORK). */
+extern "C" int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p) {
+  return (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
 }
 
-/* What the kernels can run at all (a forced path: any amount of work). */
-extern "C" int cudadent_sm90_fwd_can_run(const cudadent_attn_fwd_params_t *p) {
+/* What the kernels can run at all (fp16 / bf16, head dim 64 or 128: the tile table's rows); a
+ * forced path takes any amount of work. */
+extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
   return dtype_ok && dim_ok;
@@ -34,5 +35,26 @@ extern "C" size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_param
 extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   (void)workspace;
-  return cd_sm90_fwd_run(p, stream, nullptr);
+  return cd_sm90_fwd_run(p, stream);
 }
+
+#ifdef CUDADENT_DEV
+/* ---- the dev-only entry points (src/kernels/dev.h) ---- */
+
+extern "C" cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p, int order,
+                                             cudaStream_t stream) {
+  cd_sm90_fwd_dev_order = order;
+  const cudaError_t err = cd_sm90_fwd_run(p, stream);
+  cd_sm90_fwd_dev_order = -1;
+  return err;
+}
+
+extern "C" cudaError_t cudadent_dev_sm90_fwd_trace_set(void *buf) {
+#ifdef SM90_TRACE
+  return cudaMemcpyToSymbol(sm90_trace_buf, &buf, sizeof(buf));
+#else
+  (void)buf;
+  return cudaErrorNotSupported;
+#endif
+}
+#endif /* CUDADENT_DEV */

@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
       if (pos >= args.num_tiles) continue;
       const sm90_tile tc = sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
       int n_lo, n_hi;
-      sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+      cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
       SM90_TRACE_EVENT(true, SM90_EV_P_TILE, n_hi - n_lo);
       if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
     if (pos >= args.num_tiles) continue;
     const sm90_tile tc = sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
     int n_lo, n_hi;
-    sm90_kv_range<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
+    cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
     SM90_TRACE_EVENT(ct == 0, SM90_EV_TILE, n_hi - n_lo);
     const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0; /* global query row */

@@ -1,8 +1,8 @@
 /*
  * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps, the launch of one tile-table
  * row (cd_sm90_fwd_launch) and the one function that picks a call's row and launches it
- * (cd_sm90_fwd_run). Included by fwd.cu (the library's entry points) and by dev/sm90_fwd/sm90_dev.cu
- * (through kernels/sm90/dev.cuh), which passes the dev-only override (cd_sm90_fwd_dev).
+ * (cd_sm90_fwd_run). Included by fwd.cu alone (the library's entry points; dev/ reaches it
+ * through kernels/dev.h). A forced tile order is config.cuh's dev-only SM90_FWD_FORCED_ORDER.
  *
  * Tensor maps (tensor_map.cuh) are encoded on the host at every call (they hold the tensor's
  * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
@@ -17,24 +17,21 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include "cudadent.h"
+#include "device_info.h"
 #include "kernels/sm90/fwd_kernel.cuh"
 #include "kernels/sm90/tensor_map.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
 #include "kernels/sm90/config.cuh"
 
-#define SM90_MAX_DEVICES 64
-
-/* The dev-only override of a launch (dev/sm90_fwd; the library passes none): a forced tile
- * order (an SM90_SCHED_* value, no tail; -1: the launcher's choice). */
-struct cd_sm90_fwd_dev {
-  int order;
-};
+#ifdef CUDADENT_DEV
+/* config.cuh SM90_FWD_FORCED_ORDER in a dev build: set by cudadent_dev_sm90_fwd (fwd.cu) */
+static int cd_sm90_fwd_dev_order = -1;
+#endif
 
 /* Launches tile-table row Tile (fwd_tiles.cuh) on the params. */
 template <class Tile, bool kFp16>
-static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream,
-                                      const cd_sm90_fwd_dev *over) {
+static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   typedef Tile tile;
   constexpr int D = tile::HEAD_DIM;
   constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
@@ -42,21 +39,18 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                  const cd_sm90_fwd_args, const sm90_tile_tail) = cd_sm90_fwd_kernel<Tile, kFp16>;
 
-  /* one-time, per device: the dynamic shared-memory limit and the SM count (idempotent, so a
-   * race between threads only repeats it) */
-  static int sms_of_device[SM90_MAX_DEVICES];
+  /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
+  static cudadent_device_once_t attr_done;
   int dev = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
-  if (dev < SM90_MAX_DEVICES) sms = __atomic_load_n(&sms_of_device[dev], __ATOMIC_ACQUIRE);
-  if (sms == 0) {
+  if (!cudadent_device_once_done(&attr_done, dev)) {
     err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                SMEM);
     if (err != cudaSuccess) return err;
-    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return err;
-    if (dev < SM90_MAX_DEVICES) __atomic_store_n(&sms_of_device[dev], sms, __ATOMIC_RELEASE);
+    cudadent_device_once_mark(&attr_done, dev);
   }
+  if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
 
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
   if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
@@ -94,9 +88,10 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   sm90_order_choice oc = sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
       m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
       (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q, &tail);
-  if (over != nullptr && over->order >= 0 && over->order != oc.order) { /* any order, no tail */
+  const int forced_order = SM90_FWD_FORCED_ORDER; /* dev builds only; else -1 */
+  if (forced_order >= 0 && forced_order != oc.order) { /* any order, no tail */
     sm90_tail_none(&tail, a.num_tiles, grid);
-    oc.order = over->order;
+    oc.order = forced_order;
     oc.group_heads = 1; /* HEAD_GROUPS: the largest divisor up to a third of the heads */
     for (int g = batch_heads / 3; g > 1; --g)
       if (batch_heads % g == 0) {
@@ -120,28 +115,26 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
  * tensor-core row-sum twin (fwd_tiles.cuh ROWSUM). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
 template <bool kFp16>
-static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s,
-                                         const cd_sm90_fwd_dev *over) {
+static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
   const bool lse = p->lse != nullptr;
   const bool masked = p->window_left >= 0 || p->window_right >= 0;
   if (p->head_dim == 64) { /* the API has one head dim: Q/K and V alike */
     if (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN)
-      return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>(p, s, over)
-                 : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>(p, s, over);
-    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>(p, s, over)
-               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>(p, s, over);
+      return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>(p, s)
+                 : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>(p, s);
+    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>(p, s)
+               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>(p, s);
   }
   if (p->head_dim == 128)
-    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>(p, s, over)
-               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>(p, s, over);
+    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>(p, s)
+               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>(p, s);
   return cudaErrorNotSupported;
 }
 
-static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t s,
-                                   const cd_sm90_fwd_dev *over) {
+static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
   switch (p->dtype) {
-    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<true>(p, s, over);
-    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<false>(p, s, over);
+    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<true>(p, s);
+    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<false>(p, s);
     default: return cudaErrorNotSupported;
   }
 }

@@ -305,7 +305,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
   const int sub = kRange ? tc.m_block * NCW + cw : tc.m_block;
   int c_lo = n_lo, c_hi = n_hi;
   if constexpr (kRange) {
-    sm90_kv_range<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right,
+    cd_mask_kv_blocks<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right,
                           &c_lo, &c_hi);
     c_lo = max(c_lo, n_lo);
     c_hi = min(c_hi, n_hi);
@@ -344,7 +344,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
       mbar_arrive(sa.k_ring.empty_bar(k.stage));
       if (c_hi - c_lo == 1) mbar_arrive(sa.bar_q_empty);
     }
-    const bool masked = sm90_block_needs_mask<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
+    const bool masked = cd_mask_block_partial<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
                                                       args.window_left, args.window_right);
     const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
     if (half) {
@@ -370,7 +370,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
   k.advance();
   if constexpr (Tile::RING_SHFL_LATE) cd_sm90_uniform_ring(k, v);
   int n_right, n_left;
-  sm90_unmasked_blocks<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
+  cd_mask_unmasked_blocks<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
                                args.window_right, &n_left, &n_right);
   int n = c_hi - 2;
   for (; n >= c_lo && n >= n_right; --n)

@@ -1,7 +1,7 @@
 /*
  * mask.cuh - the per-element mask of an sm90 score block, in the wgmma accumulator fragment
- * (gemm.cuh). Which blocks need it: tile_scheduler.cuh (sm90_block_needs_mask,
- * sm90_unmasked_blocks).
+ * (gemm.cuh), applying the rule of common/mask_rule.cuh. Which blocks need it: mask_rule.cuh
+ * (cd_mask_block_partial, cd_mask_unmasked_blocks).
  */
 #ifndef CUDADENT_SM90_MASK_CUH
 #define CUDADENT_SM90_MASK_CUH

@@ -57,7 +57,7 @@ static std::vector<float> sm90_tile_costs(const sm90_order_key &k) {
   std::vector<float> cost(k.m_blocks);
   for (int m = 0; m < k.m_blocks; ++m) {
     int n_lo, n_hi;
-    sm90_kv_range<BLOCK_M, BLOCK_N>(m, k.seqlen_q, k.seqlen_k, k.window_left, k.window_right,
+    cd_mask_kv_blocks<BLOCK_M, BLOCK_N>(m, k.seqlen_q, k.seqlen_k, k.window_left, k.window_right,
                                     &n_lo, &n_hi);
     cost[m] = (n_hi > n_lo ? (float)(n_hi - n_lo) : 0.f) + 0.35f;
   }

@@ -1,6 +1,6 @@
 /*
- * tile_scheduler.cuh - which (batch, head, query block) a persistent sm90 CTA works on, and which
- * key blocks a query block must visit.
+ * tile_scheduler.cuh - which (batch, head, query block) a persistent sm90 CTA works on (which key
+ * blocks a query block must visit: common/mask_rule.cuh).
  *
  * The grid is min(#tiles, #SMs) CTAs. In round r, CTA c takes the tile at position r * grid + c
  * of the order (SM90_SCHED_SNAKE: r * grid + grid - 1 - c in odd rounds); producer and consumers
@@ -37,6 +37,7 @@
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
 
+#include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/config.cuh"
 
 enum {
@@ -215,58 +216,6 @@ __host__ __device__ __forceinline__ sm90_tile sm90_decode_tile(int pos, const sm
   t.batch = sm90_div(bh, o.by_heads_q);
   t.head = bh - t.batch * o.heads_q;
   return t;
-}
-
-/* Key blocks [*n_lo, *n_hi) that hold any key visible to a query row of the tile (rows
- * m0 .. min(m0 + BLOCK_M, seqlen_q) - 1), under the bottom-right aligned window of cudadent.h.
- * Empty (n_hi <= n_lo) when no row of the tile sees any key. */
-template <int BLOCK_M, int BLOCK_N>
-__host__ __device__ __forceinline__ void sm90_kv_range(int m_block, int seqlen_q, int seqlen_k,
-                                              int window_left, int window_right, int *n_lo,
-                                              int *n_hi) {
-  const int shift = seqlen_k - seqlen_q;
-  const int m0 = m_block * BLOCK_M;
-  const int m1 = min(m0 + BLOCK_M, seqlen_q) - 1; /* last real row */
-  int k_lo = 0, k_hi = seqlen_k;                   /* keys [k_lo, k_hi) */
-  if (window_left >= 0) k_lo = max(0, m0 + shift - window_left);
-  if (window_right >= 0) k_hi = min(seqlen_k, m1 + shift + window_right + 1);
-  *n_lo = k_lo / BLOCK_N;
-  *n_hi = k_hi > k_lo ? (k_hi + BLOCK_N - 1) / BLOCK_N : *n_lo;
-}
-
-/* Whether key block n needs the per-element mask for some row of the tile: it crosses the end of
- * the keys, or the window's right or left edge of some row in [m0, m0 + BLOCK_M). */
-template <int BLOCK_M, int BLOCK_N>
-__device__ __forceinline__ int sm90_block_needs_mask(int n, int m_block, int seqlen_q,
-                                                     int seqlen_k, int window_left,
-                                                     int window_right) {
-  const int shift = seqlen_k - seqlen_q;
-  const int k0 = n * BLOCK_N, k1 = k0 + BLOCK_N - 1;
-  const int m0 = m_block * BLOCK_M, m1 = m0 + BLOCK_M - 1;
-  return (k1 >= seqlen_k) || (window_right >= 0 && k1 > m0 + shift + window_right) ||
-         (window_left >= 0 && k0 < m1 + shift - window_left);
-}
-
-/* The key blocks that need no mask for any row of the tile: [*n_left, *n_right) (possibly
- * empty), exactly the blocks for which sm90_block_needs_mask is false: below *n_right no block
- * crosses the end of the keys or the right window's edge, from *n_left on none crosses the left
- * window's edge. */
-template <int BLOCK_M, int BLOCK_N>
-__device__ __forceinline__ void sm90_unmasked_blocks(int m_block, int seqlen_q, int seqlen_k,
-                                                     int window_left, int window_right,
-                                                     int *n_left, int *n_right) {
-  const int shift = seqlen_k - seqlen_q;
-  const int m0 = m_block * BLOCK_M, m1 = m0 + BLOCK_M - 1;
-  /* right: block n is clean iff its last key (n + 1) BLOCK_N - 1 <= lim */
-  int lim = seqlen_k - 1;
-  if (window_right >= 0) lim = min(lim, m0 + shift + window_right);
-  *n_right = lim >= 0 ? (lim + 1) / BLOCK_N : 0;
-  /* left: block n is clean iff its first key n BLOCK_N >= m1 + shift - window_left */
-  *n_left = 0;
-  if (window_left >= 0) {
-    const int first = m1 + shift - window_left;
-    *n_left = first > 0 ? (first + BLOCK_N - 1) / BLOCK_N : 0;
-  }
 }
 
 #endif /* CUDADENT_SM90_TILE_SCHEDULER_CUH */
