@@ -2,7 +2,7 @@
  * exp_variants.cu - the dev build of the sm80 forward: src/kernels/sm80/fwd.cu itself (included,
  * so cudadent_sm80_fwd here is the production launcher) plus entry points for experiments, timed
  * side by side by fwd80.py's 'exp' mode. Finished experiments are deleted from here; their
- * predictions and results stay in NOTES.md.
+ * predictions and results stay in docs/kernels/sm80_fwd.md.
  */
 #include "../../src/kernels/sm80/fwd.cu"
 

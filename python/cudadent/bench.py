@@ -446,7 +446,7 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
     dev/sm90_fwd/fwd_modes.py, bench/RESULTS.md session 5). Timing one backend's directions one
     after another favoured whatever followed a light run. Rounds in a fixed cyclic order still
     gave each entry the same predecessor in nearly every round (in the dev bench the entry after
-    cuDNN read ~4-5% high at 16k, dev/sm90_fwd/NOTES.md step 30); shuffled rounds vary it."""
+    cuDNN read ~4-5% high at 16k, docs/kernels/sm90_fwd.md section 7.2); shuffled rounds vary it."""
     import torch
     qkv = _shape_inputs(cfg)
     results, entries = [], []  # entries: (result dict, backend, grad mode, call)
