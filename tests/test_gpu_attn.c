@@ -159,11 +159,11 @@ _Static_assert(sizeof listed_fns / sizeof listed_fns[0] == N_LISTED, "one LISTED
 /* ---- accuracy class of the forward ----------------------------------------------------------------
  * One case passing the criterion says little about a kernel whose error is merely as large as the
  * low-precision reference's: such a kernel passes ~99.6% of single runs (the sm90 forward with a
- * fixed max slack of 8, NOTES.md step 28). Over 100 seeds of a small bf16 shape whose first key
- * block holds one key, the mean of max|o - ref| / max|o_lowp - ref| tells the classes apart: 0.754
- * with the exact running max (sm80 and sm90, 300 seeds; spread of one seed's ratio ~0.15, so of
- * the mean ~0.015), 0.97 with the slack alone. Bound 0.85 (6 standard errors above 0.754), and no
- * seed outside the criterion. */
+ * fixed max slack of 8, docs/kernels/sm90_fwd.md section 4.2). Over 100 seeds of a small bf16
+ * shape whose first key block holds one key, the mean of max|o - ref| / max|o_lowp - ref| tells
+ * the classes apart: 0.754 with the exact running max (sm80 and sm90, 300 seeds; spread of one
+ * seed's ratio ~0.15, so of the mean ~0.015), 0.97 with the slack alone. Bound 0.85 (6 standard
+ * errors above 0.754), and no seed outside the criterion. */
 static int test_fwd_accuracy_class(void) {
   T_REQUIRE_GPU();
   problem_desc_t d;

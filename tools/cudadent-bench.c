@@ -349,7 +349,7 @@ static int run_check_seeds(const options_t *o) {
 }
 
 static int run_default_suite(void) {
-  /* small shapes of DESIGN.md (fp16, graph timing) and FA3-suite points (bf16, 16k tokens) */
+  /* small shapes of docs/DESIGN.md (fp16, graph timing) and FA3-suite points (bf16, 16k tokens) */
   static const struct { int b, h, s, d, causal, small; } shapes[] = {
       {1, 1, 128, 64, 0, 1},   {1, 8, 512, 64, 0, 1},   {8, 8, 128, 64, 1, 1},
       {16, 8, 512, 64, 1, 1},  {8, 32, 2048, 64, 0, 0}, {8, 16, 2048, 128, 1, 0},

@@ -4,7 +4,7 @@
  * through the public API, a check against the double-precision CPU reference with flash-attn's
  * criterion, and CUDA-event timing.
  *
- * Criterion (DESIGN.md): for each output X in {O, dQ, dK, dV}:
+ * Criterion (docs/DESIGN.md): for each output X in {O, dQ, dK, dV}:
  *   max|X - ref| <= 2 * max|X_lowp - ref| + 1e-5
  * where ref is the exact double reference and X_lowp the reference with P (and dS) rounded to the
  * input dtype and its result rounded to that dtype (flash-attn's out_pt is a tensor of the input

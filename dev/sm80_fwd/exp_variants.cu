@@ -3,7 +3,7 @@
  * fwd80.py's 'exp' mode. Built with src/kernels/sm80/fwd.cu and src/device_info.c (compiled with
  * -DCUDADENT_DEV, run_gpu.sh), so cudadent_sm80_fwd in the same library is the production
  * launcher; reaches the kernels through src/kernels/dev.h only. Finished experiments are deleted
- * from here; their predictions and results stay in NOTES.md.
+ * from here; their predictions and results stay in docs/kernels/sm80_fwd.md.
  */
 #include "kernels/dev.h"
 

@@ -107,7 +107,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     small)
-      # the DESIGN small shapes, fp16, GPU time per call in a CUDA graph of 100 calls
+      # the small shapes of docs/DESIGN.md, fp16, GPU time per call in a CUDA graph of 100 calls
       for shape in "--batch 1 --heads 1 --seqlen-q 32" "--batch 1 --heads 1 --seqlen-q 128" \
                    "--batch 1 --heads 8 --seqlen-q 512" "--batch 2 --heads 8 --seqlen-q 128" \
                    "--batch 8 --heads 8 --seqlen-q 128 --causal" "--batch 16 --heads 8 --seqlen-q 512 --causal"; do

@@ -226,7 +226,7 @@ def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
     """Per config: every (lib, variant) and cuDNN, over max(rounds, entries) rounds, each in its
     own shuffled order (seeded), so clock and thermal drift, the edge of going first and the edge
     of following a light entry hit all alike; median of the pooled samples. (A fixed cyclic order
-    gave the entry after cuDNN ~4-5% at 16k: NOTES.md step 30.)"""
+    gave the entry after cuDNN ~4-5% at 16k: docs/kernels/sm90_fwd.md section 7.2.)"""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     configs = []
     seqs = [512, 1024, 2048, 4096, 8192, 16384] if suite == "fa3" else [512, 16384]
@@ -269,7 +269,8 @@ def bench(libs, variants, suite, iters, only=None, rounds=3, nolse=False):
             for _ in range(3):
                 f()
         torch.cuda.synchronize()
-        nr = max(rounds, len(fns))  # the first measured has an edge at 8k-16k (NOTES.md step 18)
+        # the first measured has an edge at 8k-16k (docs/kernels/sm90_fwd.md section 7.2)
+        nr = max(rounds, len(fns))
         for r in range(nr):
             order = list(range(len(fns)))
             random.Random(r).shuffle(order)

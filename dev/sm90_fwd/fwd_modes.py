@@ -70,7 +70,8 @@ for B, S, H, D, causal in CONFIGS:
         modes["dev lse fresh"] = (torch.no_grad, dev_lse_fresh)
     res = {m: [] for m in modes}
     names = list(modes)
-    for r in range(ROUNDS):  # each mode opens one round in turn (NOTES.md step 18: order edge)
+    # each mode opens one round in turn (docs/kernels/sm90_fwd.md section 7.2: the order edge)
+    for r in range(ROUNDS):
         for i in range(len(names)):
             m = names[(i + r) % len(names)]
             ctx, fn = modes[m]

@@ -11,7 +11,8 @@
 #      LIBB_SRC (the source tree lib B is built from, default src; e.g. build-base/src, an
 #      older commit's src unpacked with git archive and sent with the run's carry), ITERS (default 30), ONLY (bench configs, e.g. d64c0,d128c1),
 #      BENCH_EXTRA (more bench flags, e.g. --nolse), BENCH_LIBS (the libraries in the bench's order,
-#      e.g. /tmp/libsm90B.so,/tmp/libsm90A.so: the first one measured has an edge, NOTES step 18),
+#      e.g. /tmp/libsm90B.so,/tmp/libsm90A.so: the first one measured has an edge,
+#      docs/kernels/sm90_fwd.md section 7.2),
 #      CMAKE_CUDA_EXTRA (nvcc flags
 #      of the library build that the tests use; CMAKE_CUDA_EXTRA_B: a second build, build-sm90b, that
 #      bwdtests also runs), TRACE_CONFIGS (e.g. "32,512,32,64,1;32,512,16,128,0":

@@ -7,7 +7,7 @@ Per file: the warp-level instructions executed by opcode (the first word of each
 predicate dropped, modifiers dropped), largest first; the warp stall samples by reason; and the
 samples by execution count (instructions run equally often form one region of the code: per
 key block, per tile, per CTA), with each region's instruction count. Used to compare our kernel
-and cuDNN's on the same call (NOTES.md step 36)."""
+and cuDNN's on the same call (docs/kernels/sm90_fwd.md section 7.1)."""
 import csv
 import sys
 from collections import Counter, defaultdict

@@ -13,7 +13,7 @@
 #include "kernels/dev.h"
 
 /* variant: 2 (overlap + pingpong, the only kernel left; SIMPLE and OVERLAP are in git history,
- * dev/sm90_fwd/NOTES.md); order: -1 the launcher's choice, else an SM90_SCHED_* tile order */
+ * docs/kernels/sm90_fwd.md); order: -1 the launcher's choice, else an SM90_SCHED_* tile order */
 extern "C" int sm90_dev_fwd(int variant, const cudadent_attn_fwd_params_t *p, void *stream,
                             int order) {
   if (variant != 2) return (int)cudaErrorInvalidValue;

@@ -1,6 +1,6 @@
 """python -m cudadent.bench: cudadent against PyTorch's attention backends, in one process.
 
-Suites (DESIGN.md):
+Suites (docs/DESIGN.md):
   fa3    16k tokens, hidden 2048: head_dim 64 and 128, heads = 2048 / head_dim, seqlen 512 .. 16k,
          batch = 16384 / seqlen, causal and not, bf16, forward and backward. TFLOP/s.
   gqa    grouped-query attention: 32 query heads over 8 KV heads of head_dim 128, causal,
@@ -32,8 +32,12 @@ How it times (see also the Method section of the written report):
     calls;
   * FLOPs: 4*B*H*Sq*Sk*D forward, halved for causal; backward 2.5x forward (FlashAttention's
     convention). Total time of the batch, never divided by batch size.
-Writes <out>/<gpu>-<date>[-quick].md, .png (TFLOP/s vs seqlen, one panel per head_dim x causal x
-fwd/bwd; fwd_train is in the tables only) and .json (every measurement), and prints the tables.
+Writes <out>/<gpu>.md, .png (TFLOP/s vs seqlen, one panel per head_dim x causal x fwd/bwd;
+fwd_train is in the tables only) and .json (every measurement, one line per row), and prints the
+tables. The names are stable, so a run replaces the GPU's previous result (git history keeps the
+old ones): <gpu> is the GPU's name in lower case (nvidia-h200, nvidia-h100-80gb-hbm3), then
+-quick for --quick and -partial for a run of part of the suites or backends (--suite other than
+all, --seqlens, --head-dims, --causal, --backends, --no-flex), so neither replaces a full run.
 """
 import argparse
 import datetime
@@ -442,7 +446,7 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
     dev/sm90_fwd/fwd_modes.py, bench/RESULTS.md session 5). Timing one backend's directions one
     after another favoured whatever followed a light run. Rounds in a fixed cyclic order still
     gave each entry the same predecessor in nearly every round (in the dev bench the entry after
-    cuDNN read ~4-5% high at 16k, dev/sm90_fwd/NOTES.md step 30); shuffled rounds vary it."""
+    cuDNN read ~4-5% high at 16k, docs/kernels/sm90_fwd.md section 7.2); shuffled rounds vary it."""
     import torch
     qkv = _shape_inputs(cfg)
     results, entries = [], []  # entries: (result dict, backend, grad mode, call)
@@ -722,10 +726,38 @@ def method_text(args):
 """
 
 
+def is_partial(args):
+    """True where the run measured part of what a full run measures (see report_stem)."""
+    g = lambda k, d=None: getattr(args, k, d)  # noqa: E731 (args of an older saved .json too)
+    return bool(g("suite", "all") != "all" or g("seqlens") or g("no_flex")
+                or tuple(g("head_dims", None) or (64, 128)) != (64, 128)
+                or g("causal", "both") != "both"
+                or set(g("backends", None) or BACKENDS) != set(BACKENDS))
+
+
+def report_stem(gpu, args):
+    """The file name (without extension) of a run's report: stable per GPU, so the next run
+    replaces it. <gpu>[-quick][-partial]: a --quick or partial run never replaces a full one."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(gpu).lower()).strip("-") or "gpu"
+    return (slug + ("-quick" if getattr(args, "quick", False) else "")
+            + ("-partial" if is_partial(args) else ""))
+
+
+def _dumps(x):
+    return json.dumps(x, default=str, separators=(", ", ": "))
+
+
+def json_text(env, args, results):
+    """Valid JSON, compact: the environment and arguments on a line each, one line per row."""
+    parts = ["{" + f'"env": {_dumps(env)},', f'"args": {_dumps(args)},', '"results": [']
+    parts += [_dumps(r) + ("," if i + 1 < len(results) else "") for i, r in enumerate(results)]
+    parts.append("]}")
+    return "\n".join(parts) + "\n"
+
+
 def write_report(env, results, args):
     os.makedirs(args.out, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", env["gpu"].lower()).strip("-")
-    stem = f"{slug}-{env['date'][:10]}{'-quick' if args.quick else ''}"
+    stem = report_stem(env["gpu"], args)
     md_path = os.path.join(args.out, stem + ".md")
     backends = [b for b in BACKENDS if b in args.backends]
     header = [f"## cudadent benchmark: {env['gpu']}, {env['date']}\n",
@@ -738,8 +770,7 @@ def write_report(env, results, args):
     with open(md_path, "w") as f:
         f.write(text)
     with open(os.path.join(args.out, stem + ".json"), "w") as f:
-        json.dump({"env": env, "args": {k: v for k, v in vars(args).items()},
-                   "results": results}, f, indent=1, default=str)
+        f.write(json_text(env, {k: v for k, v in vars(args).items()}, results))
     png = None
     if not args.no_plot:
         try:
@@ -813,7 +844,8 @@ def parse_args(argv=None):
     p.add_argument("--suite", choices=("fa3", "gqa", "small", "all"), default="all",
                    help="all: the FA3 suite, the GQA suite (not with --quick) and the small shapes")
     p.add_argument("--out", default=None, help="folder for the .md/.png/.json (default: "
-                   "bench/results of the checkout, else ./cudadent-bench-results)")
+                   "bench/results of the checkout, else ./cudadent-bench-results); the files are "
+                   "named by GPU, <gpu>[-quick][-partial], and replace that GPU's previous ones")
     p.add_argument("--backends", default=",".join(BACKENDS),
                    help=f"comma-separated subset of {','.join(BACKENDS)}")
     p.add_argument("--seqlens", default=None, help="FA3 suite seqlens, comma-separated")

@@ -32,7 +32,7 @@ __all__ = ["attn_fwd", "attn_bwd", "attention_fwd", "fwd_impl", "bwd_impl", "DTY
 DTYPES = {torch.float16: _abi.DType.FP16, torch.bfloat16: _abi.DType.BF16}
 
 # Tests set this to True: outputs are NaN-filled before the C call, so an element the kernel
-# does not write fails the comparison (DESIGN.md: poison outputs).
+# does not write fails the comparison (docs/DESIGN.md: poison outputs).
 POISON_OUTPUTS = False
 
 _FWD_SIZE = ctypes.sizeof(_abi.AttnFwdParams)

@@ -504,6 +504,10 @@ def main(args):
     env, result = run(args)
     saved = {k: v for k, v in vars(args).items() if k.startswith("train") or k in (
         "quick", "out", "time_limit", "no_plot")}
+    # a run of other configs or attentions than the default set is partial: its report must not
+    # replace the GPU's full one (train_report.stem)
+    saved["partial"] = (list(args.train_configs) != list(QUICK if args.quick else FULL)
+                        or list(args.train_attentions) != list(ATTENTIONS))
     md, png, text = train_report.write_report(env, saved, result, args.out, quick=args.quick,
                                               no_plot=args.no_plot)
     print(text)

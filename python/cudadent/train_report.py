@@ -371,15 +371,17 @@ def plot(env, result, path):
     return path
 
 
-def stem(env, quick):
-    slug = re.sub(r"[^a-z0-9]+", "-", str(env.get("gpu", "gpu")).lower()).strip("-")
-    return f"{slug}-{str(env.get('date', 'undated'))[:10]}-train{'-quick' if quick else ''}"
+def stem(env, quick, partial=False):
+    """<gpu>-train[-quick][-partial]: stable per GPU, so the next run replaces the report (git
+    history keeps the old ones); a quick or partial run never replaces a full one."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(env.get("gpu", "gpu")).lower()).strip("-") or "gpu"
+    return f"{slug}-train{'-quick' if quick else ''}{'-partial' if partial else ''}"
 
 
 def write_report(env, args, result, out, quick=False, no_plot=False):
     """Writes <out>/<stem>.md, .json and (unless no_plot) .png. Returns (md, png or None, text)."""
     os.makedirs(out, exist_ok=True)
-    base = os.path.join(out, stem(env, quick))
+    base = os.path.join(out, stem(env, quick, bool((args or {}).get("partial"))))
     text = markdown(env, result)
     with open(base + ".md", "w") as f:
         f.write(text)

@@ -9,8 +9,8 @@ without a CUDA device, and GPU tests skip when the library reports that the kern
 is not built (UNSUPPORTED_ARCH / UNSUPPORTED_FEATURE / UNSUPPORTED_HEAD_DIM), unless
 CUDADENT_TEST_STRICT=1 turns those into failures.
 
-The error figures of the correctness tests (DESIGN.md: report the figures, not only pass/fail) are
-printed in a table at the end of the run.
+The error figures of the correctness tests (docs/DESIGN.md: report the figures, not only
+pass/fail) are printed in a table at the end of the run.
 """
 import collections
 import os

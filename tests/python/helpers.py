@@ -54,7 +54,7 @@ def max_err(x, ref):
 
 
 def check_criterion(name, case, qty, x, ref, lowp, slack=1e-5):
-    """DESIGN.md: max|x - ref| <= 2 * max|lowp - ref| + 1e-5. Records the figures."""
+    """docs/DESIGN.md: max|x - ref| <= 2 * max|lowp - ref| + 1e-5. Records the figures."""
     err, err_lowp = max_err(x, ref), max_err(lowp, ref)
     bound = 2 * err_lowp + slack
     FIGURES.append((name, case, qty, err, err_lowp, bound))
@@ -66,7 +66,7 @@ def check_criterion(name, case, qty, x, ref, lowp, slack=1e-5):
 def randn(shape, dtype, seed, device="cuda", outliers=False):
     g = torch.Generator(device=device).manual_seed(seed)
     t = torch.randn(shape, generator=g, device=device, dtype=torch.float32)
-    if outliers:  # DESIGN.md: a variant with rare large outliers
+    if outliers:  # docs/DESIGN.md: a variant with rare large outliers
         mask = torch.rand(shape, generator=g, device=device) < 1e-3
         t = torch.where(mask, t * 20, t)
     return t.to(dtype)

@@ -1,4 +1,5 @@
-"""out, lse, dq, dk, dv of cudadent.attention against a float64 reference (DESIGN.md criterion).
+"""out, lse, dq, dk, dv of cudadent.attention against a float64 reference (the criterion of
+docs/DESIGN.md).
 
 Reference: plain torch ops in float64 with cudadent.h's masking (windows bottom-right aligned,
 causal == window_right 0). Criterion: max|x - ref| <= 2 * max|x_lowp - ref| + 1e-5 where x_lowp
@@ -70,7 +71,7 @@ def run_and_check(name, case, q, k, v, causal, window, dtype, deterministic=Fals
     live = ~dead
     if live.any():
         check_criterion(name, cid, "lse", lse[live], ref_lse[live], lowp_lse[live], slack=1e-4)
-    if dead.any():  # O = 0 exactly for rows that see no key (DESIGN.md)
+    if dead.any():  # O = 0 exactly for rows that see no key (docs/DESIGN.md)
         rows = dead.permute(0, 2, 1)  # [B, Sq, Hq]
         assert torch.count_nonzero(out[rows]) == 0, f"{cid}: fully masked rows are not 0"
     return out

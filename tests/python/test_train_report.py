@@ -150,7 +150,7 @@ def test_write_report(tmp_path):
     result = _fixture_result()
     md, png, text = train_report.write_report(env, {"quick": False}, result, str(tmp_path),
                                               no_plot=True)
-    assert md.endswith("nvidia-h200-2026-11-25-train.md") and png is None
+    assert md.endswith("nvidia-h200-train.md") and png is None  # stable name: replaces the last
     assert open(md).read() == text
     for needle in ("| driver | `580.00` |", "| transformers | `5.17.0` |", "| commit | `abc123` |",
                    "| d128-s4k | 8L h2048 16q/8kv x128 ff5632 V32000 (508M) | 4 x 4096 | cudadent "
