@@ -56,7 +56,7 @@
 /* BLOCK_M x BLOCK_N: query x key tile; WARPS per CTA; CTAS_PER_SM (launch bounds, deterministic
  * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
  * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
- * by measurement, dev/sm80_bwd/NOTES.md call 3). */
+ * by measurement, docs/kernels/sm80_bwd.md section 4). */
 template <int D> struct Sm80BwdTile;
 /* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
 template <> struct Sm80BwdTile<64> {

@@ -20,7 +20,7 @@
  * thread, 255 with __launch_bounds__(128, 2). Shared memory (BLOCK_M + 4 * BLOCK_N) * D * 2 bytes:
  * 80 KiB (d64), 96 KiB (d128): two CTAs per SM on sm_90; on sm_80 (164 KiB) d128 gets one.
  * Small tiles: 64-row tiles of 4 warps of 16 rows, 64-key tiles: twice the CTAs, a quarter of the
- * work per key tile, for grids too small to fill the GPU (dev/sm80_fwd/NOTES.md, exp04, exp07):
+ * work per key tile, for grids too small to fill the GPU (docs/kernels/sm80_fwd.md section 2):
  * unmasked, when the small-tile grid fits in one CTA per SM (large CTAs <= SMs / 2); masked
  * (causal / window: uneven query tiles), when there are fewer than 2 large CTAs per SM. */
 template <int D, bool SMALL> struct cd_sm80_fwd_tile;

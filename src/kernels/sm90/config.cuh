@@ -1,6 +1,7 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * config.cuh - the tuning constants of the sm90 forward that experiments vary, in one place, each
- * with the measurement behind its value (dev/sm90_fwd/NOTES.md steps). The library compiles them
+ * with the measurement behind its value (docs/kernels/sm90_fwd.md). The library compiles them
  * as they stand.
  *
  * The dev-only override hook: a build that defines CUDADENT_DEV (dev/sm90_fwd/gpu_run.sh,
@@ -32,14 +33,14 @@
 #define SM90_Q_SLOTS(n) (n)
 #endif
 
-/* masked d64 calls take 192 query rows a tile from this query length on (step 3) */
+/* masked d64 calls take 192 query rows a tile from this query length on (§2.1) */
 #ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
 #define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
 #endif
 
 /* ---- softmax (softmax.cuh) ---- */
 
-/* When the running row max m moves (FlashAttention-4's trick, bounded; steps 19, 28): only when
+/* When the running row max m moves (FlashAttention-4's trick, bounded; docs/kernels/sm90_fwd.md sections 4.1, 4.2): only when
  * a block brings a P = 2^(scale S - m) above 2^-SM90_STALE_SHARE_LOG2 of the row's sum so far,
  * at least 1 and at most 2^SM90_MAX_SLACK. With a fixed slack of 8 alone O's max error was the
  * low-precision reference's (err / lowp mean 0.97 over 1000 seeds, 0.4% outside the criterion)
@@ -56,13 +57,13 @@
 
 /* How many of a consumer's key blocks, from its first, take the exact softmax without trying the
  * lazy one: the first always (m = -inf); over the next ones the row sum is still small, the
- * bound low and the check would fail on most (step 28: 8 against 4 and 1; step 30: 12 against 8
+ * bound low and the check would fail on most (§4.2: 8 against 4 and 1; §4.3: 12 against 8
  * +1.4% geomean, 16 no better, 24 slower at 4k-16k). */
 #ifndef SM90_EXACT_BLOCKS
 #define SM90_EXACT_BLOCKS 12
 #endif
 /* Those blocks, where unmasked, run as their own run of the main loop: the row maxima computed
- * under the P V product (step 30: geomean +0.6-0.9%; d128 non-causal 512-1k with LSE +2.5-4.8%,
+ * under the P V product (§4.3: geomean +0.6-0.9%; d128 non-causal 512-1k with LSE +2.5-4.8%,
  * d64 causal 512-1k without LSE +4-7%). 0: they take the run-time choice of the other blocks. */
 #ifndef SM90_EXACT_MAX_EARLY
 #define SM90_EXACT_MAX_EARLY 1
@@ -70,14 +71,14 @@
 
 /* ---- main loop (mainloop_fwd.cuh) ---- */
 
-/* A consumer's first block as its first 64 keys only, where its rows see no more (step 40: d64
+/* A consumer's first block as its first 64 keys only, where its rows see no more (§3.3: d64
  * causal 512 / 1k / 2k +2 / +2 / +3% in the d64 LSE rows; the rows without it measured slower,
  * cd_sm90_fwd_half_first). 0: never. */
 #ifndef SM90_HALF_FIRST
 #define SM90_HALF_FIRST 1
 #endif
 /* Each consumer of a tile whose BLOCK_M is not BLOCK_N (d64 M192) walks only the key blocks its
- * own 64 rows see and releases the others (step 21; 128-row tiles: ~1% slower with it). 0: every
+ * own 64 rows see and releases the others (§3.3; 128-row tiles: ~1% slower with it). 0: every
  * consumer computes the tile's whole range. */
 #ifndef SM90_CONSUMER_RANGE
 #define SM90_CONSUMER_RANGE 1
@@ -89,21 +90,21 @@
 #ifndef SM90_GRID_LIMIT
 #define SM90_GRID_LIMIT 0
 #endif
-/* M_GROUPED's group of query blocks (steps 3-4) */
+/* M_GROUPED's group of query blocks (§5.1) */
 #ifndef SM90_SCHED_GROUP
 #define SM90_SCHED_GROUP 32
 #endif
 /* masked calls with at most this many query blocks take the tiles head by head, HEAD_SNAKE
- * (step 7; 0: never) */
+ * (§5.2; 0: never) */
 #ifndef SM90_HEAD_ORDER_MAX_MBLOCKS
 #define SM90_HEAD_ORDER_MAX_MBLOCKS 16
 #endif
-/* the K/V bytes of one group of HEAD_GROUPS at most (H100 has 50 MB of L2, H200 60 MB; step 43;
+/* the K/V bytes of one group of HEAD_GROUPS at most (H100 has 50 MB of L2, H200 60 MB; §5.3;
  * 0: never HEAD_GROUPS) */
 #ifndef SM90_L2_GROUP_BYTES
 #define SM90_L2_GROUP_BYTES (16ll << 20)
 #endif
-/* the most rounds the tail deals out (step 44; 0: no tail) */
+/* the most rounds the tail deals out (§5.4; 0: no tail) */
 #ifndef SM90_TAIL_ROUNDS
 #define SM90_TAIL_ROUNDS 4
 #endif
@@ -113,7 +114,7 @@
 /* Below this much work (batch * heads_q * seqlen_q * seqlen_k) the portable path is as fast or
  * faster: one tile's latency chain (TMA load, wgmma, TMA store) is longer than its cp.async +
  * mma.sync one (1x8x512x512 8.1 us both paths, 2x8x128x128 4.4 vs 3.7 us, d64 fp16, CUDA graph;
- * step 3). */
+ * §2.1). */
 #define SM90_FWD_MIN_WORK ((int64_t)1 << 22)
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

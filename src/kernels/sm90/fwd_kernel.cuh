@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   /* warp-uniform by construction (a broadcast), so the compiler keeps more of what derives from
    * it (consumer index, descriptors, barrier addresses) in uniform registers: d64 +2-3%, and the
    * M192 row then spills 28 bytes, stored before the tile loop and reloaded once a tile in the
-   * epilogue, none in the main loops (NOTES.md steps 11, 13) */
+   * epilogue, none in the main loops (docs/kernels/sm90_fwd.md sections 3.2, 3.1) */
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     tma_prefetch_desc(&tm_q);

@@ -1,4 +1,5 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps, the launch of one tile-table
  * row (cd_sm90_fwd_launch) and the one function that picks a call's row and launches it
  * (cd_sm90_fwd_run). Included by fwd.cu alone (the library's entry points; dev/ reaches it
@@ -111,7 +112,7 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
 
 /* The row a call takes, and its launch: the one place that selects rows. d64: 192 query rows a
  * tile, except masked calls with short query sequences, where the diagonal tile's waste and the
- * few tiles favour 128 (dev/sm90_fwd/NOTES.md step 3). Calls without LSE take the row's
+ * few tiles favour 128 (§2.1). Calls without LSE take the row's
  * tensor-core row-sum twin (fwd_tiles.cuh ROWSUM). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
 template <bool kFp16>

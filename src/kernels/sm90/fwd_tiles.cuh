@@ -1,4 +1,5 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * fwd_tiles.cuh - the tile table of the sm90 forward (one row per compiled configuration) and
  * what derives from a row: its shared-memory layout (cd_sm90_fwd_smem).
  *
@@ -14,7 +15,7 @@
  *   ROWSUM   the row sums of P taken by the tensor core: the P V GEMM gets 8 more columns of B,
  *            all ones, so columns D..D+7 of its accumulator are the running row sums l
  *            (rescaled with O), and the softmax adds nothing up (72 instructions a thread and key
- *            block fewer: +3-13% by config, dev/sm90_fwd/NOTES.md step 14). The sums are of the
+ *            block fewer: +3-13% by config, §2.3). The sums are of the
  *            16-bit P that the GEMM multiplies V by: O is as accurate as with fp32 sums, but
  *            log(l) is off by up to ~1.5e-3 in bf16 and the backward's gradients measurably worse
  *            with such an LSE: so only rows without LSE (lse == NULL, inference) take it. The
@@ -24,9 +25,9 @@
  *   HGROUPS  the row can take the HEAD_GROUPS tile order (tile_scheduler.cuh; the host picks it
  *            only for masked calls with more than 16 query blocks).
  *   TAIL     its launches may deal their last rounds' tiles out by the host's table
- *            (sm90_tile_tail; NOTES.md steps 44-45).
+ *            (sm90_tile_tail; §5.4).
  *   LATE     where the ring indices are broadcast (sm90_uniform_ring): late, at the end of the
- *            step before (NOTES.md step 50).
+ *            step before (§3.2).
  * Every row's reason, as a pointer to its measurement, is the comment after it.
  */
 #ifndef CUDADENT_SM90_FWD_TILES_CUH
@@ -53,22 +54,22 @@ template <int D_QK, int D_V, int BLOCK_M_, bool HAS_LSE_> struct cd_sm90_fwd_til
 
 /*              Dqk  Dv   BM   LSE    BN  ST QS            ROWSUM HGROUPS TAIL   LATE  PREGS CREGS */
 CD_SM90_FWD_ROW( 64,  64, 192, true,  128, 4, CD_SM90_QS(2), false, true,  false, false, 24, 160)
-/* d64 default: 1.5x K/V reuse, 12 warps (NOTES.md step 3); QS 2: +1-1.5% at d64 non-causal
- * (steps 8, 33); no tail: its consumers spill 20 bytes with it, d64 non-causal (no tail taken)
- * ran 25-33% slower (steps 44-45); LATE not measured apart: ptxas compiles the M192 rows' step
- * broadcasts away either way (step 50) */
+/* d64 default: 1.5x K/V reuse, 12 warps (§2.1); QS 2: +1-1.5% at d64 non-causal
+ * (§2.2); no tail: its consumers spill 20 bytes with it, d64 non-causal (no tail taken)
+ * ran 25-33% slower (§5.4); LATE not measured apart: ptxas compiles the M192 rows' step
+ * broadcasts away either way (§3.2) */
 CD_SM90_FWD_ROW( 64,  64, 128, true,  128, 4, CD_SM90_QS(1), false, false, true,  true,  24, 240)
-/* d64 masked, seqlen_q < 2048: less diagonal waste (step 3); QS 1: -0.4..-0.8% with 2 in three
- * runs (step 38); no HGROUPS: at most 16 query blocks, HEAD_SNAKE (step 43); tail +1.5-2.2% at
- * causal 512 / 1k (step 44); LATE +0.3..+1.1% at d64 causal 512 / 1k in training (step 50) */
+/* d64 masked, seqlen_q < 2048: less diagonal waste (§2.1); QS 1: -0.4..-0.8% with 2 in three
+ * runs (§2.2); no HGROUPS: at most 16 query blocks, HEAD_SNAKE (§5.3); tail +1.5-2.2% at
+ * causal 512 / 1k (§5.4); LATE +0.3..+1.1% at d64 causal 512 / 1k in training (§3.2) */
 CD_SM90_FWD_ROW(128, 128, 128, true,  128, 2, CD_SM90_QS(1), false, true,  true,  true,  24, 240)
-/* d128 (step 3); QS 2 showed no effect (step 33); tail (step 44); LATE +0.5..+1.5% (step 50) */
+/* d128 (§2.1); QS 2 showed no effect (§2.2); tail (§5.4); LATE +0.5..+1.5% (§3.2) */
 CD_SM90_FWD_ROW( 64,  64, 192, false, 128, 4, CD_SM90_QS(2), true,  true,  false, false, 24, 160)
-/* no-LSE twin of the d64 M192 row: ROWSUM +3-13% (step 14); the rest as its LSE row */
+/* no-LSE twin of the d64 M192 row: ROWSUM +3-13% (§2.3); the rest as its LSE row */
 CD_SM90_FWD_ROW( 64,  64, 128, false, 128, 4, CD_SM90_QS(2), true,  false, false, false, 24, 240)
-/* no-LSE twin of the d64 M128 row: QS 2 +3-4% at causal 512 / 1k (step 38); no tail: -2.3-2.5%
- * at causal 512 / 1k with it, its wgmma descriptors left the uniform registers (+44 R2UR, steps
- * 45-47); not LATE: -5 / -6.5% at d64 causal 512 / 1k, not understood (step 50) */
+/* no-LSE twin of the d64 M128 row: QS 2 +3-4% at causal 512 / 1k (§2.2); no tail: -2.3-2.5%
+ * at causal 512 / 1k with it, its wgmma descriptors left the uniform registers (+44 R2UR,
+ * §5.4); not LATE: -5 / -6.5% at d64 causal 512 / 1k, not understood (§3.2) */
 CD_SM90_FWD_ROW(128, 128, 128, false, 128, 2, 1,             true,  true,  true,  true,  24, 240)
 /* no-LSE twin of the d128 row: the ones slabs take the room of a second Q slot (QS fixed at 1) */
 

@@ -1,4 +1,5 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * mainloop_fwd.cuh - the roles of the sm90 forward kernel (fwd_kernel.cuh), each a function: the
  * producer's loads of a tile (cd_sm90_fwd_load_tile) and a consumer's main loop over a tile's key
  * blocks (cd_sm90_fwd_mainloop), with its step (cd_sm90_consumer_step); the epilogue is
@@ -37,7 +38,7 @@ struct cd_sm90_fwd_args {
  * addresses derived from them live in uniform registers: without it each wgmma's descriptor was
  * built in vector registers and moved over (R2UR, IMAD.MOV), 60 instructions a d128 step; with
  * it the unmasked step is 522 -> 489 instructions (d128), 470 -> 444 (d64): d64 +0.6-2.5%, d128
- * -0.4..+1.5% up to 8k (NOTES.md steps 15, 18). */
+ * -0.4..+1.5% up to 8k (docs/kernels/sm90_fwd.md sections 3.2, 7.2). */
 __device__ __forceinline__ uint32_t cd_sm90_uniform(uint32_t x) {
   return __shfl_sync(0xffffffffu, x, 0);
 }
@@ -47,7 +48,7 @@ __device__ __forceinline__ uint32_t cd_sm90_uniform(uint32_t x) {
  * tile's first block. Late, every value that reaches a step is a broadcast, so ptxas carries the
  * indices in uniform registers across the loop and drops the broadcasts inside it: no SHFL at
  * a step's start (where its latency stood before the K barrier's wait), 12 SHFL and 20 R2UR fewer
- * in the kernel (NOTES.md step 50). */
+ * in the kernel (§3.2). */
 template <int STAGES>
 __device__ __forceinline__ void cd_sm90_uniform_ring(cd_sm90_pipe_state<STAGES> &k,
                                                      cd_sm90_pipe_state<STAGES, true> &v) {
@@ -118,11 +119,11 @@ template <int STAGES> struct cd_sm90_step_args {
  * rings advanced. kMask: block n needs the per-element mask. kExactOnly: the exact softmax with
  * the row maxima taken before the P V wait (SM90_EXACT_MAX_EARLY); else the lazy one first where
  * n <= sa.lazy_from. O is rescaled at the end of the softmax (the P V product it must include is
- * complete there), not between the next step's GEMMs: the same cost (NOTES.md step 30), and the
+ * complete there), not between the next step's GEMMs: the same cost (§4.3), and the
  * tile's first block, whose O is still zero, needs none.
  * Between the S wait and the P V wait there is no branch (predicated arrives; the mask chosen by
  * which run of the loop calls the step): with the branches there the kernel measured 3-15%
- * slower (NOTES.md step 13). ptxas placed the P V wait before most of the softmax anyway, and
+ * slower (§3.1). ptxas placed the P V wait before most of the softmax anyway, and
  * forcing it after (full intra-warpgroup overlap) measured slower, since issuing a consumer's
  * wgmmas blocks until they have nearly all run; the lazy softmax writes P into p and takes its
  * bound from the row-sum columns, so it follows the P V wait, and the exact softmax (a uniform
@@ -191,7 +192,7 @@ __device__ __forceinline__ void cd_sm90_consumer_step(
  * the tile's [n_lo, n_hi), with the per-element mask decided for its rows alone; the tile's other
  * blocks it only releases (cd_sm90_release_block). Under causal masking a 192-row tile (d64) spans
  * two masked key blocks, a consumer's 64 rows at most one, and the top block is often invisible
- * to consumers 0 and 1 (NOTES.md step 21). Compiled into the rows whose BLOCK_M is not BLOCK_N
+ * to consumers 0 and 1 (§3.3). Compiled into the rows whose BLOCK_M is not BLOCK_N
  * (d64 M192): in 128-row tiles over 128-key blocks a causal consumer has nothing to skip, and the
  * short causal d64 configs there measured ~1% slower with it (SM90_CONSUMER_RANGE). */
 
@@ -214,7 +215,7 @@ __device__ __forceinline__ void cd_sm90_release_block(const cd_sm90_step_args<ST
 }
 
 /* Whether the row computes a consumer's first block as its first half where it can (d64 LSE rows
- * only, step 40: the no-LSE d64 M128 row measured 3-6% slower at causal 512 / 1k with it, its
+ * only, §3.3: the no-LSE d64 M128 row measured 3-6% slower at causal 512 / 1k with it, its
  * main loops gained 6-13 uniform instructions; the LSE d128 row 0.6-1% slower at causal 512 / 1k;
  * in the no-LSE d128 row the second branch of the first S GEMM leaves too few registers: ptxas
  * serializes every wgmma, C7511) */
@@ -281,7 +282,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
 /* A consumer's main loop over the tile's key blocks [n_lo, n_hi) (at least one), last to first:
  * its own range [c_lo, c_hi) (at least one block: a consumer whose rows see no key computes block
  * n_lo, fully masked; one whose rows all lie past seqlen_q computes what the last real row sees,
- * its output clipped, NOTES.md step 22) with its mask decisions as a tile of 64 rows (kRange,
+ * its output clipped, §8) with its mask decisions as a tile of 64 rows (kRange,
  * SM90_CONSUMER_RANGE), the tile's other blocks released. First block: S alone (its first half
  * only where cd_sm90_first_block_half); then the steps in three runs, those the right edge (end of
  * the keys, right window) cuts, the unmasked middle, those the left window cuts; then the last
@@ -324,7 +325,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     if constexpr (kPingpong) sa.turns.wait();
     const uint64_t dk = gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES);
     /* each branch issues and retires its own wgmmas (a wgmma retired after a branch serializes
-     * them all: ptxas C7515, NOTES.md step 17) */
+     * them all: ptxas C7515, §8) */
     if (half) {
       wgmma_fence();
       cd_sm90_gemm_qk<D, BM, BH, kFp16, BN>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);

@@ -137,7 +137,7 @@ __device__ __forceinline__ void cd_sm90_softmax(float (&s)[BN / 2], float (&m)[2
  * P = inf or NaN, NaN from -inf scores), the warp runs the exact softmax (cd_sm90_softmax) on S,
  * which this path leaves intact. So the results are the exact path's (up to rounding at the
  * bound itself and the order of the fp32 row-sum additions); the check fails on a row's first
- * blocks and then rarely (NOTES.md steps 23, 27, 28). */
+ * blocks and then rarely (docs/kernels/sm90_fwd.md sections 4.1, 4.2). */
 
 /* The lazy softmax of one block (above): p = 16-bit P of s with the running max m; returns
  * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) l

@@ -1,12 +1,13 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * tile_order_choice.cuh - host side: the tile order (tile_scheduler.cuh) a launch of the sm90
  * forward takes.
  *
  *   no right window (non-causal)           M_GROUPED: all tiles of a head cost alike
- *   at most SM90_HEAD_ORDER_MAX_MBLOCKS    HEAD_SNAKE (dev/sm90_fwd/NOTES.md step 7)
+ *   at most SM90_HEAD_ORDER_MAX_MBLOCKS    HEAD_SNAKE (§5.2)
  *     query blocks
  *   more, and the K/V of all heads more    HEAD_GROUPS, where some group size keeps the static
- *     than twice SM90_L2_GROUP_BYTES       schedule within 1% of SNAKE's balance (step 43)
+ *     than twice SM90_L2_GROUP_BYTES       schedule within 1% of SNAKE's balance (§5.3)
  *   otherwise                              SNAKE
  *
  * Why: under causal masking SNAKE runs all heads' query block M-1, then all heads' M-2, ...: the
@@ -17,13 +18,13 @@
  *
  * Balance: a persistent CTA takes its tiles statically (sm90_tile_position), so its time is the
  * sum of its tiles' costs; a tile costs its key blocks plus 0.35 of one (the once-a-tile work,
- * NOTES.md step 42's trace). That sum is computed exactly, with the kernel's own tile decode,
+ * §5.4's trace). That sum is computed exactly, with the kernel's own tile decode,
  * for SNAKE and each candidate group size: O(tiles) host work per candidate.
  *
  * Tail (masked calls, kernels compiled with it): the round robin gives every CTA the same number
  * of tiles up to one, so it cannot even out the last rounds; the tiles of the last 2-4 rounds are
  * instead dealt out heaviest first, each to the CTA with the least work so far (sm90_tile_tail;
- * NOTES.md step 44). The order, its group size and the tail are cached per shape
+ * §5.4). The order, its group size and the tail are cached per shape
  * (SM90_ORDER_CACHE entries under a mutex; training repeats its shapes).
  */
 #ifndef CUDADENT_SM90_TILE_ORDER_CHOICE_CUH
@@ -96,7 +97,7 @@ static double sm90_schedule_imbalance(const sm90_order_key &k, const std::vector
  * the CTA with the least work so far among those with fewer than `rounds` of them (ties: the
  * lowest index), after the round robin of the rounds before. At most `rounds` a CTA, so the
  * kernels loop over the round robin's rounds as without a tail (a longer loop bound in the
- * consumers tipped the d64 M128 row into ptxas's C7511, NOTES.md step 45). False where the
+ * consumers tipped the d64 M128 row into ptxas's C7511, §5.4). False where the
  * table has fewer rows than `rounds`. */
 static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
                            const std::vector<float> &cost, const sm90_tile_order &o, int order,
@@ -145,7 +146,7 @@ static bool sm90_tail_deal(sm90_tile_tail *tail, const sm90_order_key &k,
  * tile a round) whose busiest CTA is within 0.2% of the least loaded one, where
  * that beats the round robin by more than 0.2%. Fewest: the dealt tiles run heaviest first
  * across heads, so the more rounds, the more heads whose K/V must stay in L2 at once (d128
- * causal 512, nearly bound by DRAM, gained nothing from 4 rounds; NOTES.md step 44). */
+ * causal 512, nearly bound by DRAM, gained nothing from 4 rounds; §5.4). */
 static void sm90_tail_choose(sm90_tile_tail *tail, const sm90_order_key &k,
                              const std::vector<float> &cost, int order, int group_heads) {
   const int tiles = k.m_blocks * k.batch_heads, all = (tiles + k.grid - 1) / k.grid;

@@ -1,4 +1,5 @@
 /*
+ * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * tile_scheduler.cuh - which (batch, head, query block) a persistent sm90 CTA works on (which key
  * blocks a query block must visit: common/mask_rule.cuh).
  *
@@ -12,7 +13,7 @@
  *                          head, then block in group): with long sequences the running CTAs
  *                          spread over ~4 heads instead of all reading the same K/V block of one
  *                          head at once. The default without a right window; measured within
- *                          noise of M_FASTEST (dev/sm90_fwd/NOTES.md steps 3-4).
+ *                          noise of M_FASTEST (§5.1).
  *   SM90_SCHED_SNAKE       heaviest first (query blocks descending, all heads of one block index
  *                          before the next), snaking across CTAs so the heavy and light halves of
  *                          consecutive rounds pair up: static balance under a right window
@@ -23,7 +24,7 @@
  *                          which time its K/V has left L2 (at 512-2k every tile re-read its K/V
  *                          from DRAM: 2.3-7x the unique K/V bytes); here all tiles of a head run
  *                          within about one round, and the snake pairs heavy with light blocks
- *                          (dev/sm90_fwd/NOTES.md step 7).
+ *                          (§5.2).
  *   SM90_SCHED_HEAD_GROUPS groups of group_heads (batch, head)s in turn; within a group the
  *                          query blocks of all its heads level by level, heaviest first in the
  *                          last group and in every second one before it, lightest first in the
@@ -32,7 +33,7 @@
  *                          causal calls with many query blocks and more K/V than L2 holds: a
  *                          group's K/V fits in L2 and its tiles share it, where SNAKE re-read
  *                          every key block from DRAM ~7-13 times (tile_order_choice.cuh picks
- *                          group_heads; dev/sm90_fwd/NOTES.md step 43).
+ *                          group_heads; §5.3).
  */
 #ifndef CUDADENT_SM90_TILE_SCHEDULER_CUH
 #define CUDADENT_SM90_TILE_SCHEDULER_CUH
@@ -61,7 +62,7 @@ struct sm90_tile {
  * every tile, in the producer before the tile's Q load and in every consumer warp between one
  * tile's epilogue and the next tile's first S; a division by a run-time int is ~20 dependent
  * instructions (I2F, MUFU.RCP, F2I, ...): without them short configs ran 1-7% faster
- * (dev/sm90_fwd/NOTES.md step 32). */
+ * (§5.5). */
 struct sm90_divisor {
   unsigned mul, shift;
 };
@@ -137,7 +138,7 @@ static inline sm90_tile_order sm90_tile_order_make(int order, int m_blocks, int 
 /* Position in the order of CTA cta's tile in round r (may be >= num_tiles: skip it).
  * kHeadGroups = false, here and in sm90_decode_tile, compiles the HEAD_GROUPS order out, for
  * kernels that never take it: their per-tile path is then a test and a branch shorter, which the
- * short d64 causal calls feel (1-2% at 512, NOTES.md step 43). */
+ * short d64 causal calls feel (1-2% at 512, §5.3). */
 template <bool kHeadGroups = true>
 __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, int grid, int order) {
   const bool snake = order == SM90_SCHED_SNAKE || order == SM90_SCHED_HEAD_SNAKE ||
@@ -154,7 +155,7 @@ __host__ __device__ __forceinline__ int sm90_tile_position(int round, int cta, i
  * Why: the round robin hands every CTA the same number of tiles up to one, and under causal
  * masking the last rounds leave CTAs up to a whole tile apart: at d64 causal 512 (4096 tiles of
  * 1-4 key blocks on 132 CTAs) the busiest CTA had 3.1% more than the mean, and 128 CTAs ran
- * as fast as 132 (dev/sm90_fwd/NOTES.md step 44). Without a tail base_round is that round count,
+ * as fast as 132 (§5.4). Without a tail base_round is that round count,
  * ceil(num_tiles / grid). The kernels
  * compiled with it: fwd_kernel.cuh's TAIL (the d128 rows and the LSE d64 M128 row). */
 #define SM90_TAIL_MAX_CTAS 160
@@ -179,7 +180,7 @@ __host__ __device__ __forceinline__ int sm90_tile_position_tail(int round, int c
   if (!kTail || round < tail.base_round) return pos;
   const int first = tail.base_round * grid;
   /* not through a volatile pointer: that compiled to a global load of the parameter's offset
-   * (an illegal address, NOTES.md step 45) */
+   * (an illegal address, §5.4) */
   const unsigned e = tail.pos[pos - first];
   return e != SM90_TAIL_NONE ? first + (int)e : num_tiles;
 }
