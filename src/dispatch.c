@@ -5,7 +5,8 @@
  * supports the params and (where it has a preference heuristic) prefers them wins:
  *   forward:  sm90  Hopper (wgmma, TMA)   cc 9.0 only; preferred from SM90_FWD_MIN_WORK on
  *             sm80  portable (mma.sync)   cc >= 8.0
- *   backward: sm90  Hopper (wgmma, TMA)   cc 9.0 only; the default there (SM90_BWD_DEFAULT)
+ *   backward: sm90  Hopper (wgmma, TMA)   cc 9.0 only; the default there (SM90_BWD_DEFAULT),
+ *                                         but for deterministic masked calls (its preferred())
  *             sm80  portable (mma.sync)   cc >= 8.0 (where the device has its shared memory)
  * A row is in the table where CMake built its family (CUDADENT_HAVE_<ARCH>_<DIR>, from the one
  * list of families in CMakeLists.txt).
@@ -49,7 +50,7 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
     {"sm90", 90, 90, cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
-     NULL,
+     cudadent_sm90_bwd_preferred,
 #else
      never_bwd,
 #endif

@@ -49,6 +49,7 @@ cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspa
                               cudaStream_t stream);
 
 int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p);
+int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p); /* not det + masked */
 size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p);
 cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                               cudaStream_t stream);

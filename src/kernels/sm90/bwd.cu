@@ -36,6 +36,16 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   return dtype_ok && dim_ok;
 }
 
+/* What the default dispatch gives this kernel: everything it supports except deterministic calls
+ * whose mask has a right bound (causal included). Their dQ turns run in ascending key-block order
+ * (bwd_kernel.cuh sm90_bwd_reduce_dq), while key block n starts at a later query block than block
+ * n - 1: every CTA then moves at the pace of its chain's first, which has the most work (H200,
+ * session 16: b4 s4k 32/8 heads d128 causal, 177.6 TFLOP/s deterministic, against 463 without and
+ * 262 for the sm80 backward without; docs/kernels/sm90_bwd.md). The sm80 backward takes them. */
+extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) {
+  return !(p->deterministic && p->window_right >= 0);
+}
+
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
   const int64_t rows = (int64_t)p->batch * p->heads_q * sm90_bwd_sq_pad(p);
   const size_t sems = p->deterministic ? sm90_bwd_align((size_t)(rows / sm90_bwd_block_m(p->head_dim)) * sizeof(int)) : 0;
