@@ -3,9 +3,12 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   [PREBUILT=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det]
+#   [PREBUILT=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
+# detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
+# The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
+# package bench's reports.
 # ab: the backward of build-base/ (a tree made with
 #   rm -rf build-base && mkdir build-base && git archive REV | tar -x -C build-base
 # and sent with the run's carry) against the working tree's, CLI timings alternating base / new.
@@ -145,6 +148,33 @@ for step in "${steps[@]}"; do
         for mode in "" --deterministic "" --deterministic; do
           r=$(timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
           note "det ${mode:-nondet} $shape: ms TFLOP/s $r"
+        done
+      done ;;
+    detvar)
+      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=1) against the working
+      # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
+      # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
+      { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+          "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
+          && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
+        || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; continue; }
+      note "var: $VAR_FLAGS"
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
+      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
+      grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
+      for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
+                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128 --window 256,64" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128"; do
+        for rep in 1 2; do
+          for lab in nondet new var; do
+            b=$bench; mode=--deterministic
+            [ $lab = var ] && b=build-var/cudadent-bench
+            [ $lab = nondet ] && mode=""
+            r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+            note "detvar $lab $shape: ms TFLOP/s $r"
+          done
         done
       done ;;
     seed)

@@ -175,4 +175,16 @@ __host__ __device__ __forceinline__ int cd_mask_first_key_block(int m, int bm, i
   return k_lo <= 0 ? 0 : (int)(k_lo / bn);
 }
 
+/* The last key block (of bn keys, n_blocks of them) any row of query block m (of bm rows) sees:
+ * the right window's edge of the block's last row, m * bm + bm - 1 unclamped as cd_mask_q_blocks'
+ * m_lo (cd_mask_q_blocks read the other way); -1 where no row of the block sees a key. */
+__host__ __device__ __forceinline__ int cd_mask_last_key_block(int m, int bm, int bn, int seqlen_q,
+                                                               int seqlen_k, int window_right,
+                                                               int n_blocks) {
+  if (window_right < 0) return n_blocks - 1;
+  const int64_t k_hi = (int64_t)m * bm + bm - 1 + ((int64_t)seqlen_k - seqlen_q) + window_right;
+  if (k_hi < 0) return -1;
+  return k_hi / bn < n_blocks ? (int)(k_hi / bn) : n_blocks - 1;
+}
+
 #endif /* CUDADENT_MASK_RULE_CUH */

@@ -132,6 +132,12 @@ __device__ __forceinline__ int sm90_bwd_first_key_block(int m, int bm, int bn, c
   return cd_mask_first_key_block(m, bm, bn, a.seqlen_q, a.seqlen_k, a.window_left);
 }
 
+/* Whether a deterministic call takes its dQ turns (and launches its key blocks) in descending
+ * key-block order (config.cuh SM90_BWD_DET_DESCENDING): masks with a right bound. */
+__device__ __forceinline__ bool sm90_bwd_det_descending(const sm90_bwd_args &a) {
+  return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
+}
+
 /* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
  * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
 __device__ __forceinline__ int *sm90_bwd_sems(const sm90_bwd_args &a) {
@@ -147,7 +153,8 @@ __device__ __forceinline__ void sm90_bwd_fence_proxy_global(void) {
 
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
  * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. Deterministic
- * (kDet): the warp waits until the 8 warps of every earlier key block have completed theirs
+ * (kDet): the warp waits until the 8 warps of every earlier key block (in the turn order: ascending,
+ * or descending where sm90_bwd_det_descending) have completed theirs
  * (the query block's semaphore counts completed warp reductions), and counts its own once it is
  * complete. */
 template <int D, bool kDet>
@@ -169,7 +176,10 @@ __device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const 
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
     float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
     if constexpr (kDet) {
-      const int turn = n_block - sm90_bwd_first_key_block(m, BM, BN, args);
+      const int turn = sm90_bwd_det_descending(args)
+                           ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
+                                                    args.window_right, (int)gridDim.x) - n_block
+                           : n_block - sm90_bwd_first_key_block(m, BM, BN, args);
       int done;
       do {
         asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sm90_bwd_sems(args) + tile) : "memory");
@@ -208,7 +218,11 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
-  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  /* key block: blockIdx.x, or in descending order (sm90_bwd_det_descending), so that the blocks
+   * whose dQ turns come first are launched first */
+  const int n_block = kDet && sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
+                                                            : (int)blockIdx.x;
+  const int hk = blockIdx.y, b = blockIdx.z;
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     tma_prefetch_desc(&tm_q);

@@ -20,7 +20,7 @@
      defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
-     defined(SM90_TRACE))
+     defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -116,6 +116,18 @@
  * mma.sync one (1x8x512x512 8.1 us both paths, 2x8x128x128 4.4 vs 3.7 us, d64 fp16, CUDA graph;
  * §2.1). */
 #define SM90_FWD_MIN_WORK ((int64_t)1 << 22)
+
+/* ---- the backward (bwd_kernel.cuh) ---- */
+
+/* Deterministic calls with a right mask bound (causal included): 1 gives each query block's dQ
+ * turns in descending key-block order, the diagonal block first, and launches the key blocks in
+ * that order (FA3's), so that a block waits only for one that reached the same query block a
+ * step earlier; 0 (the measured code): ascending, every CTA at the pace of its chain's first
+ * (177.6 TFLOP/s at b4 s4k 32/8 d128 causal, H200; docs/kernels/sm90_bwd.md section 3). Not yet
+ * run: a dev build's experiment until measured. */
+#ifndef SM90_BWD_DET_DESCENDING
+#define SM90_BWD_DET_DESCENDING 0
+#endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
 
