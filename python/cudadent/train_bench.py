@@ -61,8 +61,8 @@ def add_arguments(p):
     g = p.add_argument_group("training bench (--train)")
     g.add_argument("--train", action="store_true",
                    help="a training step of Llama models (transformers) with cudadent vs SDPA: "
-                   "tokens/s, attention share, peak memory, loss curves; full: ~3-4 min on an "
-                   "H200, --quick: ~1 min")
+                   "tokens/s, attention share, peak memory, loss curves; full: ~2 min on an "
+                   "H200, --quick: ~25 s")
     g.add_argument("--train-configs", default=None,
                    help=f"comma-separated, of {', '.join(CONFIGS)} (default {','.join(FULL)}; "
                    f"--quick {','.join(QUICK)}); 'none': the loss check alone")
