@@ -92,11 +92,15 @@ for step in "${steps[@]}"; do
       # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
       { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
           "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
-          && cmake --build build-var -j 16 --target cudadent-bench; } > "$out/build-var.log" 2>&1 \
+          && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
         || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; continue; }
       note "var: $VAR_FLAGS"
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
+      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
+      grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
                    "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64" \

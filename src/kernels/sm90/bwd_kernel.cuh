@@ -138,6 +138,24 @@ __device__ __forceinline__ bool sm90_bwd_det_descending(const sm90_bwd_args &a) 
   return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
 }
 
+/* The first query block a CTA walks, as an offset into its range [m_lo, m_lo + nm) (it then
+ * wraps): 0, or with SM90_BWD_STAGGER (non-deterministic calls) the key blocks spread evenly over
+ * the range, so that the CTAs of one head do not all add into (and load) the same query block at
+ * once. */
+template <bool kDet>
+__device__ __forceinline__ int sm90_bwd_m_offset(int n_block, int nm) {
+  if (kDet || !SM90_BWD_STAGGER || nm <= 1) return 0;
+  return (int)((int64_t)n_block * nm / (int)gridDim.x);
+}
+
+/* The query block of step j (m_lo <= j < m_hi) of a walk that starts off blocks in and wraps. */
+template <bool kDet>
+__device__ __forceinline__ int sm90_bwd_m_at(int j, int off, int m_lo, int m_hi) {
+  if (kDet || !SM90_BWD_STAGGER) return j;
+  const int m = j + off;
+  return m >= m_hi ? m - (m_hi - m_lo) : m;
+}
+
 /* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
  * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
 __device__ __forceinline__ int *sm90_bwd_sems(const sm90_bwd_args &a) {
@@ -243,6 +261,7 @@ __global__ void __launch_bounds__(384, 1)
   cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
+  const int m_off = sm90_bwd_m_offset<kDet>(n_block, m_hi - m_lo); /* the walk's first block */
 
   if (wg == 0) {
     /* ================================ producer ================================ */
@@ -256,7 +275,8 @@ __global__ void __launch_bounds__(384, 1)
     }
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
-      for (int m = m_lo; m < m_hi; ++m, ++it) {
+      for (int j = m_lo; j < m_hi; ++j, ++it) {
+        const int m = sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
         mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         const uint32_t full = bar_q_full + 8 * s;
@@ -305,7 +325,8 @@ __global__ void __launch_bounds__(384, 1)
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
-    for (int m = m_lo; m < m_hi; ++m, ++it) {
+    for (int j = m_lo; j < m_hi; ++j, ++it) {
+      const int m = sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       mbar_wait(bar_q_full + 8 * s, ph);
 

@@ -20,7 +20,8 @@
      defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
-     defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING))
+     defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
+     defined(SM90_BWD_STAGGER))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -127,6 +128,17 @@
  * run: a dev build's experiment until measured. */
 #ifndef SM90_BWD_DET_DESCENDING
 #define SM90_BWD_DET_DESCENDING 0
+#endif
+
+/* Non-deterministic calls: 1 starts each CTA's walk over its query blocks at an offset spread
+ * evenly by key block (then wrapping), 0 (the measured code) at its first. Hypothesis: the d128
+ * non-causal deficit at 2k-8k (0.956-0.983x cuDNN, where causal calls, whose CTAs start at
+ * different query blocks anyway, are at 1.00-1.01x) is the CTAs of one head adding into and
+ * loading the same query block at the same moment. Predicted: +2-5% at d128 non-causal 2k-8k,
+ * +-1% causal; +-1% everywhere if the hypothesis is wrong (docs/kernels/sm90_bwd.md section 6).
+ * Not yet run. */
+#ifndef SM90_BWD_STAGGER
+#define SM90_BWD_STAGGER 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
