@@ -3,7 +3,7 @@
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
 # (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
-#   [PREBUILT=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
+#   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
@@ -36,6 +36,22 @@ elif ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS
 fi
 note "build: $(( $(date +%s) - t0 )) s"
 bench=build-gpu/cudadent-bench
+# build-var/: the working tree with VAR_FLAGS (dev knobs), built here, or copied from $PREBUILT_VAR
+# (built on the workstation with -DCUDADENT_DEV $VAR_FLAGS); always run on its own library
+var_run="env LD_LIBRARY_PATH=$PWD/build-var"
+var_build() {
+  if [ -n "${PREBUILT_VAR:-}" ]; then
+    rm -rf build-var && mkdir -p build-var/tests \
+      && cp "$PREBUILT_VAR"/libcudadent.so* "$PREBUILT_VAR"/cudadent-bench build-var/ \
+      && cp "$PREBUILT_VAR"/cudadent_tests build-var/tests/ || { note "PREBUILT_VAR incomplete"; return 1; }
+  else
+    { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+        "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
+        && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
+      || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; return 1; }
+  fi
+  note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
+}
 for step in "${steps[@]}"; do
   case $step in
     tests)
@@ -82,7 +98,7 @@ for step in "${steps[@]}"; do
                    "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
         for rep in 1 2; do
           for lab in base new; do
-            b=$bench; [ $lab = base ] && b=build-base/b/cudadent-bench
+            b=$bench; [ $lab = base ] && b="env LD_LIBRARY_PATH=$PWD/build-base/b build-base/b/cudadent-bench"
             r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "ab $lab $shape: ms TFLOP/s $r"
           done
@@ -90,12 +106,8 @@ for step in "${steps[@]}"; do
       done ;;
     abvar)
       # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
-      { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-          "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
-          && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
-        || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; continue; }
-      note "var: $VAR_FLAGS"
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
+      var_build || continue
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
       note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
       grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
@@ -107,7 +119,7 @@ for step in "${steps[@]}"; do
                    "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
         for rep in 1 2; do
           for lab in new var; do
-            b=$bench; [ $lab = var ] && b=build-var/cudadent-bench
+            b=$bench; [ $lab = var ] && b="$var_run build-var/cudadent-bench"
             r=$(timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "abvar $lab $shape: ms TFLOP/s $r"
           done
@@ -158,12 +170,8 @@ for step in "${steps[@]}"; do
       # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=1) against the working
       # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
       # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
-      { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-          "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
-          && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
-        || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; continue; }
-      note "var: $VAR_FLAGS"
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
+      var_build || continue
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
       note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
       grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
       for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
@@ -174,7 +182,7 @@ for step in "${steps[@]}"; do
         for rep in 1 2; do
           for lab in nondet new var; do
             b=$bench; mode=--deterministic
-            [ $lab = var ] && b=build-var/cudadent-bench
+            [ $lab = var ] && b="$var_run build-var/cudadent-bench"
             [ $lab = nondet ] && mode=""
             r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "detvar $lab $shape: ms TFLOP/s $r"
