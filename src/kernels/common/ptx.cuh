@@ -144,6 +144,11 @@ template <> CUDADENT_DEVICE uint32_t cd_pack2<__nv_bfloat16>(float lo, float hi)
 template <> CUDADENT_DEVICE uint32_t cd_pack2<__half>(float lo, float hi) {
   return cd_pack_f16x2(lo, hi);
 }
+/* The same keyed by a flag, as the sm90 kernels' templates carry the dtype (kFp16: __half, else
+ * __nv_bfloat16): an overload on the kind of template parameter, cd_pack2<true>(lo, hi). */
+template <bool kFp16> CUDADENT_DEVICE uint32_t cd_pack2(float lo, float hi) {
+  return kFp16 ? cd_pack_f16x2(lo, hi) : cd_pack_bf16x2(lo, hi);
+}
 
 /* 2^x, approximate, flush-to-zero; ex2(-inf) = +0.
  * PTX ISA "Floating Point Instructions: ex2". */

@@ -203,7 +203,8 @@ template <int MT, int NT> __device__ __forceinline__ void bwd_zero(float (&acc)[
 }
 
 /* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
- * or past `valid` are zero-filled. g points at row 0 of the tile. */
+ * or past `valid` are zero-filled. g points at row 0 of the tile. The forward's cd_load_tile does
+ * the same walking a pointer; calling it here changed this kernel's SASS (issue 22): both stay. */
 template <int ROWS, int D, int THREADS>
 __device__ __forceinline__ void bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
                                               int valid, int tid) {

@@ -323,8 +323,8 @@ __global__ void __launch_bounds__(384, 1)
         const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          st[4 * j + 2 * r] = ex2_approx(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
-          st[4 * j + 2 * r + 1] = ex2_approx(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
+          st[4 * j + 2 * r] = cd_exp2(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
+          st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
       }
       if (need_mask) {
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(384, 1)
       }
       uint32_t p16[BM / 4];
 #pragma unroll
-      for (int i = 0; i < BM / 4; ++i) p16[i] = cd_sm90_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
+      for (int i = 0; i < BM / 4; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
       wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
@@ -355,8 +355,8 @@ __global__ void __launch_bounds__(384, 1)
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          ds16[2 * j + r] = cd_sm90_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
-                                                  st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+          ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                            st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
       }
 
       /* dV += P^T dO */
@@ -418,10 +418,10 @@ __global__ void __launch_bounds__(384, 1)
     for (int j = 0; j < D / 8; ++j) {
       const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
-                   "r"(cd_sm90_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
+                   "r"(cd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
                    : "memory");
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDO + off),
-                   "r"(cd_sm90_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
+                   "r"(cd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
                    : "memory");
     }
   }

@@ -104,9 +104,9 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_post(const 
     const float4 a = src[f];
     int row, col;
     sm90_bwd_dq_frag<D>(f, row, col);
-    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_sm90_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
-        cd_sm90_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+        cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
   }
   __syncthreads();
   constexpr int CPR = D / 8; /* 16-byte chunks per row */

@@ -65,10 +65,10 @@ __device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_sm
     const int chunk = j + st_chunk; /* 16-byte chunk across the whole row, 8 per 64-column slab */
     const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
                           (((chunk % 8) ^ (st_row & 7)) << 4);
-    stmatrix_x4(addr, cd_sm90_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+    stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
+                cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                cd_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
   }
   fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
   __syncwarp();

@@ -121,25 +121,11 @@ __device__ __forceinline__ void cd_sm90_fence_regs(T (&r)[N]) {
   for (int i = 0; i < N; ++i) reg_fence(r[i]);
 }
 
-/* Two floats as a 16-bit pair, lo in the low half, rounded to nearest even. */
-template <bool kFp16>
-__device__ __forceinline__ uint32_t cd_sm90_pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kFp16) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  } else {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  }
-  return r;
-}
-
 /* An fp32 accumulator [64, N] as the 16-bit A operand of a following rs product (K = N). */
 template <int N, bool kFp16>
 __device__ __forceinline__ void cd_sm90_acc_to_a(const float (&s)[N / 2], uint32_t (&p)[N / 4]) {
 #pragma unroll
-  for (int i = 0; i < N / 4; ++i) p[i] = cd_sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
+  for (int i = 0; i < N / 4; ++i) p[i] = cd_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 }
 
 /* The first K elements of a register array, as an array: the accumulator of wgmma m64n(2K) is

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <cuda.h> /* CUtensorMap */
+#include "kernels/common/ptx.cuh" /* cd_pack2, cd_exp2: shared with the sm80 kernels */
 
 /* The 32-bit shared-window address of a generic pointer into shared memory
  * (PTX ISA 9.7.9.20 cvta; the intrinsic emits cvta.to.shared). */
@@ -172,13 +173,6 @@ __device__ __forceinline__ void setmaxnreg_dec(void) {
 }
 
 /* ---- special functions ----------------------------------------------------------------------- */
-
-/* 9.7.4.x ex2.approx.ftz.f32: 2^x, ex2(-inf) = +0 (the MUFU.EX2 unit; one instruction). */
-__device__ __forceinline__ float ex2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 /* 9.7.4.x lg2.approx.ftz.f32: log2(x) (MUFU.LG2, one instruction; subnormal x flushed to 0). */
 __device__ __forceinline__ float lg2_approx(float x) {
