@@ -49,7 +49,7 @@
 
 #include "device_info.h"
 #include "dispatch.h"
-#include "kernels/common/ptx.cuh"
+#include "kernels/sm80/ptx_sm80.cuh"
 
 /* ---- the tile table: one row per head_dim ------------------------------------------------------ */
 

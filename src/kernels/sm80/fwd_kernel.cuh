@@ -47,9 +47,9 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 #include "device_info.h"
-#include "kernels/common/ptx.cuh"
-#include "kernels/common/softmax.cuh"
 #include "kernels/common/mask_rule.cuh"
+#include "kernels/sm80/ptx_sm80.cuh"
+#include "kernels/sm80/softmax.cuh"
 
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_fwd_args {

@@ -201,8 +201,8 @@ __global__ void __launch_bounds__(384, 1)
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
-  uint8_t *const gbase = smem_raw + (base - smem_u32(smem_raw));
+  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
+  uint8_t *const gbase = smem_raw + (base - cd_smem_addr(smem_raw));
   const uint32_t sK = base + L::K_OFF, sV = base + L::V_OFF, sQ = base + L::Q_OFF;
   const uint32_t sDO = base + L::DO_OFF, sDS = base + L::DS_OFF, sDQ = base + L::DQ_OFF;
   const uint32_t bar_kv = base + L::BAR_OFF;

@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
 
   extern __shared__ uint8_t smem_raw[];
   /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u;
   const uint32_t sQ = base + L::Q_OFF, sK = base + L::K_OFF, sV = base + L::V_OFF;
   const uint32_t sO = base + L::O_OFF;
   typedef cd_sm90_pipeline<QS> QRing;

@@ -5,20 +5,15 @@
  * memory matrix descriptors. Each wrapper names its section of the PTX ISA (version 8.x numbering).
  *
  * Only code compiled for sm_90a may include this file (wgmma and setmaxnreg need the "a" target).
- * Shared-memory addresses are 32-bit shared-window addresses (smem_u32), as PTX's .shared::cta wants.
+ * Shared-memory addresses are 32-bit shared-window addresses (cd_smem_addr, common/ptx.cuh), as
+ * PTX's .shared::cta wants. What the sm80 kernels use too (pack, exp2) is in common/ptx.cuh.
  */
 #ifndef CUDADENT_SM90_PTX_SM90_CUH
 #define CUDADENT_SM90_PTX_SM90_CUH
 
 #include <stdint.h>
 #include <cuda.h> /* CUtensorMap */
-#include "kernels/common/ptx.cuh" /* cd_pack2, cd_exp2: shared with the sm80 kernels */
-
-/* The 32-bit shared-window address of a generic pointer into shared memory
- * (PTX ISA 9.7.9.20 cvta; the intrinsic emits cvta.to.shared). */
-__device__ __forceinline__ uint32_t smem_u32(const void *p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
+#include "kernels/common/ptx.cuh" /* cd_smem_addr, cd_pack2, cd_exp2: shared with sm80 */
 
 /* ---- mbarrier (PTX ISA 9.7.13.15 mbarrier) ------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /*
- * softmax.cuh - online softmax over score tiles held in mma.m16n8 accumulator fragments.
+ * softmax.cuh - the sm80 forward's online softmax over score tiles held in mma.m16n8 accumulator
+ * fragments.
  *
- * Layout (ptx.cuh): a warp's score tile of M_TILES x N_TILES m16n8 fragments; in fragment
+ * Layout (ptx_sm80.cuh): a warp's score tile of M_TILES x N_TILES m16n8 fragments; in fragment
  * [mt][nt] a thread holds row g (elements 0,1) and row g+8 (elements 2,3), g = lane / 4, at
  * columns nt*8 + 2*(lane % 4) + {0,1}. So each thread holds 2 * M_TILES rows, indexed
  * r = 2*mt + half, and the four threads of a quad (same g) share a row: row reductions are a
@@ -13,10 +14,10 @@
  * one ex2.approx each. A row that has seen only masked (-inf) scores keeps m = -inf; it is
  * exponentiated against 0 instead, so every p and correction is exactly 0 and nothing is NaN.
  */
-#ifndef CUDADENT_SOFTMAX_CUH
-#define CUDADENT_SOFTMAX_CUH
+#ifndef CUDADENT_SM80_SOFTMAX_CUH
+#define CUDADENT_SM80_SOFTMAX_CUH
 
-#include "ptx.cuh"
+#include "kernels/common/ptx.cuh"
 
 #define CD_NEG_INF (__int_as_float(0xff800000u))
 
@@ -74,4 +75,4 @@ CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
   }
 }
 
-#endif /* CUDADENT_SOFTMAX_CUH */
+#endif /* CUDADENT_SM80_SOFTMAX_CUH */
