@@ -7,6 +7,10 @@
  * Each wrapper names its section of the PTX ISA by title ("Data Movement and Conversion
  * Instructions: cvt", "Floating Point Instructions: ex2", ...). Pairs of 16-bit elements travel
  * packed in one 32-bit register (lower column in the low half).
+ *
+ * Device names: cd_ for these helpers and the PTX wrappers of both architectures; cd_sm90_ for the
+ * Hopper building blocks (gemm, pipeline, tile scheduler, tensor maps); cd_sm80_fwd_, cd_sm80_bwd_,
+ * cd_sm90_fwd_, cd_sm90_bwd_ for one kernel family's kernels, types and functions.
  */
 #ifndef CUDADENT_PTX_CUH
 #define CUDADENT_PTX_CUH

@@ -22,12 +22,12 @@
 #define CD_NEG_INF (__int_as_float(0xff800000u))
 
 /* Max / sum over the four threads of a quad (lanes 4g..4g+3). */
-CUDADENT_DEVICE float cd_quad_max(float x) {
+CUDADENT_DEVICE float cd_sm80_fwd_quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
   return x;
 }
-CUDADENT_DEVICE float cd_quad_sum(float x) {
+CUDADENT_DEVICE float cd_sm80_fwd_quad_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   x += __shfl_xor_sync(0xffffffffu, x, 2);
   return x;
@@ -37,10 +37,10 @@ CUDADENT_DEVICE float cd_quad_sum(float x) {
  * Updates row_max / row_sum and rescales the output accumulator o (M_TILES x O_TILES m16n8
  * fragments) by 2^((m_old - m_new) * scale_log2). */
 template <int M_TILES, int N_TILES, int O_TILES>
-CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
-                                            float (&o)[M_TILES][O_TILES][4],
-                                            float (&row_max)[2 * M_TILES],
-                                            float (&row_sum)[2 * M_TILES], float scale_log2) {
+CUDADENT_DEVICE void cd_sm80_fwd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
+                                                     float (&o)[M_TILES][O_TILES][4],
+                                                     float (&row_max)[2 * M_TILES],
+                                                     float (&row_sum)[2 * M_TILES], float scale_log2) {
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
@@ -50,7 +50,7 @@ CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
 #pragma unroll
       for (int nt = 0; nt < N_TILES; ++nt)
         mx = fmaxf(mx, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
-      mx = cd_quad_max(mx);
+      mx = cd_sm80_fwd_quad_max(mx);
       const float m_use = mx == CD_NEG_INF ? 0.f : mx; /* all masked so far: keep p = 0 */
       const float corr = cd_exp2((row_max[r] - m_use) * scale_log2); /* -inf - x -> 0 */
       row_max[r] = mx;
