@@ -12,7 +12,7 @@ ARCH=${ARCH:-90}
 nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_${ARCH},code=sm_${ARCH} -Xptxas -v \
   -lineinfo -Xcompiler -fPIC $defs -I include -I src -c src/kernels/sm80/bwd.cu -o $B/bwd.o 2> $B/ptxas.txt \
   || { cat $B/ptxas.txt; exit 1; }
-echo "[$name] $(grep -A2 "sm80_bwd_main" $B/ptxas.txt | grep -E "registers|stack" | paste - - | sed 's/ptxas info    ://' | sort -u | tr '\n' ' ')"
+echo "[$name] $(grep -A2 "cd_sm80_bwd_main" $B/ptxas.txt | grep -E "registers|stack" | paste - - | sed 's/ptxas info    ://' | sort -u | tr '\n' ' ')"
 gcc -O2 -fPIC -I include -I src -I /usr/local/cuda/include -c dev/sm80_bwd/shim.c -o $B/shim.o || exit 1
 gcc -O2 -fPIC -I src -I /usr/local/cuda/include -c src/device_info.c -o $B/device_info.o || exit 1
 nvcc -shared $B/shim.o $B/bwd.o $B/device_info.o -o $B/libbwd80.so -lcudart || exit 1
@@ -29,7 +29,7 @@ for step in "$@"; do
     bench) PYTHONUNBUFFERED=1 python3 dev/sm80_bwd/bench_bwd.py $B/libbwd80.so > $OUT/$name-bench.txt 2>&1;;
     bench-det) PYTHONUNBUFFERED=1 python3 dev/sm80_bwd/bench_bwd.py $B/libbwd80.so --det > $OUT/$name-bench.txt 2>&1;;
     ncu) for shape in "128 16384 0" "64 16384 0"; do
-           timeout 120 ncu --clock-control none -k regex:sm80_bwd_main -s 2 -c 1 --section SpeedOfLight \
+           timeout 120 ncu --clock-control none -k regex:cd_sm80_bwd_main -s 2 -c 1 --section SpeedOfLight \
              --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
              --section Occupancy python3 dev/sm80_bwd/bench_bwd.py $B/libbwd80.so --profile $shape \
              >> $OUT/$name-ncu.txt 2>&1; done

@@ -20,9 +20,9 @@ ATTENTIONS = ("cudadent", "sdpa", "sdpa_flash")
 LABELS = {"cudadent": "cudadent", "sdpa": "sdpa (default)", "sdpa_flash": "sdpa flash"}
 COLORS = {"cudadent": "#d62728", "sdpa": "#1f77b4", "sdpa_flash": "#2ca02c"}
 
-# cudadent's kernels (src/kernels): cd_sm80_fwd_kernel, sm80_bwd_pre / _dq / _main,
-# sm90_fwd_kernel<...> (and sm90_bwd_* to come), fill_zero_kernel / fill_float_kernel (rows that
-# see no key). cuBLAS's own Hopper kernels are named sm90_xmma_gemm_* and cuDNN's attention
+# cudadent's kernels (src/kernels): cd_sm80_fwd_kernel, cd_sm80_bwd_pre / _dq / _main,
+# cd_sm90_fwd_kernel<...>, cd_sm90_bwd_pre / _kernel / _post, fill_zero_kernel / fill_float_kernel
+# (rows that see no key). cuBLAS's own Hopper kernels are named sm90_xmma_gemm_* and cuDNN's attention
 # cudnn_generated_fort_native_sdpa_sm90_flash_fprop_*: neither has sm90_fwd / sm90_bwd.
 _CUDADENT = re.compile(r"cudadent|cd_sm\d+|sm\d+a?_(fwd|bwd)(_|\b)|"
                        r"(^|[^a-z0-9_])fill_(zero|float)_kernel")

@@ -4,13 +4,13 @@
  * forward's LSE.
  *
  * Three kernels per call, on one stream:
- *   1. sm80_bwd_pre    delta[b,h,i] = sum_d dO[b,i,h,d] * O[b,i,h,d] (fp32), and zeroes the fp32
- *                      dQ accumulator rows (every split slice, padded rows too).
- *   2. sm80_bwd_main   one CTA per (key tile, KV head, batch); see below.
- *   3. sm80_bwd_dq     dQ = softmax_scale * (sum of the dQ accumulator slices, in slice order),
- *                      converted to the input dtype; one CTA per (query tile, head, batch).
+ *   1. cd_sm80_bwd_pre   delta[b,h,i] = sum_d dO[b,i,h,d] * O[b,i,h,d] (fp32), and zeroes the
+ *                        fp32 dQ accumulator rows (every split slice, padded rows too).
+ *   2. cd_sm80_bwd_main  one CTA per (key tile, KV head, batch); see below.
+ *   3. cd_sm80_bwd_dq    dQ = softmax_scale * (sum of the dQ accumulator slices, in slice order),
+ *                        converted to the input dtype; one CTA per (query tile, head, batch).
  *
- * sm80_bwd_main. The CTA keeps K and V of one key tile [BLOCK_N, D] in shared memory and dK, dV
+ * cd_sm80_bwd_main. The CTA keeps K and V of one key tile [BLOCK_N, D] in shared memory and dK, dV
  * in registers, and walks every (query head of its KV group, query tile that sees the key tile):
  *     S  = Q K^T                          [BLOCK_M, BLOCK_N]  (warps SDP_WARPS_M x rest)
  *     P  = exp2(S * scale * log2e - LSE * log2e)   (masked entries 0; LSE = -inf rows: P = 0)
@@ -20,7 +20,8 @@
  *     dK += dS^T Q                        [BLOCK_N, D]        (same layout as dV)
  *     dQacc += dS K                       [BLOCK_M, D]        (warps DQ_WARPS_M x rest), added
  *                                         to the fp32 workspace with red.global.add, in mma
- *                                         fragment order (bwd_dq_frag): 16-byte vector reds
+ *                                         fragment order (cd_sm80_bwd_dq_frag): 16-byte
+ *                                         vector reds
  * GQA/MQA: the query heads sharing a KV head are looped over inside the CTA, so dK/dV are summed
  * in registers: no extra pass over global memory, and dK/dV are deterministic in every mode.
  * Deterministic mode: the grid's x dimension is a fixed number of "splits"; split s handles key
@@ -49,7 +50,7 @@
 
 #include "device_info.h"
 #include "dispatch.h"
-#include "kernels/common/ptx.cuh"
+#include "kernels/sm80/ptx_sm80.cuh"
 
 /* ---- the tile table: one row per head_dim ------------------------------------------------------ */
 
@@ -57,15 +58,15 @@
  * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
  * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
  * by measurement, docs/kernels/sm80_bwd.md section 4). */
-template <int D> struct Sm80BwdTile;
+template <int D> struct cd_sm80_bwd_tile;
 /* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
-template <> struct Sm80BwdTile<64> {
+template <> struct cd_sm80_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
   static constexpr int DQ_FIRST = 0;
 };
 /* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
-template <> struct Sm80BwdTile<128> {
+template <> struct cd_sm80_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
   static constexpr int DQ_FIRST = 1;
@@ -75,8 +76,8 @@ template <> struct Sm80BwdTile<128> {
 #define SM80_BWD_ROW_THREADS 256
 #define SM80_BWD_LOG2E 1.4426950408889634f
 
-template <int D> struct Sm80BwdShape {
-  typedef Sm80BwdTile<D> Tile;
+template <int D> struct cd_sm80_bwd_shape {
+  typedef cd_sm80_bwd_tile<D> Tile;
   static constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, THREADS = Tile::WARPS * 32;
   /* warp tiles */
   static constexpr int SDP_WN = Tile::WARPS / Tile::SDP_WARPS_M;
@@ -103,7 +104,7 @@ template <int D> struct Sm80BwdShape {
 };
 
 /* Everything the kernels need, by value. Strides in elements. */
-typedef struct sm80_bwd_args {
+typedef struct cd_sm80_bwd_args {
   const void *q, *k, *v, *o, *dout;
   void *dq, *dk, *dv;
   int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh, o_sb, o_ss, o_sh;
@@ -117,10 +118,10 @@ typedef struct sm80_bwd_args {
   int batch, sq, sk, hq, hkv, group, sq_pad, n_blocks;
   float scale, scale_log2;
   int wl, wr;        /* -1: unbounded */
-} sm80_bwd_args_t;
+} cd_sm80_bwd_args_t;
 
 /* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR row % 8. */
-template <int ROW> __device__ __forceinline__ uint32_t bwd_swz(int row, int col) {
+template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_swz(int row, int col) {
   return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ (row & 7))) << 4) + ((col & 7) << 1));
 }
 
@@ -129,17 +130,17 @@ template <int ROW> __device__ __forceinline__ uint32_t bwd_swz(int row, int col)
  * fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8, chunk_imm with
  * bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^ 16*chunk_imm): no
  * per-fragment swizzle arithmetic beyond one XOR. */
-typedef struct bwd_ldm { uint32_t row, x; } bwd_ldm_t;
+typedef struct cd_sm80_bwd_ldm { uint32_t row, x; } cd_sm80_bwd_ldm_t;
 
-template <int ROW> __device__ __forceinline__ bwd_ldm_t bwd_ldm(int lane_row, int lane_chunk) {
-  bwd_ldm_t o;
+template <int ROW> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
+  cd_sm80_bwd_ldm_t o;
   o.row = (uint32_t)(lane_row * ROW * 2);
   o.x = (uint32_t)((lane_chunk ^ (lane_row & 7)) << 4);
   return o;
 }
 
-template <int ROW> __device__ __forceinline__ uint32_t bwd_ldm_addr(uint32_t base, bwd_ldm_t o, int row_imm,
-                                                                    int chunk_imm) {
+template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_ldm_addr(uint32_t base, cd_sm80_bwd_ldm_t o, int row_imm,
+                                                                            int chunk_imm) {
   return base + o.row + (uint32_t)(row_imm * ROW * 2) + (o.x ^ (uint32_t)(chunk_imm << 4));
 }
 
@@ -149,23 +150,23 @@ template <int ROW> __device__ __forceinline__ uint32_t bwd_ldm_addr(uint32_t bas
  *   B(k,n) stored [n][k]: rows n0 + ...,    chunk (j&1)         (moves: row 16 np, chunk 2 ks)
  *   B(k,n) stored [k][n]: rows lane-block,  chunk n0/8 + (j>>1) (moves: row 16 ks, chunk 2 np)
  * with j = lane / 8, r = lane % 8 (lanes 8j..8j+7 address matrix j). */
-template <int ROW, bool TRANS> __device__ __forceinline__ bwd_ldm_t bwd_ldm_a(int i0, int lane) {
+template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_a(int i0, int lane) {
   const int r = lane & 7, j = lane >> 3;
-  return TRANS ? bwd_ldm<ROW>((j >> 1) * 8 + r, (i0 >> 3) + (j & 1)) : bwd_ldm<ROW>(i0 + (lane & 15), lane >> 4);
+  return TRANS ? cd_sm80_bwd_ldm<ROW>((j >> 1) * 8 + r, (i0 >> 3) + (j & 1)) : cd_sm80_bwd_ldm<ROW>(i0 + (lane & 15), lane >> 4);
 }
-template <int ROW, bool TRANS> __device__ __forceinline__ bwd_ldm_t bwd_ldm_b(int n0, int lane) {
+template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_b(int n0, int lane) {
   const int r = lane & 7, j = lane >> 3;
-  return TRANS ? bwd_ldm<ROW>((j & 1) * 8 + r, (n0 >> 3) + (j >> 1)) : bwd_ldm<ROW>(n0 + (j >> 1) * 8 + r, j & 1);
+  return TRANS ? cd_sm80_bwd_ldm<ROW>((j & 1) * 8 + r, (n0 >> 3) + (j >> 1)) : cd_sm80_bwd_ldm<ROW>(n0 + (j >> 1) * 8 + r, j & 1);
 }
 
 /* acc[MT][NT] (a warp tile of (16 MT) x (8 NT)) += A * B over K = 16 KSTEPS, operands in shared
- * memory at sA / sB, lane operands la / lb from bwd_ldm_a / bwd_ldm_b. A_T: A(i,k) is stored at
- * [k][i] (else [i][k]); B_T: B(k,n) is stored at [k][n] (else [n][k]). A_ROW / B_ROW: elements per
- * stored row. The warp offsets i0 / n0 must be multiples of 16 MT / 8 NT (powers of two), so that
- * compile-time chunk moves never carry into the warp's chunk bits. */
+ * memory at sA / sB, lane operands la / lb from cd_sm80_bwd_ldm_a / cd_sm80_bwd_ldm_b. A_T: A(i,k)
+ * is stored at [k][i] (else [i][k]); B_T: B(k,n) is stored at [k][n] (else [n][k]). A_ROW /
+ * B_ROW: elements per stored row. The warp offsets i0 / n0 must be multiples of 16 MT / 8 NT
+ * (powers of two), so that compile-time chunk moves never carry into the warp's chunk bits. */
 template <typename T, int MT, int NT, int KSTEPS, int A_ROW, bool A_T, int B_ROW, bool B_T>
-__device__ __forceinline__ void bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t sA, bwd_ldm_t la,
-                                              uint32_t sB, bwd_ldm_t lb) {
+__device__ __forceinline__ void cd_sm80_bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t sA, cd_sm80_bwd_ldm_t la,
+                                                      uint32_t sB, cd_sm80_bwd_ldm_t lb) {
   static_assert(NT % 2 == 0, "B fragments come in pairs of n8 tiles");
   static_assert((MT & (MT - 1)) == 0 && (NT & (NT - 1)) == 0, "warp tiles are powers of two");
 #pragma unroll
@@ -174,17 +175,17 @@ __device__ __forceinline__ void bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t 
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       if (!A_T)
-        cd_ldmatrix_x4(af[mt], bwd_ldm_addr<A_ROW>(sA, la, mt * 16, ks * 2));
+        cd_ldmatrix_x4(af[mt], cd_sm80_bwd_ldm_addr<A_ROW>(sA, la, mt * 16, ks * 2));
       else
-        cd_ldmatrix_x4_trans(af[mt], bwd_ldm_addr<A_ROW>(sA, la, ks * 16, mt * 2));
+        cd_ldmatrix_x4_trans(af[mt], cd_sm80_bwd_ldm_addr<A_ROW>(sA, la, ks * 16, mt * 2));
     }
     uint32_t bf[NT / 2][4];
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       if (!B_T)
-        cd_ldmatrix_x4(bf[np], bwd_ldm_addr<B_ROW>(sB, lb, np * 16, ks * 2));
+        cd_ldmatrix_x4(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, np * 16, ks * 2));
       else
-        cd_ldmatrix_x4_trans(bf[np], bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2));
+        cd_ldmatrix_x4_trans(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2));
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -193,7 +194,7 @@ __device__ __forceinline__ void bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t 
   }
 }
 
-template <int MT, int NT> __device__ __forceinline__ void bwd_zero(float (&acc)[MT][NT][4]) {
+template <int MT, int NT> __device__ __forceinline__ void cd_sm80_bwd_zero(float (&acc)[MT][NT][4]) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -203,10 +204,12 @@ template <int MT, int NT> __device__ __forceinline__ void bwd_zero(float (&acc)[
 }
 
 /* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
- * or past `valid` are zero-filled. g points at row 0 of the tile. */
+ * or past `valid` are zero-filled. g points at row 0 of the tile. The forward's
+ * cd_sm80_fwd_load_tile does the same walking a pointer; calling it here changed this kernel's
+ * SASS (issue 22): both stay. */
 template <int ROWS, int D, int THREADS>
-__device__ __forceinline__ void bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
-                                              int valid, int tid) {
+__device__ __forceinline__ void cd_sm80_bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
+                                                      int valid, int tid) {
   constexpr int CPR = D / 8; /* 16-byte chunks per row */
   const int ch = tid % CPR;
 #pragma unroll
@@ -214,14 +217,14 @@ __device__ __forceinline__ void bwd_load_tile(uint32_t s, const uint16_t *g, int
     const int row = tid / CPR + i * (THREADS / CPR);
     const bool ok = row < valid;
     const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
-    cd_cp_async_cg16_zfill(s + bwd_swz<D>(row, ch * 8), src, ok);
+    cd_cp_async_cg16_zfill(s + cd_sm80_bwd_swz<D>(row, ch * 8), src, ok);
   }
 }
 
 /* Write a register warp tile (scaled, converted) into a swizzled [.][D] shared tile. */
 template <typename T, int MT, int NT, int D>
-__device__ __forceinline__ void bwd_stage(unsigned char *s, const float (&acc)[MT][NT][4], int row0,
-                                          int col0, float mul, int lane) {
+__device__ __forceinline__ void cd_sm80_bwd_stage(unsigned char *s, const float (&acc)[MT][NT][4], int row0,
+                                                  int col0, float mul, int lane) {
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -230,22 +233,22 @@ __device__ __forceinline__ void bwd_stage(unsigned char *s, const float (&acc)[M
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int row = row0 + mt * 16 + g + 8 * hh, col = col0 + nt * 8 + 2 * t;
-        *(uint32_t *)(s + bwd_swz<D>(row, col)) =
+        *(uint32_t *)(s + cd_sm80_bwd_swz<D>(row, col)) =
             cd_pack2<T>(acc[mt][nt][2 * hh] * mul, acc[mt][nt][2 * hh + 1] * mul);
       }
 }
 
 /* Copy a staged swizzled [ROWS][D] tile to global rows [0, valid) of g (row stride in elements). */
 template <int ROWS, int D, int THREADS>
-__device__ __forceinline__ void bwd_store_tile(uint16_t *g, int64_t row_stride, const unsigned char *s,
-                                               int valid, int tid) {
+__device__ __forceinline__ void cd_sm80_bwd_store_tile(uint16_t *g, int64_t row_stride, const unsigned char *s,
+                                                       int valid, int tid) {
   constexpr int CPR = D / 8;
   const int ch = tid % CPR;
 #pragma unroll
   for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
     const int row = tid / CPR + i * (THREADS / CPR);
     if (row < valid)
-      *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + bwd_swz<D>(row, ch * 8));
+      *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + cd_sm80_bwd_swz<D>(row, ch * 8));
   }
 }
 
@@ -253,14 +256,14 @@ __device__ __forceinline__ void bwd_store_tile(uint16_t *g, int64_t row_stride, 
  * zero), LSE [BM] (past seqlen_q zero; the reader masks them) and delta [BM] (padded in the
  * workspace, always readable). One commit group. */
 template <int D>
-__device__ __forceinline__ void bwd_load_query_tile(const sm80_bwd_args_t &a, uint32_t s0, int buf,
-                                                    int b, int h, int m, int tid) {
-  typedef Sm80BwdShape<D> Sh;
+__device__ __forceinline__ void cd_sm80_bwd_load_query_tile(const cd_sm80_bwd_args_t &a, uint32_t s0, int buf,
+                                                            int b, int h, int m, int tid) {
+  typedef cd_sm80_bwd_shape<D> Sh;
   const int m0 = m * Sh::BM;
   const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
   const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
-  bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid);
-  bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid);
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid);
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid);
   const int64_t bh = (int64_t)b * a.hq + h;
   if (tid < Sh::BM) {
     const bool ok = m0 + tid < a.sq;
@@ -275,7 +278,7 @@ __device__ __forceinline__ void bwd_load_query_tile(const sm80_bwd_args_t &a, ui
 
 template <typename T, int D>
 __global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
-sm80_bwd_pre(const sm80_bwd_args_t a) {
+cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   constexpr int TPR = D / 8; /* threads per row, 8 elements each */
   constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
@@ -312,22 +315,22 @@ sm80_bwd_pre(const sm80_bwd_args_t a) {
  * accumulator {c0, c1, c2, c3} of that warp / fragment / lane, i.e. rows (g, g, g+8, g+8) and
  * columns (2t, 2t+1, 2t, 2t+1) of the fragment. Each warp's reduction then covers 512 contiguous
  * bytes (4 wavefronts) instead of 8 rows. Returns the (row, col) of element c0 of float4 f. */
-template <int D> __device__ __forceinline__ void bwd_dq_frag(int f, int &row, int &col) {
-  typedef Sm80BwdShape<D> Sh;
+template <int D> __device__ __forceinline__ void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
+  typedef cd_sm80_bwd_shape<D> Sh;
   constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
   const int lane = f & 31, nt = (f >> 5) % Q_NT, mt = (f >> 5) / Q_NT % Q_MT;
   const int warp = (f >> 5) / (Q_NT * Q_MT);
-  row = (warp % Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
-  col = (warp / Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TD + nt * 8 + 2 * (lane & 3);
+  row = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
+  col = (warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TD + nt * 8 + 2 * (lane & 3);
 }
 
 /* One CTA per (query tile, head, batch): sums the accumulator slices in slice order
  * (deterministic), scales, converts, transposes through shared memory ([BM][D], swizzled), and
  * stores whole rows with 16-byte writes. */
 template <typename T, int D>
-__global__ void __launch_bounds__(Sm80BwdShape<D>::THREADS)
-sm80_bwd_dq(const sm80_bwd_args_t a) {
-  typedef Sm80BwdShape<D> Sh;
+__global__ void __launch_bounds__(cd_sm80_bwd_shape<D>::THREADS)
+cd_sm80_bwd_dq(const cd_sm80_bwd_args_t a) {
+  typedef cd_sm80_bwd_shape<D> Sh;
   constexpr int BM = Sh::BM, THREADS = Sh::THREADS, F4 = BM * D / 4 / THREADS;
   __shared__ __align__(16) unsigned char tile[BM * D * 2];
   const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;
@@ -347,21 +350,21 @@ sm80_bwd_dq(const sm80_bwd_args_t a) {
 #pragma unroll
   for (int i = 0; i < F4; ++i) {
     int row, col;
-    bwd_dq_frag<D>(threadIdx.x + i * THREADS, row, col);
-    *(uint32_t *)(tile + bwd_swz<D>(row, col)) = cd_pack2<T>(acc[i].x * a.scale, acc[i].y * a.scale);
-    *(uint32_t *)(tile + bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
+    cd_sm80_bwd_dq_frag<D>(threadIdx.x + i * THREADS, row, col);
+    *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row, col)) = cd_pack2<T>(acc[i].x * a.scale, acc[i].y * a.scale);
+    *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
   }
   __syncthreads(); /* tile complete */
-  bwd_store_tile<BM, D, THREADS>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
-                                 a.dq_ss, tile, a.sq - m0, threadIdx.x);
+  cd_sm80_bwd_store_tile<BM, D, THREADS>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
+                                         a.dq_ss, tile, a.sq - m0, threadIdx.x);
 }
 
 /* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
 
 template <typename T, int D>
-__global__ void __launch_bounds__(Sm80BwdTile<D>::WARPS * 32, Sm80BwdTile<D>::CTAS_PER_SM)
-sm80_bwd_main(const sm80_bwd_args_t a) {
-  typedef Sm80BwdShape<D> Sh;
+__global__ void __launch_bounds__(cd_sm80_bwd_tile<D>::WARPS * 32, cd_sm80_bwd_tile<D>::CTAS_PER_SM)
+cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
+  typedef cd_sm80_bwd_shape<D> Sh;
   constexpr int BM = Sh::BM, BN = Sh::BN, THREADS = Sh::THREADS;
   constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
   constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
@@ -374,16 +377,16 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int hk = blockIdx.y, b = blockIdx.z;
   /* warp coordinates in the three layouts */
-  const int s_row0 = (warp % Sm80BwdTile<D>::SDP_WARPS_M) * Sh::S_TM;
-  const int s_col0 = (warp / Sm80BwdTile<D>::SDP_WARPS_M) * Sh::S_TN;
-  const int kv_row0 = (warp % Sm80BwdTile<D>::DKV_WARPS_N) * Sh::KV_TN;
-  const int kv_col0 = (warp / Sm80BwdTile<D>::DKV_WARPS_N) * Sh::KV_TD;
-  const int q_row0 = (warp % Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TM;
-  const int q_col0 = (warp / Sm80BwdTile<D>::DQ_WARPS_M) * Sh::Q_TD;
+  const int s_row0 = (warp % cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TM;
+  const int s_col0 = (warp / cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TN;
+  const int kv_row0 = (warp % cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TN;
+  const int kv_col0 = (warp / cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TD;
+  const int q_row0 = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM;
+  const int q_col0 = (warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TD;
 
-  const bwd_ldm_t l_s_a = bwd_ldm_a<D, false>(s_row0, lane), l_s_b = bwd_ldm_b<D, false>(s_col0, lane);
-  const bwd_ldm_t l_kv_a = bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = bwd_ldm_b<D, true>(kv_col0, lane);
-  const bwd_ldm_t l_q_a = bwd_ldm_a<BN, false>(q_row0, lane), l_q_b = bwd_ldm_b<D, true>(q_col0, lane);
+  const cd_sm80_bwd_ldm_t l_s_a = cd_sm80_bwd_ldm_a<D, false>(s_row0, lane), l_s_b = cd_sm80_bwd_ldm_b<D, false>(s_col0, lane);
+  const cd_sm80_bwd_ldm_t l_kv_a = cd_sm80_bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = cd_sm80_bwd_ldm_b<D, true>(kv_col0, lane);
+  const cd_sm80_bwd_ldm_t l_q_a = cd_sm80_bwd_ldm_a<BN, false>(q_row0, lane), l_q_b = cd_sm80_bwd_ldm_b<D, true>(q_col0, lane);
 
   const long long off = (long long)a.sk - a.sq; /* bottom-right alignment */
   const int m_tiles = (a.sq + BM - 1) / BM;
@@ -407,15 +410,15 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
     const int iters = m_count * a.group;
 
     float dk[KV_MT][KV_NT][4], dv[KV_MT][KV_NT][4];
-    bwd_zero(dk);
-    bwd_zero(dv);
+    cd_sm80_bwd_zero(dk);
+    cd_sm80_bwd_zero(dv);
 
     if (iters > 0) {
       const uint16_t *kg = (const uint16_t *)a.k + b * a.k_sb + (int64_t)n0 * a.k_ss + hk * a.k_sh;
       const uint16_t *vg = (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
-      bwd_load_tile<BN, D, THREADS>(sK, kg, a.k_ss, kvalid, tid);
-      bwd_load_tile<BN, D, THREADS>(sV, vg, a.v_ss, kvalid, tid);
-      bwd_load_query_tile<D>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
+      cd_sm80_bwd_load_tile<BN, D, THREADS>(sK, kg, a.k_ss, kvalid, tid);
+      cd_sm80_bwd_load_tile<BN, D, THREADS>(sV, vg, a.v_ss, kvalid, tid);
+      cd_sm80_bwd_load_query_tile<D>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
 
       int h = hk * a.group, m = m_begin;
       for (int it = 0; it < iters; ++it) {
@@ -427,15 +430,15 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
 
         cd_cp_async_wait<0>();
         __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
-        if (it + 1 < iters) bwd_load_query_tile<D>(a, s0, buf ^ 1, b, h_next, m_next, tid);
+        if (it + 1 < iters) cd_sm80_bwd_load_query_tile<D>(a, s0, buf ^ 1, b, h_next, m_next, tid);
         const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
 
         /* S = Q K^T, dP = dO V^T */
         float s[S_MT][S_NT][4], dp[S_MT][S_NT][4];
-        bwd_zero(s);
-        bwd_zero(dp);
-        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
-        bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
+        cd_sm80_bwd_zero(s);
+        cd_sm80_bwd_zero(dp);
+        cd_sm80_bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
+        cd_sm80_bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
 
         /* LSE (log2 units; +inf for padded or fully masked rows so that P = 0) and delta per row */
         const int64_t bh = (int64_t)b * a.hq + h;
@@ -489,22 +492,23 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
               const float ds0 = p0 * (dp[mt][nt][2 * hh] - dlt[mt][hh]);
               const float ds1 = p1 * (dp[mt][nt][2 * hh + 1] - dlt[mt][hh]);
               const int row = s_row0 + mt * 16 + g + 8 * hh, col = s_col0 + nt * 8 + 2 * t;
-              const uint32_t o = bwd_swz<BN>(row, col);
+              const uint32_t o = cd_sm80_bwd_swz<BN>(row, col);
               *(uint32_t *)(smem + Sh::OFF_P + o) = cd_pack2<T>(p0, p1);
               *(uint32_t *)(smem + Sh::OFF_DS + o) = cd_pack2<T>(ds0, ds1);
             }
         __syncthreads(); /* sP, sdS complete */
 
-        if (!Sm80BwdTile<D>::DQ_FIRST) {
+        if (!cd_sm80_bwd_tile<D>::DQ_FIRST) {
           /* dV += P^T dO, dK += dS^T Q */
-          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
         }
-        /* dQacc += dS K, reduced into the fp32 accumulator in fragment order (see bwd_dq_frag) */
+        /* dQacc += dS K, reduced into the fp32 accumulator in fragment order
+         * (see cd_sm80_bwd_dq_frag) */
         {
           float dq[Q_MT][Q_NT][4];
-          bwd_zero(dq);
-          bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true>(dq, sdS, l_q_a, sK, l_q_b);
+          cd_sm80_bwd_zero(dq);
+          cd_sm80_bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true>(dq, sdS, l_q_a, sK, l_q_b);
           float *dst = dq_slice + (bh * a.sq_pad + m0) * D + (warp * Q_MT * Q_NT * 32 + lane) * 4;
 #pragma unroll
           for (int mt = 0; mt < Q_MT; ++mt)
@@ -513,9 +517,9 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
               cd_red_add_f32x4(dst + (mt * Q_NT + nt) * 128, dq[mt][nt][0], dq[mt][nt][1], dq[mt][nt][2],
                                dq[mt][nt][3]);
         }
-        if (Sm80BwdTile<D>::DQ_FIRST) {
-          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+        if (cd_sm80_bwd_tile<D>::DQ_FIRST) {
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
         }
         h = h_next;
         m = m_next;
@@ -529,33 +533,33 @@ sm80_bwd_main(const sm80_bwd_args_t a) {
        * addresses before the loop, where they would occupy registers (spills on sm_80) */
       uint32_t elane;
       asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(elane));
-      bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
-      bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
+      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
+      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
     }
     __syncthreads(); /* staged tiles complete */
-    bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
-                                   a.dk_ss, smem + Sh::OFF_Q, kvalid, tid);
-    bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
-                                   a.dv_ss, smem + Sh::OFF_DO, kvalid, tid);
+    cd_sm80_bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
+                                           a.dk_ss, smem + Sh::OFF_Q, kvalid, tid);
+    cd_sm80_bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
+                                           a.dv_ss, smem + Sh::OFF_DO, kvalid, tid);
     __syncthreads(); /* staging buffers are reloaded by the next key tile */
   }
 }
 
 /* ---- host side ---------------------------------------------------------------------------------- */
 
-static int sm80_bwd_block_m(int head_dim) {
-  return head_dim == 64 ? Sm80BwdTile<64>::BLOCK_M : Sm80BwdTile<128>::BLOCK_M;
+static int cd_sm80_bwd_block_m(int head_dim) {
+  return head_dim == 64 ? cd_sm80_bwd_tile<64>::BLOCK_M : cd_sm80_bwd_tile<128>::BLOCK_M;
 }
-static int sm80_bwd_block_n(int head_dim) {
-  return head_dim == 64 ? Sm80BwdTile<64>::BLOCK_N : Sm80BwdTile<128>::BLOCK_N;
+static int cd_sm80_bwd_block_n(int head_dim) {
+  return head_dim == 64 ? cd_sm80_bwd_tile<64>::BLOCK_N : cd_sm80_bwd_tile<128>::BLOCK_N;
 }
-static int sm80_bwd_ctas_per_sm(int head_dim) {
-  return head_dim == 64 ? Sm80BwdTile<64>::CTAS_PER_SM : Sm80BwdTile<128>::CTAS_PER_SM;
+static int cd_sm80_bwd_ctas_per_sm(int head_dim) {
+  return head_dim == 64 ? cd_sm80_bwd_tile<64>::CTAS_PER_SM : cd_sm80_bwd_tile<128>::CTAS_PER_SM;
 }
 
 /* Number of dQ slices: 1, or in deterministic mode enough splits of the key tiles to fill the
  * device's multiprocessors with (batch * heads_kv * splits) CTAs, CTAS_PER_SM per SM. */
-static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
+static int cd_sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
   if (!p->deterministic) return 1;
   int dev = 0, sms = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_sm_count(dev, &sms) != cudaSuccess ||
@@ -563,8 +567,8 @@ static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
     (void)cudaGetLastError(); /* no device: size for a large one; the launch re-checks */
     sms = 132;
   }
-  sms *= sm80_bwd_ctas_per_sm(p->head_dim);
-  const int bn = sm80_bwd_block_n(p->head_dim);
+  sms *= cd_sm80_bwd_ctas_per_sm(p->head_dim);
+  const int bn = cd_sm80_bwd_block_n(p->head_dim);
   const int n_blocks = (p->seqlen_k + bn - 1) / bn;
   const long long ctas = (long long)p->batch * p->heads_kv;
   long long s = ctas >= sms ? 1 : sms / ctas;
@@ -572,19 +576,19 @@ static int sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
   return s < 1 ? 1 : (int)s;
 }
 
-static int64_t sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
-  const int bm = sm80_bwd_block_m(p->head_dim);
+static int64_t cd_sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
+  const int bm = cd_sm80_bwd_block_m(p->head_dim);
   return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
 }
 
-static size_t sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
+static size_t cd_sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
 /* dtype and head_dim; and, where a device is present, enough shared memory per block for the tile
  * (sm_80 and sm_90 have it; sm_86 / sm_89, at 99 KB, do not: no backward there yet). */
 extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   if (p->dtype != CUDADENT_DTYPE_BF16 && p->dtype != CUDADENT_DTYPE_FP16) return 0;
   if (p->head_dim != 64 && p->head_dim != 128) return 0;
-  const int need = p->head_dim == 64 ? Sm80BwdShape<64>::SMEM : Sm80BwdShape<128>::SMEM;
+  const int need = p->head_dim == 64 ? cd_sm80_bwd_shape<64>::SMEM : cd_sm80_bwd_shape<128>::SMEM;
   int dev = 0, optin = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess) {
     (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
@@ -594,41 +598,41 @@ extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
 }
 
 extern "C" size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
-  const int64_t rows = (int64_t)p->batch * p->heads_q * sm80_bwd_sq_pad(p);
-  const size_t acc = sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
-  return (size_t)sm80_bwd_splits(p) * acc + sm80_bwd_align((size_t)rows * sizeof(float));
+  const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
+  const size_t acc = cd_sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
+  return (size_t)cd_sm80_bwd_splits(p) * acc + cd_sm80_bwd_align((size_t)rows * sizeof(float));
 }
 
 template <typename T, int D>
-static cudaError_t sm80_bwd_launch(const sm80_bwd_args_t &a, cudaStream_t stream) {
-  typedef Sm80BwdShape<D> Sh;
+static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, cudaStream_t stream) {
+  typedef cd_sm80_bwd_shape<D> Sh;
   constexpr int TPR = D / 8, ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
-  sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
+  cd_sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
   /* one-time, per device: the dynamic shared-memory limit and the carveout */
   static cudadent_device_once_t attr_done;
   int dev = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
   if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                Sh::SMEM);
     if (err != cudaSuccess) return err;
-    err = cudaFuncSetAttribute(sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
+    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                cudaSharedmemCarveoutMaxShared);
     if (err != cudaSuccess) return err;
     cudadent_device_once_mark(&attr_done, dev);
   }
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
-  sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+  cd_sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
   const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
-  sm80_bwd_dq<T, D><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
+  cd_sm80_bwd_dq<T, D><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
-  sm80_bwd_args_t a;
+  cd_sm80_bwd_args_t a;
   a.q = p->q.data; a.k = p->k.data; a.v = p->v.data; a.o = p->o.data; a.dout = p->dout.data;
   a.dq = p->dq.data; a.dk = p->dk.data; a.dv = p->dv.data;
   a.q_sb = p->q.stride_batch; a.q_ss = p->q.stride_seq; a.q_sh = p->q.stride_head;
@@ -642,22 +646,22 @@ extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, vo
   a.lse = p->lse;
   a.batch = p->batch; a.sq = p->seqlen_q; a.sk = p->seqlen_k;
   a.hq = p->heads_q; a.hkv = p->heads_kv; a.group = p->heads_q / p->heads_kv;
-  a.sq_pad = (int)sm80_bwd_sq_pad(p);
-  a.n_blocks = (p->seqlen_k + sm80_bwd_block_n(p->head_dim) - 1) / sm80_bwd_block_n(p->head_dim);
+  a.sq_pad = (int)cd_sm80_bwd_sq_pad(p);
+  a.n_blocks = (p->seqlen_k + cd_sm80_bwd_block_n(p->head_dim) - 1) / cd_sm80_bwd_block_n(p->head_dim);
   a.scale = p->softmax_scale;
   a.scale_log2 = p->softmax_scale * SM80_BWD_LOG2E;
   a.wl = p->window_left;
   a.wr = p->window_right;
   a.det = p->deterministic != 0;
-  a.splits = sm80_bwd_splits(p);
+  a.splits = cd_sm80_bwd_splits(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * a.sq_pad;
-  const size_t acc_bytes = sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
+  const size_t acc_bytes = cd_sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
   a.slice = (int64_t)(acc_bytes / sizeof(float));
   a.dq_acc = (float *)workspace;
   a.delta = (float *)((char *)workspace + (size_t)a.splits * acc_bytes);
 
   const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
   if (p->head_dim == 64)
-    return bf16 ? sm80_bwd_launch<__nv_bfloat16, 64>(a, stream) : sm80_bwd_launch<__half, 64>(a, stream);
-  return bf16 ? sm80_bwd_launch<__nv_bfloat16, 128>(a, stream) : sm80_bwd_launch<__half, 128>(a, stream);
+    return bf16 ? cd_sm80_bwd_launch<__nv_bfloat16, 64>(a, stream) : cd_sm80_bwd_launch<__half, 64>(a, stream);
+  return bf16 ? cd_sm80_bwd_launch<__nv_bfloat16, 128>(a, stream) : cd_sm80_bwd_launch<__half, 128>(a, stream);
 }

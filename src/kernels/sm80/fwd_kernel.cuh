@@ -47,12 +47,12 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 #include "device_info.h"
-#include "kernels/common/ptx.cuh"
-#include "kernels/common/softmax.cuh"
 #include "kernels/common/mask_rule.cuh"
+#include "kernels/sm80/ptx_sm80.cuh"
+#include "kernels/sm80/softmax.cuh"
 
 /* Everything the kernel needs, by value. Strides in elements. */
-typedef struct cd_fwd_args {
+typedef struct cd_sm80_fwd_args {
   const void *q, *k, *v;
   void *o;
   float *lse; /* [batch][heads_q][seqlen_q] or NULL */
@@ -65,30 +65,31 @@ typedef struct cd_fwd_args {
   cd_mask_t mask;            /* seqlen_q, seqlen_k, windows */
   float scale;               /* softmax_scale */
   float scale_log2;          /* softmax_scale * log2(e) */
-} cd_fwd_args_t;
+} cd_sm80_fwd_args_t;
 
 /* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
 template <int CHUNKS>
-CUDADENT_DEVICE uint32_t cd_swz(int r, int c) {
+CUDADENT_DEVICE uint32_t cd_sm80_fwd_swz(int r, int c) {
   return (uint32_t)((r * CHUNKS + (c ^ (r & 7))) * 16);
 }
 
 /* Shared address of a swizzled ldmatrix access: lane base (see the kernel), plus a row offset
  * (multiple of 8 rows), at 16-element k-step (or n-step) kk. */
-CUDADENT_DEVICE uint32_t cd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int kk) {
+CUDADENT_DEVICE uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int kk) {
   return (lane_base ^ (uint32_t)((kk & 3) * 32)) + (uint32_t)((kk >> 2) * 128 + row_off_bytes);
 }
 
 /* Start cp.async loads of this thread's share of a ROWS x D tile. The thread copies the 16-byte
  * chunk tid % CHUNKS of rows r0 + it * ROWS_PER_PASS, r0 = tid / CHUNKS (ROWS_PER_PASS = THREADS /
  * CHUNKS, a multiple of 8, so the swizzle repeats and shared offsets are immediates).
- *   dst:  shared address of the thread's first chunk, cd_swz(r0, tid % CHUNKS) into the tile
+ *   dst:  shared address of the thread's first chunk, cd_sm80_fwd_swz(r0, tid % CHUNKS) into
+ *         the tile
  *   src:  global address of that chunk; row_stride: elements between rows
  *   left: rows_valid - r0; with PRED, rows at or past it are zero-filled (read from safe
  *         instead); without PRED every row is read (a full tile) */
 template <typename T, int ROWS, int D, int THREADS, bool PRED>
-CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
-                                  const void *safe) {
+CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
+                                           const void *safe) {
   constexpr int CHUNKS = D / 8;
   constexpr int ROWS_PER_PASS = THREADS / CHUNKS;
   static_assert(THREADS % CHUNKS == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0,
@@ -108,7 +109,7 @@ CUDADENT_DEVICE void cd_load_tile(uint32_t dst, const T *src, int64_t row_stride
 }
 
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
-__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd_args_t a) {
+__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
   constexpr int M_TILES = ROWS_W / 16;      // m16 tiles per warp
@@ -169,22 +170,22 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
     /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
      * down one tile per iteration */
     const int ld_r = tid / CHUNKS, ld_c = tid % CHUNKS;
-    const uint32_t ld_off = cd_swz<CHUNKS>(ld_r, ld_c);
+    const uint32_t ld_off = cd_sm80_fwd_swz<CHUNKS>(ld_r, ld_c);
     const T *kp = gK + (int64_t)(n_last * BLOCK_N + ld_r) * a.k_ss + ld_c * 8;
     const T *vp = gV + (int64_t)(n_last * BLOCK_N + ld_r) * a.v_ss + ld_c * 8;
-    cd_load_tile<T, BLOCK_M, D, THREADS, true>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
+    cd_sm80_fwd_load_tile<T, BLOCK_M, D, THREADS, true>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
                                          a.q_ss, rows_valid - ld_r, a.q);
-    cd_load_tile<T, BLOCK_N, D, THREADS, true>(sK + ld_off, kp, a.k_ss,
+    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true>(sK + ld_off, kp, a.k_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, a.k);
     cd_cp_async_commit();
-    cd_load_tile<T, BLOCK_N, D, THREADS, true>(sV + ld_off, vp, a.v_ss,
+    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true>(sV + ld_off, vp, a.v_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, a.v);
     cd_cp_async_commit();
 
     /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES >= 128 bytes and tiles start
      * 128-byte aligned, so the swizzled chunk (2*kk + c) ^ (row % 8) of k-step kk becomes
      * (base ^ ((kk % 4) * 32)) + (kk / 4) * 128 with the lane's own (c ^ row % 8) in base: one
-     * LOP3 per k-step and immediate offsets for everything else (cd_ldsm_addr). */
+     * LOP3 per k-step and immediate offsets for everything else (cd_sm80_fwd_ldsm_addr). */
     const int x = lane & 7; // row % 8 of the lane's ldmatrix row (row bases are multiples of 8)
     const uint32_t q_base = sQ + (warp * ROWS_W + x + ((lane >> 3) & 1) * 8) * ROW_BYTES +
                             (((lane >> 4) ^ x) * 16);           // A: m0-7,m8-15 | k0-7,k8-15
@@ -202,11 +203,11 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
          * predicates */
         kp -= (int64_t)BLOCK_N * a.k_ss;
         vp -= (int64_t)BLOCK_N * a.v_ss;
-        cd_load_tile<T, BLOCK_N, D, THREADS, false>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp,
-                                                    a.k_ss, 0, a.k);
+        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp,
+                                                             a.k_ss, 0, a.k);
         cd_cp_async_commit();
-        cd_load_tile<T, BLOCK_N, D, THREADS, false>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp,
-                                                    a.v_ss, 0, a.v);
+        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp,
+                                                             a.v_ss, 0, a.v);
         cd_cp_async_commit();
       } else {
         cd_cp_async_commit(); // empty groups keep the wait counts uniform
@@ -227,11 +228,11 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
         uint32_t qa[M_TILES][4];
 #pragma unroll
         for (int mt = 0; mt < M_TILES; ++mt)
-          cd_ldmatrix_x4(qa[mt], cd_ldsm_addr(q_base, mt * 16 * ROW_BYTES, kk));
+          cd_ldmatrix_x4(qa[mt], cd_sm80_fwd_ldsm_addr(q_base, mt * 16 * ROW_BYTES, kk));
 #pragma unroll
         for (int np = 0; np < S_TILES / 2; ++np) {
           uint32_t kb[4];
-          cd_ldmatrix_x4(kb, cd_ldsm_addr(k_buf, np * 16 * ROW_BYTES, kk));
+          cd_ldmatrix_x4(kb, cd_sm80_fwd_ldsm_addr(k_buf, np * 16 * ROW_BYTES, kk));
 #pragma unroll
           for (int mt = 0; mt < M_TILES; ++mt) {
             cd_mma_m16n8k16<T>(s[mt][2 * np], qa[mt], &kb[0]);
@@ -263,7 +264,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
       }
 
       /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
-      cd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
+      cd_sm80_fwd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
 
 
       /* ---- O += P V  [ROWS_W, D] per warp; P's C fragments are V's A fragments ---- */
@@ -281,7 +282,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 #pragma unroll
         for (int dp = 0; dp < O_TILES / 2; ++dp) {
           uint32_t vb[4];
-          cd_ldmatrix_x4_trans(vb, cd_ldsm_addr(v_buf, kk * 16 * ROW_BYTES, dp));
+          cd_ldmatrix_x4_trans(vb, cd_sm80_fwd_ldsm_addr(v_buf, kk * 16 * ROW_BYTES, dp));
 #pragma unroll
           for (int mt = 0; mt < M_TILES; ++mt) {
             cd_mma_m16n8k16<T>(o[mt][2 * dp], pa[mt], &vb[0]);
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int r = 2 * mt + half;
-      const float l = cd_quad_sum(row_sum[r]);
+      const float l = cd_sm80_fwd_quad_sum(row_sum[r]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
 #pragma unroll
       for (int ot = 0; ot < O_TILES; ++ot) {
@@ -327,7 +328,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
 #pragma unroll
       for (int ot = 0; ot < O_TILES; ++ot) {
         const uint32_t v = cd_pack2<T>(o[mt][ot][2 * half], o[mt][ot][2 * half + 1]);
-        *(uint32_t *)(sO + cd_swz<CHUNKS>(r, ot) + t * 4) = v;
+        *(uint32_t *)(sO + cd_sm80_fwd_swz<CHUNKS>(r, ot) + t * 4) = v;
       }
     }
   }
@@ -338,7 +339,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_fwd
     const int r = warp * ROWS_W + idx / CHUNKS;
     const int c = idx % CHUNKS;
     if (m0 + r < seqlen_q) {
-      const uint4 v = *(const uint4 *)(sO + cd_swz<CHUNKS>(r, c));
+      const uint4 v = *(const uint4 *)(sO + cd_sm80_fwd_swz<CHUNKS>(r, c));
       *(uint4 *)(gO + (int64_t)r * a.o_ss + c * 8) = v;
     }
   }
@@ -356,7 +357,7 @@ constexpr int cd_sm80_fwd_smem_bytes() {
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  void (*kernel)(const cd_fwd_args_t) = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS>;
+  void (*kernel)(const cd_sm80_fwd_args_t) = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS>;
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
@@ -371,7 +372,7 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
     cudadent_device_once_mark(&attr_done, dev);
   }
 
-  cd_fwd_args_t a;
+  cd_sm80_fwd_args_t a;
   a.q = p->q.data;
   a.k = p->k.data;
   a.v = p->v.data;

@@ -1,7 +1,8 @@
 /*
  * bwd.cu - the library's launcher of the Hopper (sm_90a) attention backward: three kernels on the
- * caller's stream, sm90_bwd_pre (delta, log2 LSE, the dQ accumulator zeroed), sm90_bwd_kernel (dK,
- * dV, dQ sums; bwd_kernel.cuh says which warps do what) and sm90_bwd_post (dQ).
+ * caller's stream, cd_sm90_bwd_pre (delta, log2 LSE, the dQ accumulator zeroed),
+ * cd_sm90_bwd_kernel (dK, dV, dQ sums; bwd_kernel.cuh says which warps do what) and
+ * cd_sm90_bwd_post (dQ).
  *
  * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D], LSE2
  * and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q rounded up to BLOCK_M, and in the
@@ -19,14 +20,14 @@
 #include "kernels/sm90/bwd_prepost.cuh"
 #include "kernels/sm90/tensor_map.cuh"
 
-static size_t sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
+static size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
-static int sm90_bwd_block_m(int head_dim) {
-  return head_dim == 64 ? sm90_bwd_tile<64>::BLOCK_M : sm90_bwd_tile<128>::BLOCK_M;
+static int cd_sm90_bwd_block_m(int head_dim) {
+  return head_dim == 64 ? cd_sm90_bwd_tile<64>::BLOCK_M : cd_sm90_bwd_tile<128>::BLOCK_M;
 }
 
-static int64_t sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
-  const int bm = sm90_bwd_block_m(p->head_dim);
+static int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
+  const int bm = cd_sm90_bwd_block_m(p->head_dim);
   return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
 }
 
@@ -38,8 +39,8 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
 
 /* What the default dispatch gives this kernel: everything it supports except deterministic calls
  * whose mask has a right bound (causal included). Their dQ turns run in ascending key-block order
- * (bwd_kernel.cuh sm90_bwd_reduce_dq), while key block n starts at a later query block than block
- * n - 1: every CTA then moves at the pace of its chain's first, which has the most work (H200,
+ * (bwd_kernel.cuh cd_sm90_bwd_reduce_dq), while key block n starts at a later query block than
+ * block n - 1: every CTA then moves at the pace of its chain's first, which has the most work (H200,
  * session 16: b4 s4k 32/8 heads d128 causal, 177.6 TFLOP/s deterministic, against 463 without and
  * 262 for the sm80 backward without; docs/kernels/sm90_bwd.md). The sm80 backward takes them. */
 extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) {
@@ -47,17 +48,17 @@ extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) 
 }
 
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
-  const int64_t rows = (int64_t)p->batch * p->heads_q * sm90_bwd_sq_pad(p);
-  const size_t sems = p->deterministic ? sm90_bwd_align((size_t)(rows / sm90_bwd_block_m(p->head_dim)) * sizeof(int)) : 0;
-  return sm90_bwd_align((size_t)rows * p->head_dim * sizeof(float)) +
-         2 * sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
+  const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm90_bwd_sq_pad(p);
+  const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_block_m(p->head_dim)) * sizeof(int)) : 0;
+  return cd_sm90_bwd_align((size_t)rows * p->head_dim * sizeof(float)) +
+         2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
 template <int D, bool kFp16, bool kDet>
-static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
-                                   cudaStream_t stream) {
-  typedef sm90_bwd_tile<D> tile;
-  constexpr int SMEM = sm90_bwd_smem<D>::BYTES;
+static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                      cudaStream_t stream) {
+  typedef cd_sm90_bwd_tile<D> tile;
+  constexpr int SMEM = cd_sm90_bwd_smem<D>::BYTES;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
@@ -67,18 +68,18 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
   if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute((const void *)sm90_bwd_kernel<D, kFp16, kDet>,
+    err = cudaFuncSetAttribute((const void *)cd_sm90_bwd_kernel<D, kFp16, kDet>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
     if (err != cudaSuccess) return err;
     cudadent_device_once_mark(&attr_done, dev);
   }
 
-  const int64_t sq_pad = sm90_bwd_sq_pad(p);
+  const int64_t sq_pad = cd_sm90_bwd_sq_pad(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * sq_pad;
-  const size_t acc_bytes = sm90_bwd_align((size_t)rows * D * sizeof(float));
-  const size_t row_bytes = sm90_bwd_align((size_t)rows * sizeof(float));
+  const size_t acc_bytes = cd_sm90_bwd_align((size_t)rows * D * sizeof(float));
+  const size_t row_bytes = cd_sm90_bwd_align((size_t)rows * sizeof(float));
 
-  sm90_bwd_io io;
+  cd_sm90_bwd_io io;
   io.o = p->o.data;
   io.dout = p->dout.data;
   io.dq = p->dq.data;
@@ -97,13 +98,13 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   io.scale = p->softmax_scale;
 
   CUtensorMap tm_q, tm_k, tm_v, tm_do;
-  if ((err = sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
-      (err = sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
     return err;
 
-  sm90_bwd_args a;
+  cd_sm90_bwd_args a;
   a.lse2 = io.lse2;
   a.delta = io.delta;
   a.dq_acc = io.dq_acc;
@@ -123,28 +124,28 @@ static cudaError_t sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *wo
   a.window_right = p->window_right;
 
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
-  sm90_bwd_pre<kFp16, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  cd_sm90_bwd_pre<kFp16, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
-  sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
+  cd_sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
-  sm90_bwd_post<kFp16, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  cd_sm90_bwd_post<kFp16, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
 }
 
 template <int D>
-static cudaError_t sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, void *workspace,
-                                        cudaStream_t stream) {
+static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                           cudaStream_t stream) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
   if (p->deterministic)
-    return fp16 ? sm90_bwd_launch<D, true, true>(p, workspace, stream)
-                : sm90_bwd_launch<D, false, true>(p, workspace, stream);
-  return fp16 ? sm90_bwd_launch<D, true, false>(p, workspace, stream)
-              : sm90_bwd_launch<D, false, false>(p, workspace, stream);
+    return fp16 ? cd_sm90_bwd_launch<D, true, true>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, false, true>(p, workspace, stream);
+  return fp16 ? cd_sm90_bwd_launch<D, true, false>(p, workspace, stream)
+              : cd_sm90_bwd_launch<D, false, false>(p, workspace, stream);
 }
 
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
-  if (p->head_dim == 64) return sm90_bwd_launch_mode<64>(p, workspace, stream);
-  if (p->head_dim == 128) return sm90_bwd_launch_mode<128>(p, workspace, stream);
+  if (p->head_dim == 64) return cd_sm90_bwd_launch_mode<64>(p, workspace, stream);
+  if (p->head_dim == 128) return cd_sm90_bwd_launch_mode<128>(p, workspace, stream);
   return cudaErrorNotSupported;
 }

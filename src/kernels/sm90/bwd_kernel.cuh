@@ -1,7 +1,7 @@
 /*
  * bwd_kernel.cuh - the Hopper (sm_90a) attention backward's main kernel: dK, dV of one key block
  * and the dQ contributions of that key block, given Q, K, V, dO, the forward's LSE (as log2,
- * sm90_bwd_pre) and delta = rowsum(dO * O). FlashAttention-3 style: K/V-stationary, a producer
+ * cd_sm90_bwd_pre) and delta = rowsum(dO * O). FlashAttention-3 style: K/V-stationary, a producer
  * warp feeding TMA loads through a ring, two MMA warpgroups issuing wgmma for all five products.
  *
  * Grid: one CTA per (key block of BLOCK_N = 128 keys, KV head, batch); blockIdx.x is the key
@@ -30,7 +30,7 @@
  *                                             (BLOCK_M 64), the key block's 128 keys as K
  *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
- *     cp.reduce.async.bulk .add.f32 of those 4 KiB; sm90_bwd_post turns the sums into dQ.
+ *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written).
  *
@@ -48,7 +48,7 @@
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
  * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
  *
- * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (sm90_bwd_pre), so they
+ * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
  */
@@ -71,18 +71,18 @@
  * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
  * thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2 each) and a dQ part (32):
  * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64. */
-template <int D> struct sm90_bwd_tile;
-template <> struct sm90_bwd_tile<64> {
+template <int D> struct cd_sm90_bwd_tile;
+template <> struct cd_sm90_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
-template <> struct sm90_bwd_tile<128> {
+template <> struct cd_sm90_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
-template <int D> struct sm90_bwd_smem {
-  typedef sm90_bwd_tile<D> tile;
+template <int D> struct cd_sm90_bwd_smem {
+  typedef cd_sm90_bwd_tile<D> tile;
   static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
@@ -105,12 +105,12 @@ template <int D> struct sm90_bwd_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-struct sm90_bwd_args {
+struct cd_sm90_bwd_args {
   const float *lse2;  /* [batch][heads_q][sq_pad]: LSE * log2(e); +inf for rows that add nothing */
   const float *delta; /* [batch][heads_q][sq_pad]; in the deterministic mode followed (256-byte
                        * aligned) by the int32 semaphores [batch][heads_q][m_blocks]
-                       * (sm90_bwd_sems), zeroed by sm90_bwd_pre */
-  float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (sm90_bwd_post) */
+                       * (cd_sm90_bwd_sems), zeroed by cd_sm90_bwd_pre */
+  float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (cd_sm90_bwd_post) */
   void *dk, *dv;
   int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh; /* elements */
   float scale, scale_log2;
@@ -122,19 +122,19 @@ struct sm90_bwd_args {
  * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
  * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
  * (MN-major A) and K (MN-major B). */
-template <int BN> using sm90_bwd_kv_op = cd_sm90_k_major<BN>;
-template <int BM> using sm90_bwd_qt_op = cd_sm90_k_major<BM>;
+template <int BN> using cd_sm90_bwd_kv_op = cd_sm90_k_major<BN>;
+template <int BM> using cd_sm90_bwd_qt_op = cd_sm90_k_major<BM>;
 
 /* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
  * lowest first; a key block's turn is its distance from the first key block any row of the block
  * sees (cd_mask_first_key_block). */
-__device__ __forceinline__ int sm90_bwd_first_key_block(int m, int bm, int bn, const sm90_bwd_args &a) {
+__device__ __forceinline__ int cd_sm90_bwd_first_key_block(int m, int bm, int bn, const cd_sm90_bwd_args &a) {
   return cd_mask_first_key_block(m, bm, bn, a.seqlen_q, a.seqlen_k, a.window_left);
 }
 
 /* Whether a deterministic call takes its dQ turns (and launches its key blocks) in descending
  * key-block order (config.cuh SM90_BWD_DET_DESCENDING): masks with a right bound. */
-__device__ __forceinline__ bool sm90_bwd_det_descending(const sm90_bwd_args &a) {
+__device__ __forceinline__ bool cd_sm90_bwd_det_descending(const sm90_bwd_args &a) {
   return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
 }
 
@@ -143,14 +143,14 @@ __device__ __forceinline__ bool sm90_bwd_det_descending(const sm90_bwd_args &a) 
  * the range, so that the CTAs of one head do not all add into (and load) the same query block at
  * once. */
 template <bool kDet>
-__device__ __forceinline__ int sm90_bwd_m_offset(int n_block, int nm) {
+__device__ __forceinline__ int cd_sm90_bwd_m_offset(int n_block, int nm) {
   if (kDet || !SM90_BWD_STAGGER || nm <= 1) return 0;
   return (int)((int64_t)n_block * nm / (int)gridDim.x);
 }
 
 /* The query block of step j (m_lo <= j < m_hi) of a walk that starts off blocks in and wraps. */
 template <bool kDet>
-__device__ __forceinline__ int sm90_bwd_m_at(int j, int off, int m_lo, int m_hi) {
+__device__ __forceinline__ int cd_sm90_bwd_m_at(int j, int off, int m_lo, int m_hi) {
   if (kDet || !SM90_BWD_STAGGER) return j;
   const int m = j + off;
   return m >= m_hi ? m - (m_hi - m_lo) : m;
@@ -158,69 +158,69 @@ __device__ __forceinline__ int sm90_bwd_m_at(int j, int off, int m_lo, int m_hi)
 
 /* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
  * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
-__device__ __forceinline__ int *sm90_bwd_sems(const sm90_bwd_args &a) {
+__device__ __forceinline__ int *cd_sm90_bwd_sems(const cd_sm90_bwd_args &a) {
   const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
   return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
 }
 
 /* 9.7.13.4 fence.proxy.async (global): orders this thread's generic-proxy global accesses and its
  * async-proxy ones (the bulk reduce) across the semaphore hand-over. */
-__device__ __forceinline__ void sm90_bwd_fence_proxy_global(void) {
+__device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
  * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. Deterministic
  * (kDet): the warp waits until the 8 warps of every earlier key block (in the turn order: ascending,
- * or descending where sm90_bwd_det_descending) have completed theirs
+ * or descending where cd_sm90_bwd_det_descending) have completed theirs
  * (the query block's semaphore counts completed warp reductions), and counts its own once it is
  * complete. */
 template <int D, bool kDet>
-__device__ __forceinline__ void sm90_bwd_reduce_dq(const float (&dq)[32], const sm90_bwd_args &args,
-                                                   uint32_t sDQ, int b, int h, int m, int n_block,
-                                                   int cw, int warp, int lane) {
-  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M, BN = sm90_bwd_tile<D>::BLOCK_N;
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * sm90_bwd_smem<D>::DQ_WARP_BYTES;
-  if (lane == 0) tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
+                                                      uint32_t sDQ, int b, int h, int m, int n_block,
+                                                      int cw, int warp, int lane) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < 8; ++i)
     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
                  "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
                  : "memory");
-  fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
   __syncwarp();
   if (lane == 0) {
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
     float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
     if constexpr (kDet) {
-      const int turn = sm90_bwd_det_descending(args)
+      const int turn = cd_sm90_bwd_det_descending(args)
                            ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
                                                     args.window_right, (int)gridDim.x) - n_block
-                           : n_block - sm90_bwd_first_key_block(m, BM, BN, args);
+                           : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
       int done;
       do {
-        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sm90_bwd_sems(args) + tile) : "memory");
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(cd_sm90_bwd_sems(args) + tile) : "memory");
       } while (done < 8 * turn);
-      sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
+      cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
     }
-    bulk_reduce_add_f32(dst, stage_dq, sm90_bwd_smem<D>::DQ_WARP_BYTES);
-    tma_store_commit();
+    cd_bulk_reduce_add_f32(dst, stage_dq, cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    cd_tma_store_commit();
     if constexpr (kDet) {
-      tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
-      sm90_bwd_fence_proxy_global();
-      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sm90_bwd_sems(args) + tile) : "memory");
+      cd_tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
+      cd_sm90_bwd_fence_proxy_global();
+      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(cd_sm90_bwd_sems(args) + tile) : "memory");
     }
   }
 }
 
 template <int D, bool kFp16, bool kDet>
 __global__ void __launch_bounds__(384, 1)
-    sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                    const sm90_bwd_args args) {
-  typedef sm90_bwd_tile<D> tile;
-  typedef sm90_bwd_smem<D> L;
+    cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                       const cd_sm90_bwd_args args) {
+  typedef cd_sm90_bwd_tile<D> tile;
+  typedef cd_sm90_bwd_smem<D> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
@@ -229,30 +229,30 @@ __global__ void __launch_bounds__(384, 1)
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
-  uint8_t *const gbase = smem_raw + (base - smem_u32(smem_raw));
+  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
+  uint8_t *const gbase = smem_raw + (base - cd_smem_addr(smem_raw));
   const uint32_t sK = base + L::K_OFF, sV = base + L::V_OFF, sQ = base + L::Q_OFF;
   const uint32_t sDO = base + L::DO_OFF, sDS = base + L::DS_OFF, sDQ = base + L::DQ_OFF;
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
-  /* key block: blockIdx.x, or in descending order (sm90_bwd_det_descending), so that the blocks
+  /* key block: blockIdx.x, or in descending order (cd_sm90_bwd_det_descending), so that the blocks
    * whose dQ turns come first are launched first */
-  const int n_block = kDet && sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
+  const int n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
                                                             : (int)blockIdx.x;
   const int hk = blockIdx.y, b = blockIdx.z;
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
-    tma_prefetch_desc(&tm_q);
-    tma_prefetch_desc(&tm_k);
-    tma_prefetch_desc(&tm_v);
-    tma_prefetch_desc(&tm_do);
-    mbar_init(bar_kv, 1);
+    cd_tma_prefetch_desc(&tm_q);
+    cd_tma_prefetch_desc(&tm_k);
+    cd_tma_prefetch_desc(&tm_v);
+    cd_tma_prefetch_desc(&tm_do);
+    cd_mbar_init(bar_kv, 1);
     for (int s = 0; s < ST; ++s) {
-      mbar_init(bar_q_full + 8 * s, 1);
-      mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
+      cd_mbar_init(bar_q_full + 8 * s, 1);
+      cd_mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
     }
-    mbar_fence_init();
+    cd_mbar_fence_init();
   }
   __syncthreads();
 
@@ -261,57 +261,57 @@ __global__ void __launch_bounds__(384, 1)
   cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
-  const int m_off = sm90_bwd_m_offset<kDet>(n_block, m_hi - m_lo); /* the walk's first block */
+  const int m_off = cd_sm90_bwd_m_offset<kDet>(n_block, m_hi - m_lo); /* the walk's first block */
 
   if (wg == 0) {
     /* ================================ producer ================================ */
-    setmaxnreg_dec<tile::PRODUCER_REGS>();
+    cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
-    mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
+    cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-      tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
-      tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
     }
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
       for (int j = m_lo; j < m_hi; ++j, ++it) {
-        const int m = sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
+        const int m = cd_sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
-        mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+        cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         const uint32_t full = bar_q_full + 8 * s;
-        mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
+        cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
-          tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
-          tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
+          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
         }
         const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
-        bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
-        bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+        cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
+        cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
     return;
   }
 
   /* ================================ consumers ================================ */
-  setmaxnreg_inc<tile::CONSUMER_REGS>();
+  cd_setmaxnreg_inc<tile::CONSUMER_REGS>();
   const int cw = wg - 1; /* keys [64 cw, 64 cw + 64) of the block */
   const int ct = threadIdx.x - 128 * wg;
   const int warp = ct / 32, lane = ct % 32;
   const int key_in_block0 = 64 * cw + 16 * warp + lane / 4; /* this thread's keys: this and + 8 */
 
   /* A of S^T / dP^T: this consumer's 64 keys start 64 cw rows into each K / V slab (8 KiB) */
-  const uint64_t desc_k_a = gmma_desc_sw128(sK + cw * 64 * 128, 1, 1024);
-  const uint64_t desc_v_a = gmma_desc_sw128(sV + cw * 64 * 128, 1, 1024);
-  const uint64_t desc_q_b = gmma_desc_sw128(sQ, 1, 1024);   /* + stage offset */
-  const uint64_t desc_do_b = gmma_desc_sw128(sDO, 1, 1024);
+  const uint64_t desc_k_a = cd_gmma_desc_sw128(sK + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_v_a = cd_gmma_desc_sw128(sV + cw * 64 * 128, 1, 1024);
+  const uint64_t desc_q_b = cd_gmma_desc_sw128(sQ, 1, 1024);   /* + stage offset */
+  const uint64_t desc_do_b = cd_gmma_desc_sw128(sDO, 1, 1024);
   /* B of dV / dK, MN-major: LBO = the distance between 64-column slabs */
-  const uint64_t desc_q_mn = gmma_desc_sw128(sQ, BM * 128, 1024);
-  const uint64_t desc_do_mn = gmma_desc_sw128(sDO, BM * 128, 1024);
+  const uint64_t desc_q_mn = cd_gmma_desc_sw128(sQ, BM * 128, 1024);
+  const uint64_t desc_do_mn = cd_gmma_desc_sw128(sDO, BM * 128, 1024);
   /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [64 cw, +64) from K slab cw
    * (BM 64) */
-  const uint64_t desc_ds = gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
-  const uint64_t desc_k_mn = gmma_desc_sw128(sK + (BM == 64 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_ds = cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM == 64 ? cw * BN * 128 : 0), BN * 128, 1024);
 
   float dv[D / 2], dk[D / 2];
 #pragma unroll
@@ -319,30 +319,30 @@ __global__ void __launch_bounds__(384, 1)
 
   const int shift = args.seqlen_k - args.seqlen_q;
   const bool key_tail = k0 + BN > args.seqlen_k;
-  if (m_hi > m_lo) mbar_wait(bar_kv, 0);
+  if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
   float dq[32];
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
     for (int j = m_lo; j < m_hi; ++j, ++it) {
-      const int m = sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
+      const int m = cd_sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
-      mbar_wait(bar_q_full + 8 * s, ph);
+      cd_mbar_wait(bar_q_full + 8 * s, ph);
 
       float st[BM / 2], dpt[BM / 2];
-      wgmma_fence();
-      cd_sm90_gemm_ss<BM, D, kFp16, false, sm90_bwd_kv_op<BN>, sm90_bwd_qt_op<BM>>(
-        st, desc_k_a, gmma_desc_add(desc_q_b, s * L::QT_BYTES));
-      wgmma_commit();
-      cd_sm90_gemm_ss<BM, D, kFp16, false, sm90_bwd_kv_op<BN>, sm90_bwd_qt_op<BM>>(
-        dpt, desc_v_a, gmma_desc_add(desc_do_b, s * L::QT_BYTES));
-      wgmma_commit();
+      cd_wgmma_fence();
+      cd_sm90_gemm_ss<BM, D, kFp16, false, cd_sm90_bwd_kv_op<BN>, cd_sm90_bwd_qt_op<BM>>(
+        st, desc_k_a, cd_gmma_desc_add(desc_q_b, s * L::QT_BYTES));
+      cd_wgmma_commit();
+      cd_sm90_gemm_ss<BM, D, kFp16, false, cd_sm90_bwd_kv_op<BN>, cd_sm90_bwd_qt_op<BM>>(
+        dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, s * L::QT_BYTES));
+      cd_wgmma_commit();
 
       /* P^T: element 4j + 2r + e is key key_in_block0 + 8r, query row 8j + 2 (lane % 4) + e */
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
-      wgmma_wait<1>();
+      cd_wgmma_wait<1>();
       cd_sm90_fence_regs(st);
       /* per-element mask where the block is not wholly inside the visible band, or holds keys past
        * seqlen_k */
@@ -358,8 +358,8 @@ __global__ void __launch_bounds__(384, 1)
         const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          st[4 * j + 2 * r] = ex2_approx(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
-          st[4 * j + 2 * r + 1] = ex2_approx(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
+          st[4 * j + 2 * r] = cd_exp2(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
+          st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
       }
       if (need_mask) {
@@ -379,9 +379,9 @@ __global__ void __launch_bounds__(384, 1)
       }
       uint32_t p16[BM / 4];
 #pragma unroll
-      for (int i = 0; i < BM / 4; ++i) p16[i] = cd_sm90_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
+      for (int i = 0; i < BM / 4; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
-      wgmma_wait<0>(); /* dP^T done */
+      cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
       uint32_t ds16[BM / 4];
 #pragma unroll
@@ -390,15 +390,15 @@ __global__ void __launch_bounds__(384, 1)
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          ds16[2 * j + r] = cd_sm90_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
-                                                  st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+          ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                            st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
       }
 
       /* dV += P^T dO */
-      wgmma_fence();
+      cd_wgmma_fence();
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dv, p16,
-                                                          gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
-      wgmma_commit();
+                                                          cd_gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      cd_wgmma_commit();
 
       /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
        * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
@@ -411,41 +411,41 @@ __global__ void __launch_bounds__(384, 1)
         for (int j = 0; j < BM / 8; j += 2) {
           const int jj = j + (lane >> 4); /* this lane's matrix's 8-row chunk of query rows */
           const uint32_t addr = ds_buf + (jj / 8) * (BN * 128) + key * 128 + (((jj % 8) ^ (key & 7)) << 4);
-          stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+          cd_stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
         }
       }
-      fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
+      cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
 
       /* dK += dS^T Q */
-      wgmma_fence();
+      cd_wgmma_fence();
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
-                                                          gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
-      wgmma_commit();
+                                                          cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+      cd_wgmma_commit();
 
-      named_bar_sync(BAR_DS, 256);
-      wgmma_fence();
+      cd_named_bar_sync(BAR_DS, 256);
+      cd_wgmma_fence();
       cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-        dq, gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-      wgmma_commit();
+        dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      cd_wgmma_commit();
 
-      wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
+      cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
       cd_sm90_fence_regs(dv);
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(p16);
       cd_sm90_fence_regs(ds16);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-      if (lane == 0) mbar_arrive(bar_q_empty + 8 * s);
-      wgmma_wait<0>();
+      if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
+      cd_wgmma_wait<0>();
       cd_sm90_fence_regs(dq);
-      sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane);
+      cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane);
     }
-  if (lane == 0) tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
    * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
    * as 16-byte row chunks (keys past seqlen_k are not written) */
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
-  named_bar_sync(BAR_EPILOGUE, 256);
+  cd_named_bar_sync(BAR_EPILOGUE, 256);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int key = key_in_block0 + 8 * r;
@@ -453,14 +453,14 @@ __global__ void __launch_bounds__(384, 1)
     for (int j = 0; j < D / 8; ++j) {
       const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
-                   "r"(cd_sm90_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
+                   "r"(cd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
                    : "memory");
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDO + off),
-                   "r"(cd_sm90_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
+                   "r"(cd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
                    : "memory");
     }
   }
-  named_bar_sync(BAR_EPILOGUE, 256);
+  cd_named_bar_sync(BAR_EPILOGUE, 256);
   constexpr int CPR = D / 8; /* 16-byte chunks a row */
   for (int idx = threadIdx.x - 128; idx < BN * CPR; idx += 256) {
     const int row = idx / CPR, c = idx % CPR, key = k0 + row;

@@ -1,14 +1,14 @@
 /*
  * bwd_prepost.cuh - the two passes around the Hopper backward's main kernel (bwd_kernel.cuh).
  *
- * sm90_bwd_pre, one group of D/8 threads per query row of [batch][heads_q][sq_pad] (rows past
+ * cd_sm90_bwd_pre, one group of D/8 threads per query row of [batch][heads_q][sq_pad] (rows past
  *   seqlen_q included): delta = rowsum(dO * O) in fp32 (0 past seqlen_q); LSE2 = LSE * log2(e),
  *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
  *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
  *   as the rows have elements, so the rows zero it whole); in the deterministic mode also the
  *   query blocks' semaphores.
- * sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
+ * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows.
  */
@@ -24,10 +24,10 @@
 
 #define SM90_BWD_PREPOST_THREADS 256
 
-template <bool kFp16> struct sm90_bwd_dtype { typedef __nv_bfloat16 type; };
-template <> struct sm90_bwd_dtype<true> { typedef __half type; };
+template <bool kFp16> struct cd_sm90_bwd_dtype { typedef __nv_bfloat16 type; };
+template <> struct cd_sm90_bwd_dtype<true> { typedef __half type; };
 
-struct sm90_bwd_io {
+struct cd_sm90_bwd_io {
   const void *o, *dout;
   void *dq;
   const float *lse;
@@ -39,8 +39,8 @@ struct sm90_bwd_io {
 };
 
 template <bool kFp16, int D>
-__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_pre(const sm90_bwd_io io) {
-  typedef typename sm90_bwd_dtype<kFp16>::type T;
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(const cd_sm90_bwd_io io) {
+  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
   constexpr int TPR = D / 8; /* threads per row, 8 elements each */
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_pre(const s
   for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
   if (!in) return;
   if (c == 0) {
-    constexpr int BM = sm90_bwd_tile<D>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
+    constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
     if (io.dq_sem != nullptr && i % BM == 0) io.dq_sem[row / BM] = 0;
     io.delta[row] = sum;
     const float lse = i < io.seqlen_q ? io.lse[bh * io.seqlen_q + i] : -INFINITY;
@@ -81,8 +81,8 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_pre(const s
  * g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw when
  * BM is 128, columns 64 cw when BM is 64). */
 template <int D>
-__device__ __forceinline__ void sm90_bwd_dq_frag(int f, int &row, int &col) {
-  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M;
+__device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M;
   const int chunk = f / 256, i = (f / 32) % 8, lane = f % 32;
   const int cw = chunk / 4, warp = chunk % 4;
   row = 16 * warp + lane / 4 + (BM == 128 ? 64 * cw : 0);
@@ -90,8 +90,8 @@ __device__ __forceinline__ void sm90_bwd_dq_frag(int f, int &row, int &col) {
 }
 
 template <bool kFp16, int D>
-__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_post(const sm90_bwd_io io) {
-  constexpr int BM = sm90_bwd_tile<D>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(const cd_sm90_bwd_io io) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
   constexpr int F4 = BM * D / 4 / THREADS;
   constexpr int ROW_BYTES = D * 2 + 16; /* padded rows: the fragment writes spread over banks */
   __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
@@ -103,10 +103,10 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) sm90_bwd_post(const 
     const int f = threadIdx.x + k * THREADS;
     const float4 a = src[f];
     int row, col;
-    sm90_bwd_dq_frag<D>(f, row, col);
-    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_sm90_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    cd_sm90_bwd_dq_frag<D>(f, row, col);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
-        cd_sm90_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+        cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
   }
   __syncthreads();
   constexpr int CPR = D / 8; /* 16-byte chunks per row */

@@ -22,7 +22,7 @@
 template <class Tile, bool kFp16>
 __device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
                                               const float (&m)[2], const float (&l)[2],
-                                              const sm90_tile &tc, const cd_sm90_fwd_args &args,
+                                              const cd_sm90_tile &tc, const cd_sm90_fwd_args &args,
                                               const CUtensorMap *tm_o, uint32_t slab, int cw,
                                               int warp, int lane) {
   typedef Tile tile;
@@ -48,12 +48,12 @@ __device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_sm
     const bool writer = (lane & 3) == 0;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float lse = lt[r] > 0.f ? (m[r] + lg2_approx(lt[r])) * 0.69314718055994531f : -INFINITY;
+      const float lse = lt[r] > 0.f ? (m[r] + cd_lg2(lt[r])) * 0.69314718055994531f : -INFINITY;
       if (writer && row0 + 8 * r < args.seqlen_q) lse_row[row0 + 8 * r] = lse;
     }
   }
   /* this warp's previous store must have finished reading its rows before they are rewritten */
-  if (lane == 0) tma_store_wait_read<0>();
+  if (lane == 0) cd_tma_store_wait_read<0>();
   __syncwarp();
   /* stmatrix x4 per 16 columns: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (rows 0-7,
    * 8j+8..), (rows 8-15, 8j+8..) of the warp's 16 rows; lane t addresses row t % 8 of matrix t / 8.
@@ -65,20 +65,20 @@ __device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_sm
     const int chunk = j + st_chunk; /* 16-byte chunk across the whole row, 8 per 64-column slab */
     const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
                           (((chunk % 8) ^ (st_row & 7)) << 4);
-    stmatrix_x4(addr, cd_sm90_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
-                cd_sm90_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+    cd_stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
+                   cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                   cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                   cd_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
   }
-  fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
+  cd_fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
   __syncwarp();
   if (lane == 0) {
     /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
 #pragma unroll
     for (int c = 0; c < L::CHUNKS; ++c)
-      tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
-                   tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
-    tma_store_commit();
+      cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
+                      tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
+    cd_tma_store_commit();
   }
 }
 

@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
                        const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v,
                        const __grid_constant__ CUtensorMap tm_o, const cd_sm90_fwd_args args,
-                       const __grid_constant__ sm90_tile_tail tail) {
+                       const __grid_constant__ cd_sm90_tile_tail tail) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, STAGES = Tile::STAGES;
   constexpr int NCW = Tile::CONSUMER_WGS, QS = Tile::Q_STAGES;
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
 
   extern __shared__ uint8_t smem_raw[];
   /* 1024-byte aligned base: the swizzle pattern of TMA and wgmma is anchored to 1024 B */
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u;
   const uint32_t sQ = base + L::Q_OFF, sK = base + L::K_OFF, sV = base + L::V_OFF;
   const uint32_t sO = base + L::O_OFF;
   typedef cd_sm90_pipeline<QS> QRing;
@@ -76,16 +76,16 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
    * epilogue, none in the main loops (docs/kernels/sm90_fwd.md sections 3.2, 3.1) */
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
-    tma_prefetch_desc(&tm_q);
-    tma_prefetch_desc(&tm_k);
-    tma_prefetch_desc(&tm_v);
-    tma_prefetch_desc(&tm_o);
+    cd_tma_prefetch_desc(&tm_q);
+    cd_tma_prefetch_desc(&tm_k);
+    cd_tma_prefetch_desc(&tm_v);
+    cd_tma_prefetch_desc(&tm_o);
     for (int s = 0; s < QS; ++s) q_ring.init_stage(s, 1, 4 * NCW); /* an arrival per consumer warp */
     for (int s = 0; s < STAGES; ++s) {
       k_ring.init_stage(s, 1, 4 * NCW);
       v_ring.init_stage(s, 1, 4 * NCW);
     }
-    mbar_fence_init();
+    cd_mbar_fence_init();
   }
   if constexpr (Tile::ROWSUM_MMA) {
     /* the ones of the row-sum columns (every 16-bit element 1.0, so the swizzle does not matter),
@@ -101,29 +101,29 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
                      "r"(one2)
                      : "memory");
     }
-    fence_proxy_async_smem();
+    cd_fence_proxy_async_smem();
   }
   __syncthreads();
   const int shift = args.seqlen_k - args.seqlen_q;
 
   if (wg == 0) {
     /* ================================ producer ================================ */
-    setmaxnreg_dec<Tile::PRODUCER_REGS>();
+    cd_setmaxnreg_dec<Tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     uint32_t q_iter = 0;
     cd_sm90_pipe_state<STAGES, true> kw = {0, 0};
     SM90_TRACE_DECL(0);
     for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-      const int pos = sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
+      const int pos = cd_sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
           round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
       if (pos >= args.num_tiles) continue;
-      const sm90_tile tc = sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
+      const cd_sm90_tile tc = cd_sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
       int n_lo, n_hi;
       cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
       SM90_TRACE_EVENT(true, SM90_EV_P_TILE, n_hi - n_lo);
       if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
-      const int hk = sm90_div(tc.head, args.by_group);
+      const int hk = cd_sm90_div(tc.head, args.by_group);
       cd_sm90_fwd_load_q<Tile>(tc, &tm_q, sQ, q_ring,
                                cd_sm90_pipe_state<QS>::of_count(q_iter) SM90_TRACE_ARGS);
       ++q_iter;
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   }
 
   /* ================================ consumers ================================ */
-  setmaxnreg_inc<Tile::CONSUMER_REGS>();
+  cd_setmaxnreg_inc<Tile::CONSUMER_REGS>();
   const int cw = wg - 1; /* consumer index: query rows [64 cw, 64 cw + 64) */
   const int ct = threadIdx.x - 128 * wg;
   const int warp = ct / 32, lane = ct % 32;
@@ -154,10 +154,10 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   uint32_t q_iter = 0;
   SM90_TRACE_DECL(wg);
   for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-    const int pos = sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
+    const int pos = cd_sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
         round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
     if (pos >= args.num_tiles) continue;
-    const sm90_tile tc = sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
+    const cd_sm90_tile tc = cd_sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
     int n_lo, n_hi;
     cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
       uint32_t p[BN / 4];
       const cd_sm90_pipe_state<QS> qr = cd_sm90_pipe_state<QS>::of_count(q_iter);
       const uint32_t bar_q_empty = q_ring.empty_bar(qr.stage);
-      const uint64_t desc_q = gmma_desc_add(desc_q0, qr.stage * L::Q_BYTES);
+      const uint64_t desc_q = cd_gmma_desc_add(desc_q0, qr.stage * L::Q_BYTES);
       q_ring.consumer_wait(qr);
       ++q_iter;
       SM90_TRACE_EVENT(ct == 0, SM90_EV_Q_READY, 0);
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
     cd_sm90_epilogue<Tile, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp, lane);
     SM90_TRACE_EVENT(ct == 0, SM90_EV_EPI, 0);
   }
-  if (lane == 0) tma_store_wait_all<0>();
+  if (lane == 0) cd_tma_store_wait_all<0>();
 }
 
 #endif /* CUDADENT_SM90_FWD_KERNEL_CUH */

@@ -25,8 +25,8 @@
  *   HGROUPS  the row can take the HEAD_GROUPS tile order (tile_scheduler.cuh; the host picks it
  *            only for masked calls with more than 16 query blocks).
  *   TAIL     its launches may deal their last rounds' tiles out by the host's table
- *            (sm90_tile_tail; §5.4).
- *   LATE     where the ring indices are broadcast (sm90_uniform_ring): late, at the end of the
+ *            (cd_sm90_tile_tail; §5.4).
+ *   LATE     where the ring indices are broadcast (cd_sm90_uniform_ring): late, at the end of the
  *            step before (§3.2).
  * Every row's reason, as a pointer to its measurement, is the comment after it.
  */

@@ -8,9 +8,9 @@
  *   typedef cd_sm90_k_major<BLOCK_N> KOp;        // K: [D/64][BLOCK_N][64]
  *   const uint64_t dq = QOp::desc(sQ + 64 * w * 128), dk = KOp::desc(sK);
  *   float s[BLOCK_N / 2];                        // accumulator fragment (below)
- *   wgmma_fence();
+ *   cd_wgmma_fence();
  *   cd_sm90_gemm_ss<BLOCK_N, D, kFp16, false, QOp, KOp>(s, dq, dk);   // S = Q K^T (no accumulate)
- *   wgmma_commit(); wgmma_wait<0>(); cd_sm90_fence_regs(s);
+ *   cd_wgmma_commit(); cd_wgmma_wait<0>(); cd_sm90_fence_regs(s);
  *   uint32_t p[BLOCK_N / 4]; cd_sm90_acc_to_a<BLOCK_N, kFp16>(s, p); // P, 16-bit, as an A operand
  *   cd_sm90_gemm_rs<D, BLOCK_N, kFp16, true, cd_sm90_mn_major>(o, p, cd_sm90_mn_major::desc(sV,
  *       BLOCK_N * 128));                        // O += P V, V [D/64][BLOCK_N][64]: MN-major B
@@ -46,20 +46,20 @@
 template <int SLAB_ROWS> struct cd_sm90_k_major {
   static constexpr int TRANS = 0; /* wgmma imm-trans */
   static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return gmma_desc_sw128(smem_addr, 1, 1024);
+    return cd_gmma_desc_sw128(smem_addr, 1, 1024);
   }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
-    return gmma_desc_add(desc, (kk / 4) * SLAB_ROWS * 128 + (kk % 4) * 32);
+    return cd_gmma_desc_add(desc, (kk / 4) * SLAB_ROWS * 128 + (kk % 4) * 32);
   }
 };
 
 struct cd_sm90_mn_major {
   static constexpr int TRANS = 1;
   static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr, uint32_t slab_bytes) {
-    return gmma_desc_sw128(smem_addr, slab_bytes, 1024);
+    return cd_gmma_desc_sw128(smem_addr, slab_bytes, 1024);
   }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
-    return gmma_desc_add(desc, kk * 2048);
+    return cd_gmma_desc_add(desc, kk * 2048);
   }
 };
 
@@ -113,33 +113,20 @@ __device__ __forceinline__ void cd_sm90_gemm_rs(float (&d)[N / 2], const uint32_
 
 /* ---- accumulators ----------------------------------------------------------------------------- */
 
-/* reg_fence on every register of an accumulator or A operand: call after wgmma_wait and before
- * wgmma_fence, so that the compiler neither reads a result early nor moves a write past an issue */
+/* cd_reg_fence on every register of an accumulator or A operand: call after cd_wgmma_wait and
+ * before cd_wgmma_fence, so that the compiler neither reads a result early nor moves a write past
+ * an issue */
 template <int N, typename T>
 __device__ __forceinline__ void cd_sm90_fence_regs(T (&r)[N]) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) reg_fence(r[i]);
-}
-
-/* Two floats as a 16-bit pair, lo in the low half, rounded to nearest even. */
-template <bool kFp16>
-__device__ __forceinline__ uint32_t cd_sm90_pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kFp16) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  } else {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    r = *reinterpret_cast<uint32_t *>(&h);
-  }
-  return r;
+  for (int i = 0; i < N; ++i) cd_reg_fence(r[i]);
 }
 
 /* An fp32 accumulator [64, N] as the 16-bit A operand of a following rs product (K = N). */
 template <int N, bool kFp16>
 __device__ __forceinline__ void cd_sm90_acc_to_a(const float (&s)[N / 2], uint32_t (&p)[N / 4]) {
 #pragma unroll
-  for (int i = 0; i < N / 4; ++i) p[i] = cd_sm90_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
+  for (int i = 0; i < N / 4; ++i) p[i] = cd_pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 }
 
 /* The first K elements of a register array, as an array: the accumulator of wgmma m64n(2K) is

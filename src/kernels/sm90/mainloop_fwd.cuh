@@ -27,10 +27,10 @@ struct cd_sm90_fwd_args {
   float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
   float scale_log2;  /* softmax_scale * log2(e) */
   int seqlen_q, seqlen_k;
-  sm90_divisor by_group; /* query head h reads KV head h / group */
+  cd_sm90_divisor by_group; /* query head h reads KV head h / group */
   int window_left, window_right;
   int num_tiles;
-  sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
+  cd_sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
 };
 
 /* x broadcast from lane 0: the same value, but the compiler now knows it is warp-uniform. The
@@ -73,7 +73,7 @@ using cd_sm90_v_operand = typename cd_sm90_v_operand_of<(cd_sm90_fwd_smem<Tile>:
 template <class Tile>
 __device__ __forceinline__ uint64_t cd_sm90_v_desc_add(uint64_t desc, uint32_t byte_offset) {
   if constexpr (cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0) return cd_sm90_desc_add_fixed_lbo(desc, byte_offset);
-  else return gmma_desc_add(desc, byte_offset);
+  else return cd_gmma_desc_add(desc, byte_offset);
 }
 
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]; with ROWSUM_MMA D + 8 wide: the next slab in reach
@@ -143,27 +143,27 @@ __device__ __forceinline__ void cd_sm90_consumer_step(
   sa.k_ring.consumer_wait(k);
   if constexpr (kPingpong) sa.turns.wait();
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
-  wgmma_fence();
-  cd_sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES));
-  wgmma_commit();
+  cd_wgmma_fence();
+  cd_sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES));
+  cd_wgmma_commit();
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
-  wgmma_fence();
+  cd_wgmma_fence();
   cd_sm90_gemm_pv<Tile, kFp16>(o, p, cd_sm90_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
-  wgmma_commit();
+  cd_wgmma_commit();
   if constexpr (kPingpong) sa.turns.pass();
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_ISSUED, 0);
-  wgmma_wait<1>(); /* S done, P V may still run */
+  cd_wgmma_wait<1>(); /* S done, P V may still run */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_S_READY, 0);
   cd_sm90_fence_regs(s);
   sa.k_ring.consumer_release(k, sa.lane == 0);
-  mbar_arrive_if(sa.bar_q_empty, last && sa.lane == 0);
+  cd_mbar_arrive_if(sa.bar_q_empty, last && sa.lane == 0);
   if constexpr (kMask)
     cd_sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
                   sa.lane);
   float mx[2];
   if constexpr (kExactOnly) cd_sm90_row_max<BN>(s, mx); /* under the P V product */
-  wgmma_wait<0>(); /* P V done: p and the V stage are free, the row-sum columns complete */
+  cd_wgmma_wait<0>(); /* P V done: p and the V stage are free, the row-sum columns complete */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   cd_sm90_fence_regs(o);
   sa.v_ring.consumer_release(v, sa.lane == 0);
@@ -229,7 +229,7 @@ struct cd_sm90_fwd_half_first {
  * Q K^T of the tile that last used the slot. */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_q(
-    const sm90_tile &tc, const CUtensorMap *tm_q, uint32_t sQ,
+    const cd_sm90_tile &tc, const CUtensorMap *tm_q, uint32_t sQ,
     const cd_sm90_pipeline<Tile::Q_STAGES> &q_ring,
     const cd_sm90_pipe_state<Tile::Q_STAGES> &qw SM90_TRACE_PARAMS) {
   typedef cd_sm90_fwd_smem<Tile> L;
@@ -239,8 +239,8 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
   q_ring.producer_expect_tx(qw, L::Q_BYTES);
 #pragma unroll
   for (int c = 0; c < L::CHUNKS; ++c)
-    tma_load_4d(sQ + qw.stage * L::Q_BYTES + c * BM * 128, tm_q, q_ring.full_bar(qw.stage), 64 * c,
-                tc.m_block * BM, tc.head, tc.batch);
+    cd_tma_load_4d(sQ + qw.stage * L::Q_BYTES + c * BM * 128, tm_q, q_ring.full_bar(qw.stage), 64 * c,
+                   tc.m_block * BM, tc.head, tc.batch);
 }
 
 /* The producer's loads of a tile's key blocks [n_lo, n_hi) (one thread): K and V blocks of
@@ -251,7 +251,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
  * tile's blocks. */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_kv(
-    const sm90_tile &tc, int n_lo, int n_hi, int hk, const CUtensorMap *tm_k,
+    const cd_sm90_tile &tc, int n_lo, int n_hi, int hk, const CUtensorMap *tm_k,
     const CUtensorMap *tm_v, uint32_t sK, uint32_t sV, const cd_sm90_pipeline<Tile::STAGES> &k_ring,
     const cd_sm90_pipeline<Tile::STAGES> &v_ring, cd_sm90_pipe_state<Tile::STAGES, true> &kw) {
   typedef cd_sm90_fwd_smem<Tile> L;
@@ -263,16 +263,16 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
       k_ring.producer_expect_tx(kw, L::KV_BYTES);
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        tma_load_4d(sK + kw.stage * L::KV_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
-                    64 * c, n * BN, hk, tc.batch);
+        cd_tma_load_4d(sK + kw.stage * L::KV_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
+                       64 * c, n * BN, hk, tc.batch);
     }
     if (n < n_hi - 1) { /* V of the previous block, n + 1 */
       v_ring.producer_acquire(vw);
       v_ring.producer_expect_tx(vw, L::KV_BYTES);
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * 128, tm_v, v_ring.full_bar(vw.stage),
-                    64 * c, (n + 1) * BN, hk, tc.batch);
+        cd_tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * 128, tm_v, v_ring.full_bar(vw.stage),
+                       64 * c, (n + 1) * BN, hk, tc.batch);
       vw.advance_if(true);
     }
     kw.advance_if(n >= n_lo);
@@ -291,7 +291,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
  * kernel always had them: ptxas's register allocation follows their place). */
 template <class Tile, bool kFp16, bool kPingpong>
 __device__ __forceinline__ void cd_sm90_fwd_mainloop(
-    cd_sm90_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args, const sm90_tile &tc,
+    cd_sm90_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args, const cd_sm90_tile &tc,
     int n_lo, int n_hi, int cw, int shift, float (&s)[Tile::BLOCK_N / 2],
     uint32_t (&p)[Tile::BLOCK_N / 4], float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], float (&m)[2],
     float (&l)[2], float (&alpha)[2], cd_sm90_pipe_state<Tile::STAGES> &k SM90_TRACE_PARAMS) {
@@ -323,27 +323,27 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     const bool half = kHalfFirst && cd_sm90_first_block_half<BM, BN>(n, tc.m_block, cw, args);
     sa.k_ring.consumer_wait(k);
     if constexpr (kPingpong) sa.turns.wait();
-    const uint64_t dk = gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES);
+    const uint64_t dk = cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES);
     /* each branch issues and retires its own wgmmas (a wgmma retired after a branch serializes
      * them all: ptxas C7515, §8) */
     if (half) {
-      wgmma_fence();
+      cd_wgmma_fence();
       cd_sm90_gemm_qk<D, BM, BH, kFp16, BN>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);
-      wgmma_commit();
+      cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
-      wgmma_wait<0>();
+      cd_wgmma_wait<0>();
     } else {
-      wgmma_fence();
+      cd_wgmma_fence();
       cd_sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, dk);
-      wgmma_commit();
+      cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
-      wgmma_wait<0>();
+      cd_wgmma_wait<0>();
     }
     cd_sm90_fence_regs(s);
     SM90_TRACE_EVENT(ct == 0, SM90_EV_S0, 0);
     if (lane == 0) {
-      mbar_arrive(sa.k_ring.empty_bar(k.stage));
-      if (c_hi - c_lo == 1) mbar_arrive(sa.bar_q_empty);
+      cd_mbar_arrive(sa.k_ring.empty_bar(k.stage));
+      if (c_hi - c_lo == 1) cd_mbar_arrive(sa.bar_q_empty);
     }
     const bool masked = cd_mask_block_partial<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
                                                       args.window_left, args.window_right);
@@ -393,12 +393,12 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
   /* last P V */
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
-  wgmma_fence();
+  cd_wgmma_fence();
   cd_sm90_gemm_pv<Tile, kFp16>(o, p, cd_sm90_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
-  wgmma_commit();
-  wgmma_wait<0>();
+  cd_wgmma_commit();
+  cd_wgmma_wait<0>();
   cd_sm90_fence_regs(o);
-  if (lane == 0) mbar_arrive(sa.v_ring.empty_bar(v.stage));
+  if (lane == 0) cd_mbar_arrive(sa.v_ring.empty_bar(v.stage));
   /* the tile's blocks below this consumer's range (a left window): released */
   if constexpr (kRange)
     for (int n = c_lo - 1; n >= n_lo; --n) cd_sm90_release_block<STAGES, kPingpong>(sa, k);

@@ -2,7 +2,7 @@
  * named_barriers.cuh - the ids of the hardware named barriers (bar.sync / bar.arrive, 16 per
  * CTA) that the sm90 kernels use, in one enum so that no two uses collide.
  *
- * Usage: named_bar_sync(CD_SM90_BAR_X + i, threads) / named_bar_arrive(...) (ptx_sm90.cuh); the
+ * Usage: cd_named_bar_sync(CD_SM90_BAR_X + i, threads) / cd_named_bar_arrive(...) (ptx_sm90.cuh); the
  * thread count is that of every warp taking part (a multiple of 32). A kernel's entries are
  * listed under its name; a new kernel adds its own below (ids < CD_SM90_BAR_LIMIT).
  * Pingpong turns: cd_sm90_turns.
@@ -40,9 +40,9 @@ struct cd_sm90_turns {
   }
   /* the last warpgroup's arrival for warpgroup 0's first turn (a constant id: pass() from the
    * last warpgroup would compute it) */
-  static __device__ __forceinline__ void start(int first) { named_bar_arrive(first, 256); }
-  __device__ __forceinline__ void wait() const { named_bar_sync(mine, 256); }
-  __device__ __forceinline__ void pass() const { named_bar_arrive(next, 256); }
+  static __device__ __forceinline__ void start(int first) { cd_named_bar_arrive(first, 256); }
+  __device__ __forceinline__ void wait() const { cd_named_bar_sync(mine, 256); }
+  __device__ __forceinline__ void pass() const { cd_named_bar_arrive(next, 256); }
 };
 
 #endif /* CUDADENT_SM90_NAMED_BARRIERS_CUH */

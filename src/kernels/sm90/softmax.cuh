@@ -100,16 +100,16 @@ __device__ __forceinline__ void cd_sm90_softmax_exp(float (&s)[BN / 2], const fl
     /* m moves where the block's largest P would pass the bound (m = -inf: always, ex2(inf);
      * a row with no key in this block either: never, ex2(NaN) is NaN) */
     const float m_cand = mx[r] * scale_log2;
-    const float m_new = ex2_approx(m_cand - m[r]) > bound[r] ? m_cand : m[r];
+    const float m_new = cd_exp2(m_cand - m[r]) > bound[r] ? m_cand : m[r];
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    alpha[r] = ex2_approx(m[r] - m_use);
+    alpha[r] = cd_exp2(m[r] - m_use);
     m[r] = m_new;
     float sp[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float pv = ex2_approx(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
+        const float pv = cd_exp2(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
         s[4 * j + 2 * r + e] = pv;
         if constexpr (!kRowSumMma) sp[j % 4] += pv;
       }
@@ -151,10 +151,10 @@ __device__ __forceinline__ bool cd_sm90_softmax_lazy(const float (&s)[BN / 2], c
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float a = ex2_approx(fmaf(s[4 * j + 2 * r], scale_log2, -m[r]));
-      const float b = ex2_approx(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m[r]));
+      const float a = cd_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m[r]));
+      const float b = cd_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m[r]));
       if constexpr (!kRowSumMma) sp[r][j % 4] += a + b;
-      p[2 * j + r] = cd_sm90_pack2<kFp16>(a, b);
+      p[2 * j + r] = cd_pack2<kFp16>(a, b);
     }
   /* per row, a max with NaN propagation over the packed pairs; then the rows' maxima side by
    * side (row 0 low, row 1 high) against the bounds in 16 bits: max(x, lim) == lim exactly when
@@ -165,7 +165,7 @@ __device__ __forceinline__ bool cd_sm90_softmax_lazy(const float (&s)[BN / 2], c
 #pragma unroll
     for (int r = 0; r < 2; ++r) mx[r] = cd_sm90_max_nan2<kFp16>(mx[r], p[2 * j + r]);
   const uint32_t lows = __byte_perm(mx[0], mx[1], 0x5410), highs = __byte_perm(mx[0], mx[1], 0x7632);
-  const uint32_t lim = cd_sm90_pack2<kFp16>(bound[0], bound[1]);
+  const uint32_t lim = cd_pack2<kFp16>(bound[0], bound[1]);
   const uint32_t both = cd_sm90_max_nan2<kFp16>(cd_sm90_max_nan2<kFp16>(lows, highs), lim);
   const bool ok = __all_sync(0xffffffffu, both == lim);
   if constexpr (!kRowSumMma) {

@@ -13,7 +13,7 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 
-static PFN_cuTensorMapEncodeTiled_v12000 sm90_tensor_map_resolve(void) {
+static PFN_cuTensorMapEncodeTiled_v12000 cd_sm90_tensor_map_resolve(void) {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
   if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
@@ -24,9 +24,9 @@ static PFN_cuTensorMapEncodeTiled_v12000 sm90_tensor_map_resolve(void) {
 }
 
 /* A stride of 0 (legal only where that dimension has size 1) becomes a harmless 16-byte multiple. */
-static cudaError_t sm90_tensor_map_4d(CUtensorMap *map, const cudadent_tensor_t *t, bool fp16,
-                                      int head_dim, int seqlen, int heads, int batch, int box_rows) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_tensor_map_resolve(); /* once */
+static cudaError_t cd_sm90_tensor_map_4d(CUtensorMap *map, const cudadent_tensor_t *t, bool fp16,
+                                         int head_dim, int seqlen, int heads, int batch, int box_rows) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = cd_sm90_tensor_map_resolve(); /* once */
   if (encode == nullptr) return cudaErrorNotSupported;
   const cuuint64_t fallback = (cuuint64_t)head_dim * 2;
   cuuint64_t dims[4] = {(cuuint64_t)head_dim, (cuuint64_t)seqlen, (cuuint64_t)heads,

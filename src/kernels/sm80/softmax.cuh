@@ -1,7 +1,8 @@
 /*
- * softmax.cuh - online softmax over score tiles held in mma.m16n8 accumulator fragments.
+ * softmax.cuh - the sm80 forward's online softmax over score tiles held in mma.m16n8 accumulator
+ * fragments.
  *
- * Layout (ptx.cuh): a warp's score tile of M_TILES x N_TILES m16n8 fragments; in fragment
+ * Layout (ptx_sm80.cuh): a warp's score tile of M_TILES x N_TILES m16n8 fragments; in fragment
  * [mt][nt] a thread holds row g (elements 0,1) and row g+8 (elements 2,3), g = lane / 4, at
  * columns nt*8 + 2*(lane % 4) + {0,1}. So each thread holds 2 * M_TILES rows, indexed
  * r = 2*mt + half, and the four threads of a quad (same g) share a row: row reductions are a
@@ -13,20 +14,20 @@
  * one ex2.approx each. A row that has seen only masked (-inf) scores keeps m = -inf; it is
  * exponentiated against 0 instead, so every p and correction is exactly 0 and nothing is NaN.
  */
-#ifndef CUDADENT_SOFTMAX_CUH
-#define CUDADENT_SOFTMAX_CUH
+#ifndef CUDADENT_SM80_SOFTMAX_CUH
+#define CUDADENT_SM80_SOFTMAX_CUH
 
-#include "ptx.cuh"
+#include "kernels/common/ptx.cuh"
 
 #define CD_NEG_INF (__int_as_float(0xff800000u))
 
 /* Max / sum over the four threads of a quad (lanes 4g..4g+3). */
-CUDADENT_DEVICE float cd_quad_max(float x) {
+CUDADENT_DEVICE float cd_sm80_fwd_quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
   return x;
 }
-CUDADENT_DEVICE float cd_quad_sum(float x) {
+CUDADENT_DEVICE float cd_sm80_fwd_quad_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   x += __shfl_xor_sync(0xffffffffu, x, 2);
   return x;
@@ -36,10 +37,10 @@ CUDADENT_DEVICE float cd_quad_sum(float x) {
  * Updates row_max / row_sum and rescales the output accumulator o (M_TILES x O_TILES m16n8
  * fragments) by 2^((m_old - m_new) * scale_log2). */
 template <int M_TILES, int N_TILES, int O_TILES>
-CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
-                                            float (&o)[M_TILES][O_TILES][4],
-                                            float (&row_max)[2 * M_TILES],
-                                            float (&row_sum)[2 * M_TILES], float scale_log2) {
+CUDADENT_DEVICE void cd_sm80_fwd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
+                                                     float (&o)[M_TILES][O_TILES][4],
+                                                     float (&row_max)[2 * M_TILES],
+                                                     float (&row_sum)[2 * M_TILES], float scale_log2) {
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
@@ -49,7 +50,7 @@ CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
 #pragma unroll
       for (int nt = 0; nt < N_TILES; ++nt)
         mx = fmaxf(mx, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
-      mx = cd_quad_max(mx);
+      mx = cd_sm80_fwd_quad_max(mx);
       const float m_use = mx == CD_NEG_INF ? 0.f : mx; /* all masked so far: keep p = 0 */
       const float corr = cd_exp2((row_max[r] - m_use) * scale_log2); /* -inf - x -> 0 */
       row_max[r] = mx;
@@ -74,4 +75,4 @@ CUDADENT_DEVICE void cd_softmax_online_step(float (&s)[M_TILES][N_TILES][4],
   }
 }
 
-#endif /* CUDADENT_SOFTMAX_CUH */
+#endif /* CUDADENT_SM80_SOFTMAX_CUH */
