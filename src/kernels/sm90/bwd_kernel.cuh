@@ -134,7 +134,7 @@ __device__ __forceinline__ int cd_sm90_bwd_first_key_block(int m, int bm, int bn
 
 /* Whether a deterministic call takes its dQ turns (and launches its key blocks) in descending
  * key-block order (config.cuh SM90_BWD_DET_DESCENDING): masks with a right bound. */
-__device__ __forceinline__ bool cd_sm90_bwd_det_descending(const sm90_bwd_args &a) {
+__device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_args &a) {
   return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
 }
 
