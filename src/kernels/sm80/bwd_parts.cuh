@@ -1,0 +1,236 @@
+/*
+ * bwd_parts.cuh - the pieces of the sm80 backward (bwd.cu): its tile table, the shared-memory
+ * layout (cd_sm80_bwd_shape), the kernels' arguments, the swizzle, ldmatrix and mma.sync warp
+ * products, and the tile loaders and stores. Included by bwd.cu only.
+ */
+#ifndef CUDADENT_SM80_BWD_PARTS_CUH
+#define CUDADENT_SM80_BWD_PARTS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/sm80/ptx_sm80.cuh"
+
+/* ---- the tile table: one row per head_dim ------------------------------------------------------ */
+
+/* BLOCK_M x BLOCK_N: query x key tile; WARPS per CTA; CTAS_PER_SM (launch bounds, deterministic
+ * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
+ * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
+ * by measurement, docs/kernels/sm80_bwd.md section 4). */
+template <int D> struct cd_sm80_bwd_tile;
+/* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
+template <> struct cd_sm80_bwd_tile<64> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
+  static constexpr int DQ_FIRST = 0;
+};
+/* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
+template <> struct cd_sm80_bwd_tile<128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
+  static constexpr int DQ_FIRST = 1;
+};
+
+/* Threads of the pre/convert kernels. */
+#define SM80_BWD_ROW_THREADS 256
+#define SM80_BWD_LOG2E 1.4426950408889634f
+
+template <int D> struct cd_sm80_bwd_shape {
+  typedef cd_sm80_bwd_tile<D> Tile;
+  static constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, THREADS = Tile::WARPS * 32;
+  /* warp tiles */
+  static constexpr int SDP_WN = Tile::WARPS / Tile::SDP_WARPS_M;
+  static constexpr int S_TM = BM / Tile::SDP_WARPS_M, S_TN = BN / SDP_WN;
+  static constexpr int KV_WD = Tile::WARPS / Tile::DKV_WARPS_N;
+  static constexpr int KV_TN = BN / Tile::DKV_WARPS_N, KV_TD = D / KV_WD;
+  static constexpr int Q_WD = Tile::WARPS / Tile::DQ_WARPS_M;
+  static constexpr int Q_TM = BM / Tile::DQ_WARPS_M, Q_TD = D / Q_WD;
+  /* shared memory, bytes */
+  static constexpr int Q_TILE = BM * D * 2, KV_TILE = BN * D * 2, PS_TILE = BM * BN * 2;
+  static constexpr int OFF_Q = 0, OFF_DO = 2 * Q_TILE, OFF_K = 4 * Q_TILE;
+  static constexpr int OFF_V = OFF_K + KV_TILE, OFF_P = OFF_V + KV_TILE, OFF_DS = OFF_P + PS_TILE;
+  static constexpr int OFF_LSE = OFF_DS + PS_TILE;     /* float [2][BM] */
+  static constexpr int OFF_DELTA = OFF_LSE + 2 * BM * 4; /* float [2][BM] */
+  static constexpr int SMEM = OFF_DELTA + 2 * BM * 4;
+  static_assert(S_TM % 16 == 0 && S_TN % 16 == 0, "S warp tile");
+  static_assert(KV_TN % 16 == 0 && KV_TD % 16 == 0, "dK/dV warp tile");
+  static_assert(Q_TM % 16 == 0 && Q_TD % 16 == 0, "dQ warp tile");
+  static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
+  static_assert(D >= 64 && BN >= 64, "swizzle needs rows of >= 8 chunks");
+  static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
+  static_assert(BM <= THREADS, "one LSE element per thread");
+  static_assert((BM * D / 4) % THREADS == 0, "dQ convert split");
+};
+
+/* Everything the kernels need, by value. Strides in elements. */
+typedef struct cd_sm80_bwd_args {
+  const void *q, *k, *v, *o, *dout;
+  void *dq, *dk, *dv;
+  int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh, o_sb, o_ss, o_sh;
+  int64_t do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh, dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh;
+  const float *lse;  /* [batch][heads_q][seqlen_q] */
+  float *dq_acc;     /* [splits][batch][heads_q][sq_pad][D] fp32 */
+  float *delta;      /* [batch][heads_q][sq_pad] fp32 */
+  int64_t slice;     /* elements of one dq_acc slice */
+  int splits;        /* slices in dq_acc (1 when not deterministic) */
+  int det;           /* deterministic: split s uses slice s; otherwise all use slice 0 */
+  int batch, sq, sk, hq, hkv, group, sq_pad, n_blocks;
+  float scale, scale_log2;
+  int wl, wr;        /* -1: unbounded */
+} cd_sm80_bwd_args_t;
+
+/* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR row % 8. */
+template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_swz(int row, int col) {
+  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ (row & 7))) << 4) + ((col & 7) << 1));
+}
+
+/* An ldmatrix.x4 operand in a swizzled tile, as seen by one lane: the byte offset of the row the
+ * lane addresses (warp offset included) and 16 * (its own chunk bits ^ row % 8). The address of a
+ * fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8, chunk_imm with
+ * bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^ 16*chunk_imm): no
+ * per-fragment swizzle arithmetic beyond one XOR. */
+typedef struct cd_sm80_bwd_ldm { uint32_t row, x; } cd_sm80_bwd_ldm_t;
+
+template <int ROW> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
+  cd_sm80_bwd_ldm_t o;
+  o.row = (uint32_t)(lane_row * ROW * 2);
+  o.x = (uint32_t)((lane_chunk ^ (lane_row & 7)) << 4);
+  return o;
+}
+
+template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_ldm_addr(uint32_t base, cd_sm80_bwd_ldm_t o, int row_imm,
+                                                                            int chunk_imm) {
+  return base + o.row + (uint32_t)(row_imm * ROW * 2) + (o.x ^ (uint32_t)(chunk_imm << 4));
+}
+
+/* Lane operands for the four ways a warp tile reads a 16x16 (A) or 16x16 = two n8 (B) fragment.
+ *   A(i,k) stored [i][k]: rows i0 + lane%16, chunk lane/16      (moves: row 16 mt, chunk 2 ks)
+ *   A(i,k) stored [k][i]: rows lane-block,  chunk i0/8 + ...    (moves: row 16 ks, chunk 2 mt)
+ *   B(k,n) stored [n][k]: rows n0 + ...,    chunk (j&1)         (moves: row 16 np, chunk 2 ks)
+ *   B(k,n) stored [k][n]: rows lane-block,  chunk n0/8 + (j>>1) (moves: row 16 ks, chunk 2 np)
+ * with j = lane / 8, r = lane % 8 (lanes 8j..8j+7 address matrix j). */
+template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_a(int i0, int lane) {
+  const int r = lane & 7, j = lane >> 3;
+  return TRANS ? cd_sm80_bwd_ldm<ROW>((j >> 1) * 8 + r, (i0 >> 3) + (j & 1)) : cd_sm80_bwd_ldm<ROW>(i0 + (lane & 15), lane >> 4);
+}
+template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_b(int n0, int lane) {
+  const int r = lane & 7, j = lane >> 3;
+  return TRANS ? cd_sm80_bwd_ldm<ROW>((j & 1) * 8 + r, (n0 >> 3) + (j >> 1)) : cd_sm80_bwd_ldm<ROW>(n0 + (j >> 1) * 8 + r, j & 1);
+}
+
+/* acc[MT][NT] (a warp tile of (16 MT) x (8 NT)) += A * B over K = 16 KSTEPS, operands in shared
+ * memory at sA / sB, lane operands la / lb from cd_sm80_bwd_ldm_a / cd_sm80_bwd_ldm_b. A_T: A(i,k)
+ * is stored at [k][i] (else [i][k]); B_T: B(k,n) is stored at [k][n] (else [n][k]). A_ROW /
+ * B_ROW: elements per stored row. The warp offsets i0 / n0 must be multiples of 16 MT / 8 NT
+ * (powers of two), so that compile-time chunk moves never carry into the warp's chunk bits. */
+template <typename T, int MT, int NT, int KSTEPS, int A_ROW, bool A_T, int B_ROW, bool B_T>
+__device__ __forceinline__ void cd_sm80_bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t sA, cd_sm80_bwd_ldm_t la,
+                                                      uint32_t sB, cd_sm80_bwd_ldm_t lb) {
+  static_assert(NT % 2 == 0, "B fragments come in pairs of n8 tiles");
+  static_assert((MT & (MT - 1)) == 0 && (NT & (NT - 1)) == 0, "warp tiles are powers of two");
+#pragma unroll
+  for (int ks = 0; ks < KSTEPS; ++ks) {
+    uint32_t af[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      if (!A_T)
+        cd_ldmatrix_x4(af[mt], cd_sm80_bwd_ldm_addr<A_ROW>(sA, la, mt * 16, ks * 2));
+      else
+        cd_ldmatrix_x4_trans(af[mt], cd_sm80_bwd_ldm_addr<A_ROW>(sA, la, ks * 16, mt * 2));
+    }
+    uint32_t bf[NT / 2][4];
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      if (!B_T)
+        cd_ldmatrix_x4(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, np * 16, ks * 2));
+      else
+        cd_ldmatrix_x4_trans(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2));
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) cd_mma_m16n8k16<T>(acc[mt][nt], af[mt], &bf[nt >> 1][(nt & 1) * 2]);
+  }
+}
+
+template <int MT, int NT> __device__ __forceinline__ void cd_sm80_bwd_zero(float (&acc)[MT][NT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
+}
+
+/* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
+ * or past `valid` are zero-filled. g points at row 0 of the tile. The forward's
+ * cd_sm80_fwd_load_tile does the same walking a pointer; calling it here changed this kernel's
+ * SASS (issue 22): both stay. */
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void cd_sm80_bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
+                                                      int valid, int tid) {
+  constexpr int CPR = D / 8; /* 16-byte chunks per row */
+  const int ch = tid % CPR;
+#pragma unroll
+  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+    const int row = tid / CPR + i * (THREADS / CPR);
+    const bool ok = row < valid;
+    const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
+    cd_cp_async_cg16_zfill(s + cd_sm80_bwd_swz<D>(row, ch * 8), src, ok);
+  }
+}
+
+/* Write a register warp tile (scaled, converted) into a swizzled [.][D] shared tile. */
+template <typename T, int MT, int NT, int D>
+__device__ __forceinline__ void cd_sm80_bwd_stage(unsigned char *s, const float (&acc)[MT][NT][4], int row0,
+                                                  int col0, float mul, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int row = row0 + mt * 16 + g + 8 * hh, col = col0 + nt * 8 + 2 * t;
+        *(uint32_t *)(s + cd_sm80_bwd_swz<D>(row, col)) =
+            cd_pack2<T>(acc[mt][nt][2 * hh] * mul, acc[mt][nt][2 * hh + 1] * mul);
+      }
+}
+
+/* Copy a staged swizzled [ROWS][D] tile to global rows [0, valid) of g (row stride in elements). */
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void cd_sm80_bwd_store_tile(uint16_t *g, int64_t row_stride, const unsigned char *s,
+                                                       int valid, int tid) {
+  constexpr int CPR = D / 8;
+  const int ch = tid % CPR;
+#pragma unroll
+  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+    const int row = tid / CPR + i * (THREADS / CPR);
+    if (row < valid)
+      *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + cd_sm80_bwd_swz<D>(row, ch * 8));
+  }
+}
+
+/* cp.async the query tile m of head h into buffer buf: Q and dO [BM][D] (rows past seqlen_q
+ * zero), LSE [BM] (past seqlen_q zero; the reader masks them) and delta [BM] (padded in the
+ * workspace, always readable). One commit group. */
+template <int D>
+__device__ __forceinline__ void cd_sm80_bwd_load_query_tile(const cd_sm80_bwd_args_t &a, uint32_t s0, int buf,
+                                                            int b, int h, int m, int tid) {
+  typedef cd_sm80_bwd_shape<D> Sh;
+  const int m0 = m * Sh::BM;
+  const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
+  const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid);
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid);
+  const int64_t bh = (int64_t)b * a.hq + h;
+  if (tid < Sh::BM) {
+    const bool ok = m0 + tid < a.sq;
+    cd_cp_async_ca4_zfill(s0 + Sh::OFF_LSE + (buf * Sh::BM + tid) * 4, ok ? a.lse + bh * a.sq + m0 + tid : a.lse, ok);
+  }
+  if (tid < Sh::BM / 4)
+    cd_cp_async_cg16(s0 + Sh::OFF_DELTA + (buf * Sh::BM + tid * 4) * 4, a.delta + bh * a.sq_pad + m0 + tid * 4);
+  cd_cp_async_commit();
+}
+
+#endif /* CUDADENT_SM80_BWD_PARTS_CUH */

@@ -1,0 +1,96 @@
+/*
+ * bwd_prepost.cuh - kernels 1 and 3 of the sm80 backward (bwd.cu): cd_sm80_bwd_pre (delta, the
+ * dQ accumulator zeroed) and cd_sm80_bwd_dq (dQ from the accumulator's slices). Included by bwd.cu
+ * only.
+ */
+#ifndef CUDADENT_SM80_BWD_PREPOST_CUH
+#define CUDADENT_SM80_BWD_PREPOST_CUH
+
+#include "kernels/sm80/bwd_parts.cuh"
+
+/* ---- kernel 1: delta and zeroing ---------------------------------------------------------------- */
+
+template <typename T, int D>
+__global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
+cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
+  constexpr int TPR = D / 8; /* threads per row, 8 elements each */
+  constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
+  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
+  const int c = threadIdx.x % TPR;
+  const int64_t total = (int64_t)a.batch * a.hq * a.sq_pad;
+  const bool in = row < total;
+  const int64_t bh = in ? row / a.sq_pad : 0;
+  const int i = in ? (int)(row - bh * a.sq_pad) : 0;
+  const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
+  float sum = 0.f;
+  if (in && i < a.sq) {
+    const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + b * a.o_sb + i * a.o_ss + h * a.o_sh + c * 8);
+    const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + b * a.do_sb + i * a.do_ss + h * a.do_sh + c * 8);
+    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  }
+#pragma unroll
+  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  if (!in) return;
+  if (c == 0) a.delta[row] = sum;
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int s = 0; s < a.splits; ++s) {
+    float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
+    p[0] = z;
+    p[1] = z;
+  }
+}
+
+/* ---- kernel 3: dQ from the accumulator ----------------------------------------------------------- */
+
+/* The fp32 dQ accumulator of one (batch, head, query tile) is a contiguous [BM * D] block in
+ * fragment order: float4 number ((warp * Q_MT + mt) * Q_NT + nt) * 32 + lane holds the mma
+ * accumulator {c0, c1, c2, c3} of that warp / fragment / lane, i.e. rows (g, g, g+8, g+8) and
+ * columns (2t, 2t+1, 2t, 2t+1) of the fragment. Each warp's reduction then covers 512 contiguous
+ * bytes (4 wavefronts) instead of 8 rows. Returns the (row, col) of element c0 of float4 f. */
+template <int D> __device__ __forceinline__ void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
+  typedef cd_sm80_bwd_shape<D> Sh;
+  constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
+  const int lane = f & 31, nt = (f >> 5) % Q_NT, mt = (f >> 5) / Q_NT % Q_MT;
+  const int warp = (f >> 5) / (Q_NT * Q_MT);
+  row = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
+  col = (warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TD + nt * 8 + 2 * (lane & 3);
+}
+
+/* One CTA per (query tile, head, batch): sums the accumulator slices in slice order
+ * (deterministic), scales, converts, transposes through shared memory ([BM][D], swizzled), and
+ * stores whole rows with 16-byte writes. */
+template <typename T, int D>
+__global__ void __launch_bounds__(cd_sm80_bwd_shape<D>::THREADS)
+cd_sm80_bwd_dq(const cd_sm80_bwd_args_t a) {
+  typedef cd_sm80_bwd_shape<D> Sh;
+  constexpr int BM = Sh::BM, THREADS = Sh::THREADS, F4 = BM * D / 4 / THREADS;
+  __shared__ __align__(16) unsigned char tile[BM * D * 2];
+  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = (int64_t)b * a.hq + h;
+  const float4 *src = (const float4 *)(a.dq_acc + (bh * a.sq_pad + m0) * D);
+  float4 acc[F4];
+#pragma unroll
+  for (int i = 0; i < F4; ++i) acc[i] = src[threadIdx.x + i * THREADS];
+  for (int s = 1; s < a.splits; ++s) { /* fixed order: deterministic */
+    const float4 *p = (const float4 *)((const float *)src + s * a.slice);
+#pragma unroll
+    for (int i = 0; i < F4; ++i) {
+      const float4 x = p[threadIdx.x + i * THREADS];
+      acc[i].x += x.x; acc[i].y += x.y; acc[i].z += x.z; acc[i].w += x.w;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < F4; ++i) {
+    int row, col;
+    cd_sm80_bwd_dq_frag<D>(threadIdx.x + i * THREADS, row, col);
+    *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row, col)) = cd_pack2<T>(acc[i].x * a.scale, acc[i].y * a.scale);
+    *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
+  }
+  __syncthreads(); /* tile complete */
+  cd_sm80_bwd_store_tile<BM, D, THREADS>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
+                                         a.dq_ss, tile, a.sq - m0, threadIdx.x);
+}
+
+#endif /* CUDADENT_SM80_BWD_PREPOST_CUH */
