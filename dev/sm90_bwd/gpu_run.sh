@@ -113,6 +113,8 @@ for step in "${steps[@]}"; do
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
+                   "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
+                   "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
                    "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64" \

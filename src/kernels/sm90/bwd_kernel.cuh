@@ -138,6 +138,36 @@ __device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_arg
   return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
 }
 
+/* The (key block, KV head, batch) of this CTA. The hardware starts CTAs in linear block order
+ * (x fastest), so the mapping is the launch order:
+ *   - today (SM90_BWD_LPT_GROUP 0): chain by chain ((KV head, batch) = blockIdx.y, z), key blocks
+ *     ascending within a chain;
+ *   - SM90_BWD_LPT_GROUP G > 0 (non-deterministic calls): G chains at a time, key blocks ascending
+ *     across them (n-major): under a causal mask the heaviest CTAs (low key blocks) of every chain
+ *     start first instead of the last chain's starting last, while the CTAs in flight still share
+ *     ~G chains' Q / dO in L2;
+ *   - deterministic with descending turns (cd_sm90_bwd_det_descending): key blocks descending. */
+template <bool kDet>
+__device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
+                                                          int &hk, int &b) {
+  if (!kDet && SM90_BWD_LPT_GROUP > 0) {
+    const int64_t nb = gridDim.x, chains = (int64_t)gridDim.y * gridDim.z;
+    const int64_t linear = blockIdx.x + nb * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
+    const int64_t group = linear / (SM90_BWD_LPT_GROUP * nb), first = group * SM90_BWD_LPT_GROUP;
+    const int64_t size = chains - first < SM90_BWD_LPT_GROUP ? chains - first : SM90_BWD_LPT_GROUP;
+    const int64_t i = linear - first * nb; /* within the group: n-major */
+    const int64_t chain = first + i % size;
+    n_block = (int)(i / size);
+    hk = (int)(chain % gridDim.y);
+    b = (int)(chain / gridDim.y);
+    return;
+  }
+  n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
+                                                     : (int)blockIdx.x;
+  hk = blockIdx.y;
+  b = blockIdx.z;
+}
+
 /* The first query block a CTA walks, as an offset into its range [m_lo, m_lo + nm) (it then
  * wraps): 0, or with SM90_BWD_STAGGER (non-deterministic calls) the key blocks spread evenly over
  * the range, so that the CTAs of one head do not all add into (and load) the same query block at
@@ -236,11 +266,8 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
-  /* key block: blockIdx.x, or in descending order (cd_sm90_bwd_det_descending), so that the blocks
-   * whose dQ turns come first are launched first */
-  const int n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
-                                                            : (int)blockIdx.x;
-  const int hk = blockIdx.y, b = blockIdx.z;
+  int n_block, hk, b; /* this CTA's key block, KV head and batch (cd_sm90_bwd_work_of_block) */
+  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     cd_tma_prefetch_desc(&tm_q);

@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_STAGGER))
+     defined(SM90_BWD_STAGGER) || defined(SM90_BWD_LPT_GROUP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -139,6 +139,17 @@
  * Not yet run. */
 #ifndef SM90_BWD_STAGGER
 #define SM90_BWD_STAGGER 0
+#endif
+
+/* Non-deterministic calls: G > 0 launches the CTAs G (KV head, batch) chains at a time, key
+ * blocks ascending across the group (under a causal mask: heaviest first), 0 (the measured code)
+ * chain by chain. A list-scheduling model of today's order (dev/sm90_bwd/launch_order.py: 132
+ * SMs, 3 us a CTA plus 2.6 us a 64 x 128 x 128 block, which reproduces the measured times of
+ * d128 causal 4k and GQA 4k within 2%) puts the last chain's heavy CTAs in a tail: predicted
+ * with G = 4, GQA 32/8 d128 causal 4k / 8k +13.9 / +11.4%, d128 causal 4k / 8k +6.7 / +5.6%,
+ * d64 causal 4k / 8k +3.1 / +2.7%, 16k and <= 1k within 1%, non-causal unchanged. Not yet run. */
+#ifndef SM90_BWD_LPT_GROUP
+#define SM90_BWD_LPT_GROUP 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
