@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
 /* cd_sm90_div against the division, on edges and a pseudo-random sweep */
@@ -245,7 +246,40 @@ static int tile_order_tail(void) {
   return T_PASS;
 }
 
+/* The sm90 backward's grouped launch order (bwd_schedule.cuh): every (key block, KV head, batch)
+ * exactly once; within a group, key blocks never decrease with the launch index (so a causal
+ * call's heaviest CTAs start first); a group holds `group` chains (the last one the rest). */
+static int bwd_grouped_order(void) {
+  const int shapes[][3] = {{32, 8, 4}, {64, 8, 2}, {1, 1, 1}, {7, 3, 5}, {128, 16, 1}, {3, 13, 2}};
+  const int groups[] = {1, 2, 4, 5, 64};
+  for (const auto &sh : shapes)
+    for (int group : groups) {
+      const int nb = sh[0], hkv = sh[1], batch = sh[2];
+      const int64_t chains = (int64_t)hkv * batch, total = nb * chains;
+      std::vector<int> seen(total, 0);
+      int prev_n = -1, prev_group = -1;
+      for (int64_t l = 0; l < total; ++l) {
+        int n, hk, b;
+        cd_sm90_bwd_grouped_work(l, nb, hkv, chains, group, &n, &hk, &b);
+        T_CHECK(n >= 0 && n < nb && hk >= 0 && hk < hkv && b >= 0 && b < batch,
+                "nb %d hkv %d batch %d group %d: launch %lld -> (%d, %d, %d) out of range", nb, hkv,
+                batch, group, (long long)l, n, hk, b);
+        const int64_t cell = ((int64_t)b * hkv + hk) * nb + n;
+        T_CHECK(++seen[cell] == 1, "(%d, %d, %d) twice", n, hk, b);
+        const int g = (int)((((int64_t)b * hkv + hk)) / group);
+        T_CHECK(g >= prev_group, "launch %lld: group %d after group %d", (long long)l, g, prev_group);
+        if (g != prev_group) prev_n = -1;
+        T_CHECK(n >= prev_n, "launch %lld: key block %d after %d in one group", (long long)l, n,
+                prev_n);
+        prev_n = n;
+        prev_group = g;
+      }
+    }
+  return T_PASS;
+}
+
 extern "C" void register_tile_order_tests(void) {
+  t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);
   t_register("tile_order/head_groups_shape", tile_order_head_groups_shape);

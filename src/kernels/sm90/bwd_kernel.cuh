@@ -64,6 +64,7 @@
 
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/config.cuh"
+#include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 
@@ -151,15 +152,9 @@ template <bool kDet>
 __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
                                                           int &hk, int &b) {
   if (!kDet && SM90_BWD_LPT_GROUP > 0) {
-    const int64_t nb = gridDim.x, chains = (int64_t)gridDim.y * gridDim.z;
-    const int64_t linear = blockIdx.x + nb * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
-    const int64_t group = linear / (SM90_BWD_LPT_GROUP * nb), first = group * SM90_BWD_LPT_GROUP;
-    const int64_t size = chains - first < SM90_BWD_LPT_GROUP ? chains - first : SM90_BWD_LPT_GROUP;
-    const int64_t i = linear - first * nb; /* within the group: n-major */
-    const int64_t chain = first + i % size;
-    n_block = (int)(i / size);
-    hk = (int)(chain % gridDim.y);
-    b = (int)(chain / gridDim.y);
+    const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
+    cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
+                             SM90_BWD_LPT_GROUP, &n_block, &hk, &b);
     return;
   }
   n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
