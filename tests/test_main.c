@@ -16,6 +16,7 @@
 
 void register_reference_tests(void);
 void register_api_tests(void);
+void register_api_v2_tests(void);
 void register_api_sizes_tests(void);
 void register_struct_size_tests(void);
 void register_gpu_attn_tests(void);
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
   if (!problem_gpu_present(reason, sizeof reason)) t_gpu_skip_reason = reason;
   register_reference_tests();
   register_api_tests();
+  register_api_v2_tests();
   register_api_sizes_tests();
   register_struct_size_tests();
   register_gpu_attn_tests();

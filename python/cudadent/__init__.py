@@ -14,7 +14,7 @@ ctypes layer (cudadent._abi, cudadent._library) and the exceptions work, attenti
 from ._abi import Status
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
-from ._library import library_path, library_version
+from ._library import library_path, library_version, supported_head_dims
 
 __version__ = "0.1.0"
 
@@ -40,4 +40,5 @@ else:
     attention = flash_attn_func = register_transformers = _needs_torch
 
 __all__ = ["attention", "flash_attn_func", "Status", "library_path", "library_version",
+           "supported_head_dims",
            "register_transformers", "__version__"] + list(_errors_all)
