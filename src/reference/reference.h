@@ -44,7 +44,7 @@ typedef struct ref_problem {
   int round_dtype;               /* REF_ROUND_NONE, or a cudadent_dtype_t (fp16 / bf16) */
   int threads;                   /* 0: one per online CPU */
   /* Backward, low-precision variant only: the O a kernel is handed (the forward's stored output,
-   * [batch][seqlen_q][heads_q][head_dim], already in the dtype). O is an input of the backward,
+   * o's layout, [..][heads_q][head_dim_v], already in the dtype). O is an input of the backward,
    * so its lowp reference takes delta = rowsum(dO * given_o) from it; NULL: from O~ rounded to
    * the dtype. The exact variant always uses its own exact O. */
   const double *given_o;
