@@ -4,10 +4,13 @@
  * Order of checks (each failure has its own status and a message naming field and value; nothing
  * is launched and nothing written): params pointer and struct_size (the caller's struct is read
  * into a full-size local, cudadent.h "struct_size"), dtype, sizes, heads, the limits every kernel
- * indexes safely (cudadent.h "limits"), softmax_scale, windows, head_dim (is there a kernel for
- * it at all), then each tensor: pointer, head_dim stride, alignment, strides (no zero stride on a
+ * indexes safely (cudadent.h "limits"), softmax_scale, windows, head_dim_v, softcap, the varlen
+ * fields (checks.c), head_dim (is there a kernel for it at all), then each tensor (at its varlen
+ * sizes in a varlen call): pointer, head_dim stride, alignment, strides (no zero stride on a
  * dimension of size > 1, below 2^40 bytes), extent (int64, never wrapping), an output not
- * overlapping itself; the LSE pointer; the workspace size; then the caller's workspace, and the
+ * overlapping itself; the LSE pointer; then whether a kernel implements every feature the call
+ * uses (head_dim_v != head_dim: UNSUPPORTED_HEAD_DIM; softcap, varlen: UNSUPPORTED_FEATURE, "not
+ * implemented yet"); the workspace size; then the caller's workspace, and the
  * device: present, and an architecture with a kernel. Checks that need no device come first
  * (checks.c), so every input error is reported the same way on a machine without a GPU.
  *
@@ -47,12 +50,19 @@ int cudadent_get_version(void) { return CUDADENT_VERSION; }
  * (its _fields_ and LAYOUT_SIZES). */
 #define FWD_LAYOUT_V1 CUDADENT_LAYOUT_SIZE(cudadent_attn_fwd_params_t, deterministic) /* 0.1 */
 #define BWD_LAYOUT_V1 CUDADENT_LAYOUT_SIZE(cudadent_attn_bwd_params_t, deterministic) /* 0.1 */
-_Static_assert(FWD_LAYOUT_V1 == sizeof(cudadent_attn_fwd_params_t),
+/* v2: varlen, head_dim_v, softcap (cudadent.h, "features of layout v2") */
+#define FWD_LAYOUT_V2 CUDADENT_LAYOUT_SIZE(cudadent_attn_fwd_params_t, softcap)
+#define BWD_LAYOUT_V2 CUDADENT_LAYOUT_SIZE(cudadent_attn_bwd_params_t, softcap)
+_Static_assert(offsetof(cudadent_attn_fwd_params_t, cu_seqlens_q) >= FWD_LAYOUT_V1,
+               "v2's first field sits in v1's bytes (its tail padding)");
+_Static_assert(offsetof(cudadent_attn_bwd_params_t, cu_seqlens_q) >= BWD_LAYOUT_V1,
+               "v2's first field sits in v1's bytes (its tail padding)");
+_Static_assert(FWD_LAYOUT_V2 == sizeof(cudadent_attn_fwd_params_t),
                "cudadent_attn_fwd_params_t grew: append its new layout to fwd_layouts");
-_Static_assert(BWD_LAYOUT_V1 == sizeof(cudadent_attn_bwd_params_t),
+_Static_assert(BWD_LAYOUT_V2 == sizeof(cudadent_attn_bwd_params_t),
                "cudadent_attn_bwd_params_t grew: append its new layout to bwd_layouts");
-static const size_t fwd_layouts[] = {FWD_LAYOUT_V1};
-static const size_t bwd_layouts[] = {BWD_LAYOUT_V1};
+static const size_t fwd_layouts[] = {FWD_LAYOUT_V1, FWD_LAYOUT_V2};
+static const size_t bwd_layouts[] = {BWD_LAYOUT_V1, BWD_LAYOUT_V2};
 
 /* "232": the sizes of a layout list, for messages. */
 static void layout_list(const size_t *layouts, size_t n, char *buf, size_t len) {
@@ -95,24 +105,39 @@ static cudadent_status_t read_params(void *out, size_t size, const void *in, con
   }
 }
 
-/* "64, 128": the head_dims some built kernel takes for params like *p (fwd or bwd). */
-static void supported_head_dims(const void *params, int bwd, char *buf, size_t len) {
+/* "64, 128": a list of head dims for messages. */
+static void dims_list(const int *dims, int n, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
-  for (int d = 8; d <= 512; d += 8) {
-    int ok;
-    if (bwd) {
-      cudadent_attn_bwd_params_t p = *(const cudadent_attn_bwd_params_t *)params;
-      p.head_dim = d;
-      ok = cudadent_any_bwd_supports(&p);
-    } else {
-      cudadent_attn_fwd_params_t p = *(const cudadent_attn_fwd_params_t *)params;
-      p.head_dim = d;
-      ok = cudadent_any_fwd_supports(&p);
-    }
-    if (ok && used < len) used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? ", " : "", d);
-  }
+  for (int i = 0; i < n && used < len; ++i)
+    used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? ", " : "", dims[i]);
   if (!buf[0]) snprintf(buf, len, "none for these params in this build on this device");
+}
+
+enum { MAX_LISTED_DIMS = 64 };
+
+/* The first feature the call uses that no kernel taking its head_dim and dtype implements, as a
+ * failure saying it is not implemented yet (cudadent.h, "features of layout v2"). */
+static cudadent_status_t refuse_feature(unsigned missing, const char *dir, int head_dim,
+                                        int head_dim_v, float softcap) {
+  int bit = 0;
+  while (bit < CUDADENT_FEATURE_COUNT && !(missing & (1u << bit))) ++bit;
+  switch (1u << bit) {
+    case CUDADENT_FEATURE_HEAD_DIM_V:
+      return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                           "head_dim_v = %d != head_dim = %d is not implemented yet: no %s kernel "
+                           "takes a V head dim other than Q and K's (set head_dim_v to 0)",
+                           head_dim_v, head_dim, dir);
+    case CUDADENT_FEATURE_SOFTCAP:
+      return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+                           "softcap = %g is not implemented yet: no %s kernel soft-caps scores "
+                           "(leave softcap 0)",
+                           (double)softcap, dir);
+    default:
+      return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+                           "%s is not implemented yet: no %s kernel of this build takes it",
+                           cudadent_feature_name(bit), dir);
+  }
 }
 
 /* Windows that reach past every row are the same as none: make them -1, and fold causal into
@@ -177,16 +202,24 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
                                sizeof fwd_layouts / sizeof fwd_layouts[0]));
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
-  if (!cudadent_any_fwd_supports(p)) {
-    char dims[128];
-    supported_head_dims(p, 0, dims, sizeof dims);
+  if (!cudadent_any_fwd_takes_head_dim(p)) {
+    int dims[MAX_LISTED_DIMS];
+    char list[256];
+    dims_list(dims, cudadent_fwd_head_dims(0, p->dtype, p, dims, MAX_LISTED_DIMS), list,
+              sizeof list);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
-                         "head_dim = %d has no forward kernel (supported: %s)", p->head_dim, dims);
+                         "head_dim = %d has no forward kernel (supported: %s)", p->head_dim, list);
   }
-  const cudadent_named_tensor_t tensors[] = {
-      {"q", &p->q, 0, 0}, {"k", &p->k, 1, 0}, {"v", &p->v, 1, 0}, {"o", &p->o, 0, 1}};
+  const cudadent_named_tensor_t tensors[] = {{"q", &p->q, 0, 0, 0},
+                                             {"k", &p->k, 1, 0, 0},
+                                             {"v", &p->v, 1, 0, 1},
+                                             {"o", &p->o, 0, 1, 1}};
   RETURN_IF_FAILED(cudadent_check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   if (p->lse != NULL) RETURN_IF_FAILED(cudadent_check_lse("lse", p->lse, &s));
+  if (p->head_dim_v == 0) p->head_dim_v = p->head_dim;
+  if (!cudadent_any_fwd_supports(p))
+    return refuse_feature(cudadent_fwd_features(p) & ~cudadent_fwd_features_built(p), "forward",
+                          p->head_dim, p->head_dim_v, p->softcap);
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return cudadent_check_workspace_bound(cudadent_fwd_workspace_bound(p));
 }
@@ -213,7 +246,7 @@ cudadent_status_t cudadent_attn_fwd(const cudadent_attn_fwd_params_t *params, vo
   cudaStream_t s = (cudaStream_t)stream;
   if (p.seqlen_k == 0) { /* every row sees no key */
     RETURN_IF_FAILED(launch_result(
-        cudadent_fill_zero(p.o, p.batch, p.seqlen_q, p.heads_q, p.head_dim, s), "fill o"));
+        cudadent_fill_zero(p.o, p.batch, p.seqlen_q, p.heads_q, p.head_dim_v, s), "fill o"));
     if (p.lse != NULL)
       RETURN_IF_FAILED(launch_result(
           cudadent_fill_float(p.lse, (int64_t)p.batch * p.heads_q * p.seqlen_q, -INFINITY, s),
@@ -233,21 +266,27 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
                                sizeof bwd_layouts / sizeof bwd_layouts[0]));
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
-  if (!cudadent_any_bwd_supports(p)) {
-    char dims[128];
-    supported_head_dims(p, 1, dims, sizeof dims);
+  if (!cudadent_any_bwd_takes_head_dim(p)) {
+    int dims[MAX_LISTED_DIMS];
+    char list[256];
+    dims_list(dims, cudadent_bwd_head_dims(0, p->dtype, p, dims, MAX_LISTED_DIMS), list,
+              sizeof list);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
                          "head_dim = %d has no backward kernel (supported: %s; the sm80 backward "
                          "needs about 162 KB of shared memory per block: A100/H100 class, not "
                          "sm_86/89)",
-                         p->head_dim, dims);
+                         p->head_dim, list);
   }
   const cudadent_named_tensor_t tensors[] = {
-      {"q", &p->q, 0, 0},       {"k", &p->k, 1, 0},   {"v", &p->v, 1, 0},
-      {"o", &p->o, 0, 0},       {"dout", &p->dout, 0, 0}, {"dq", &p->dq, 0, 1},
-      {"dk", &p->dk, 1, 1},     {"dv", &p->dv, 1, 1}};
+      {"q", &p->q, 0, 0, 0},       {"k", &p->k, 1, 0, 0},  {"v", &p->v, 1, 0, 1},
+      {"o", &p->o, 0, 0, 1},       {"dout", &p->dout, 0, 0, 1}, {"dq", &p->dq, 0, 1, 0},
+      {"dk", &p->dk, 1, 1, 0},     {"dv", &p->dv, 1, 1, 1}};
   RETURN_IF_FAILED(cudadent_check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   RETURN_IF_FAILED(cudadent_check_lse("lse", p->lse, &s));
+  if (p->head_dim_v == 0) p->head_dim_v = p->head_dim;
+  if (!cudadent_any_bwd_supports(p))
+    return refuse_feature(cudadent_bwd_features(p) & ~cudadent_bwd_features_built(p), "backward",
+                          p->head_dim, p->head_dim_v, p->softcap);
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return cudadent_check_workspace_bound(cudadent_bwd_workspace_bound(p));
 }
@@ -277,10 +316,59 @@ cudadent_status_t cudadent_attn_bwd(const cudadent_attn_bwd_params_t *params, vo
         cudadent_fill_zero(p.dq, p.batch, p.seqlen_q, p.heads_q, p.head_dim, s), "fill dq"));
     RETURN_IF_FAILED(launch_result(
         cudadent_fill_zero(p.dk, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, s), "fill dk"));
-    return launch_result(cudadent_fill_zero(p.dv, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, s),
+    return launch_result(cudadent_fill_zero(p.dv, p.batch, p.seqlen_k, p.heads_kv, p.head_dim_v, s),
                          "fill dv");
   }
   const cudadent_bwd_kernel_t *kernel = NULL;
   RETURN_IF_FAILED(cudadent_pick_bwd(&p, cc, &kernel));
   return launch_result(kernel->launch(&p, workspace, s), kernel->name);
+}
+
+/* ---- the supported head dims (cudadent.h) --------------------------------------------------- */
+
+static cudadent_status_t check_head_dims_query(cudadent_dtype_t dtype, int cc, const int *dims,
+                                               int capacity, const int *count) {
+  if (count == NULL) return cudadent_fail(CUDADENT_STATUS_NULL_POINTER, "count is NULL");
+  if (capacity < 0)
+    return cudadent_fail(CUDADENT_STATUS_BAD_SIZE, "capacity = %d must be >= 0", capacity);
+  if (dims == NULL && capacity > 0)
+    return cudadent_fail(CUDADENT_STATUS_NULL_POINTER, "head_dims is NULL with capacity = %d",
+                         capacity);
+  if (cc < 0)
+    return cudadent_fail(CUDADENT_STATUS_BAD_SIZE,
+                         "compute_capability = %d must be >= 0 (0: the current device)", cc);
+  if (dtype != CUDADENT_DTYPE_FP16 && dtype != CUDADENT_DTYPE_BF16 &&
+      dtype != CUDADENT_DTYPE_FP8_E4M3)
+    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_DTYPE,
+                         "dtype = %d is not a cudadent_dtype_t (fp16 = 0, bf16 = 1, fp8 = 2)",
+                         (int)dtype);
+  return CUDADENT_STATUS_SUCCESS;
+}
+
+cudadent_status_t cudadent_attn_fwd_supported_head_dims(cudadent_dtype_t dtype,
+                                                        int compute_capability, int *head_dims,
+                                                        int capacity, int *count) {
+  cudadent_clear_error();
+  RETURN_IF_FAILED(check_head_dims_query(dtype, compute_capability, head_dims, capacity, count));
+  int cc = compute_capability;
+  cudadent_attn_fwd_params_t probe; /* the current device's answer: each row's supports() too */
+  memset(&probe, 0, sizeof probe);
+  if (cc == 0) RETURN_IF_FAILED(current_cc(&cc));
+  *count = cudadent_fwd_head_dims(cc, dtype, compute_capability == 0 ? &probe : NULL, head_dims,
+                                  capacity);
+  return CUDADENT_STATUS_SUCCESS;
+}
+
+cudadent_status_t cudadent_attn_bwd_supported_head_dims(cudadent_dtype_t dtype,
+                                                        int compute_capability, int *head_dims,
+                                                        int capacity, int *count) {
+  cudadent_clear_error();
+  RETURN_IF_FAILED(check_head_dims_query(dtype, compute_capability, head_dims, capacity, count));
+  int cc = compute_capability;
+  cudadent_attn_bwd_params_t probe;
+  memset(&probe, 0, sizeof probe);
+  if (cc == 0) RETURN_IF_FAILED(current_cc(&cc));
+  *count = cudadent_bwd_head_dims(cc, dtype, compute_capability == 0 ? &probe : NULL, head_dims,
+                                  capacity);
+  return CUDADENT_STATUS_SUCCESS;
 }

@@ -58,6 +58,61 @@ static cudadent_status_t check_limits(const cudadent_shape_t *s) {
   return CUDADENT_STATUS_SUCCESS;
 }
 
+/* The varlen fields (cudadent.h, "features of layout v2"): what the host knows of them. */
+static cudadent_status_t check_varlen(const cudadent_shape_t *s) {
+  if (!cudadent_is_varlen(s)) {
+    if (s->seqused_k != NULL || s->seqlens_report != NULL)
+      return cudadent_fail(CUDADENT_STATUS_NULL_POINTER,
+                           "cu_seqlens_q and cu_seqlens_k are NULL but %s is set: %s belongs to "
+                           "varlen calls only",
+                           s->seqused_k ? "seqused_k" : "seqlens_report",
+                           s->seqused_k ? "seqused_k" : "seqlens_report");
+    if (s->total_q != 0 || s->total_k != 0)
+      return cudadent_fail(CUDADENT_STATUS_BAD_SIZE,
+                           "%s = %d is set in a dense call (cu_seqlens_q and cu_seqlens_k are "
+                           "NULL): leave it 0",
+                           s->total_q ? "total_q" : "total_k", s->total_q ? s->total_q : s->total_k);
+    return CUDADENT_STATUS_SUCCESS;
+  }
+  if (s->cu_seqlens_q == NULL || s->cu_seqlens_k == NULL)
+    return cudadent_fail(CUDADENT_STATUS_NULL_POINTER,
+                         "%s is NULL while %s is set: a varlen call needs both",
+                         s->cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
+                         s->cu_seqlens_q ? "cu_seqlens_q" : "cu_seqlens_k");
+  const struct { const char *name; const void *ptr; unsigned align; } ptrs[] = {
+      {"cu_seqlens_q", s->cu_seqlens_q, 4}, {"cu_seqlens_k", s->cu_seqlens_k, 4},
+      {"seqused_k", s->seqused_k, 4}, {"seqlens_report", s->seqlens_report, 16}};
+  for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
+    if (ptrs[i].ptr != NULL && (uintptr_t)ptrs[i].ptr % ptrs[i].align != 0)
+      return cudadent_fail(CUDADENT_STATUS_MISALIGNED, "%s = %p is not %u-byte aligned",
+                           ptrs[i].name, ptrs[i].ptr, ptrs[i].align);
+  const struct { const char *total_name, *max_name; int total, max; } sides[] = {
+      {"total_q", "seqlen_q (max_seqlen_q)", s->total_q, s->seqlen_q},
+      {"total_k", "seqlen_k (max_seqlen_k)", s->total_k, s->seqlen_k}};
+  for (int i = 0; i < 2; ++i) {
+    if (sides[i].total < 0)
+      return cudadent_fail(CUDADENT_STATUS_BAD_SIZE, "%s = %d must be >= 0", sides[i].total_name,
+                           sides[i].total);
+    if (sides[i].total > CUDADENT_MAX_SEQLEN)
+      return cudadent_fail(CUDADENT_STATUS_SIZE_OVERFLOW,
+                           "%s = %d exceeds %d (CUDADENT_MAX_SEQLEN: the kernels' token positions "
+                           "are int32)",
+                           sides[i].total_name, sides[i].total, CUDADENT_MAX_SEQLEN);
+    if (sides[i].max > sides[i].total)
+      return cudadent_fail(CUDADENT_STATUS_BAD_SIZE,
+                           "%s = %d exceeds %s = %d: no sequence can be longer than all the "
+                           "tokens of the call",
+                           sides[i].max_name, sides[i].max, sides[i].total_name, sides[i].total);
+    if ((int64_t)s->batch * sides[i].max < sides[i].total)
+      return cudadent_fail(CUDADENT_STATUS_BAD_SIZE,
+                           "%s = %d exceeds batch * %s = %d * %d: some sequence would be longer "
+                           "than the maximum",
+                           sides[i].total_name, sides[i].total, sides[i].max_name, s->batch,
+                           sides[i].max);
+  }
+  return CUDADENT_STATUS_SUCCESS;
+}
+
 cudadent_status_t cudadent_check_shape(const cudadent_shape_t *s) {
   if (s->dtype == CUDADENT_DTYPE_FP8_E4M3)
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_DTYPE,
@@ -86,7 +141,14 @@ cudadent_status_t cudadent_check_shape(const cudadent_shape_t *s) {
   if (s->window_right < -1)
     return cudadent_fail(CUDADENT_STATUS_BAD_WINDOW,
                          "window_right = %d must be >= -1 (-1: unbounded)", s->window_right);
-  return CUDADENT_STATUS_SUCCESS;
+  if (s->head_dim_v < 0)
+    return cudadent_fail(CUDADENT_STATUS_BAD_SIZE,
+                         "head_dim_v = %d must be >= 0 (0: the same as head_dim)", s->head_dim_v);
+  if (!isfinite(s->softcap) || s->softcap < 0.0f)
+    return cudadent_fail(CUDADENT_STATUS_BAD_SCALE,
+                         "softcap = %g must be finite and >= 0 (0: no soft-capping)",
+                         (double)s->softcap);
+  return check_varlen(s);
 }
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
@@ -102,7 +164,8 @@ static const char *const stride_names[3] = {"stride_batch", "stride_seq", "strid
  * stride at least the elements the smaller ones span (cudadent.h). Extents are known not to
  * overflow (check_tensor). */
 static cudadent_status_t check_no_self_overlap(const char *name, const cudadent_tensor_t *t,
-                                               const int dims[4], const char *const dim_names[3]) {
+                                               const int dims[4], const char *const dim_names[3],
+                                               const char *dim_name) {
   const int64_t strides[3] = {t->stride_batch, t->stride_seq, t->stride_head};
   int order[3], n = 0;
   for (int i = 0; i < 3; ++i) {
@@ -113,7 +176,7 @@ static cudadent_status_t check_no_self_overlap(const char *name, const cudadent_
   }
   int64_t reach = dims[3]; /* head_dim: contiguous */
   char spanned[96];
-  int used = snprintf(spanned, sizeof spanned, "head_dim = %d", dims[3]);
+  int used = snprintf(spanned, sizeof spanned, "%s = %d", dim_name, dims[3]);
   for (int k = 0; k < n; ++k) {
     const int i = order[k];
     if (strides[i] < reach)
@@ -134,12 +197,16 @@ static cudadent_status_t check_no_self_overlap(const char *name, const cudadent_
  * strides (sign, zero, bytes), an extent that cannot wrap, and for an output no self-overlap. A
  * tensor with no element is not checked (its pointer may be NULL). */
 static cudadent_status_t check_tensor(const cudadent_named_tensor_t *nt, const int dims[4],
-                                      int elem_bytes) {
+                                      int elem_bytes, int varlen, int head_dim_v_set) {
   const char *name = nt->name;
   cudadent_tensor_t *t = nt->t;
   static const char *const q_dims[3] = {"batch", "seqlen_q", "heads_q"};
   static const char *const k_dims[3] = {"batch", "seqlen_k", "heads_kv"};
-  const char *const *dim_names = nt->like_k ? k_dims : q_dims;
+  static const char *const varlen_q_dims[3] = {"batch", "total_q", "heads_q"};
+  static const char *const varlen_k_dims[3] = {"batch", "total_k", "heads_kv"};
+  const char *const *dim_names = varlen ? (nt->like_k ? varlen_k_dims : varlen_q_dims)
+                                        : (nt->like_k ? k_dims : q_dims);
+  const char *dim_name = nt->value_dim && head_dim_v_set ? "head_dim_v" : "head_dim";
   for (int i = 0; i < 4; ++i)
     if (dims[i] == 0) return CUDADENT_STATUS_SUCCESS;
   if (t->data == NULL) return cudadent_fail(CUDADENT_STATUS_NULL_POINTER, "%s.data is NULL", name);
@@ -152,8 +219,8 @@ static cudadent_status_t check_tensor(const cudadent_named_tensor_t *nt, const i
                          t->data);
   if (((int64_t)dims[3] * elem_bytes) % 16 != 0)
     return cudadent_fail(CUDADENT_STATUS_MISALIGNED,
-                         "%s: head_dim = %d rows of %d bytes are not a multiple of 16 bytes", name,
-                         dims[3], dims[3] * elem_bytes);
+                         "%s: %s = %d rows of %d bytes are not a multiple of 16 bytes", name,
+                         dim_name, dims[3], dims[3] * elem_bytes);
   int64_t *strides[3] = {&t->stride_batch, &t->stride_seq, &t->stride_head};
   int64_t extent = dims[3]; /* elements from the first to one past the last */
   for (int i = 0; i < 3; ++i) {
@@ -197,22 +264,29 @@ static cudadent_status_t check_tensor(const cudadent_named_tensor_t *nt, const i
                          "%s spans %lld elements, more than 2^48 bytes "
                          "(CUDADENT_MAX_TENSOR_BYTES)",
                          name, (long long)extent);
-  if (nt->output) return check_no_self_overlap(name, t, dims, dim_names);
+  if (nt->output) return check_no_self_overlap(name, t, dims, dim_names, dim_name);
   return CUDADENT_STATUS_SUCCESS;
 }
 
 cudadent_status_t cudadent_check_tensors(const cudadent_named_tensor_t *ts, size_t n,
                                          const cudadent_shape_t *s) {
   const int eb = element_bytes(s->dtype);
-  const int dims_q[4] = {s->batch, s->seqlen_q, s->heads_q, s->head_dim};
-  const int dims_k[4] = {s->batch, s->seqlen_k, s->heads_kv, s->head_dim};
-  for (size_t i = 0; i < n; ++i)
-    RETURN_IF_FAILED(check_tensor(&ts[i], ts[i].like_k ? dims_k : dims_q, eb));
+  const int varlen = cudadent_is_varlen(s);
+  const int dv = s->head_dim_v ? s->head_dim_v : s->head_dim;
+  const int batch = varlen ? 1 : s->batch; /* varlen: stride_batch ignored (size 1 -> 0) */
+  const int sq = varlen ? s->total_q : s->seqlen_q, sk = varlen ? s->total_k : s->seqlen_k;
+  for (size_t i = 0; i < n; ++i) {
+    const int dims[4] = {batch, ts[i].like_k ? sk : sq, ts[i].like_k ? s->heads_kv : s->heads_q,
+                         ts[i].value_dim ? dv : s->head_dim};
+    RETURN_IF_FAILED(check_tensor(&ts[i], dims, eb, varlen, s->head_dim_v != 0));
+  }
   return CUDADENT_STATUS_SUCCESS;
 }
 
 cudadent_status_t cudadent_check_lse(const char *name, const void *lse, const cudadent_shape_t *s) {
-  if (s->batch == 0 || s->heads_q == 0 || s->seqlen_q == 0) return CUDADENT_STATUS_SUCCESS;
+  if (cudadent_is_varlen(s) ? s->total_q == 0
+                            : s->batch == 0 || s->heads_q == 0 || s->seqlen_q == 0)
+    return CUDADENT_STATUS_SUCCESS;
   if (lse == NULL) return cudadent_fail(CUDADENT_STATUS_NULL_POINTER, "%s is NULL", name);
   if ((uintptr_t)lse % 16 != 0)
     return cudadent_fail(CUDADENT_STATUS_MISALIGNED, "%s = %p is not 16-byte aligned", name, lse);

@@ -8,6 +8,8 @@
  *   backward: sm90  Hopper (wgmma, TMA)   cc 9.0 only; the default there (SM90_BWD_DEFAULT),
  *                                         but for deterministic masked calls (its preferred())
  *             sm80  portable (mma.sync)   cc >= 8.0 (where the device has its shared memory)
+ * Each row lists the head dims its family is compiled for, its dtypes and the optional features
+ * it implements (dispatch.h); the head-dim queries of cudadent.h answer from those lists.
  * A row is in the table where CMake built its family (CUDADENT_HAVE_<ARCH>_<DIR>, from the one
  * list of families in CMakeLists.txt).
  *
@@ -35,20 +37,25 @@
 static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 #endif
 
+/* The head dims each family is compiled for (its tile tables: src/kernels/<arch>/). */
+static const int dims_64_128[] = {64, 128, 0};
+
+/* None of the layout-v2 features (head_dim_v != head_dim, softcap, varlen) has a kernel yet:
+ * every row's features are 0, so dispatch refuses them (api.c says which is missing). */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
-    {"sm90", 90, 90, cudadent_sm90_fwd_supports, cudadent_sm90_fwd_preferred,
-     cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
+    {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_fwd_supports,
+     cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
 #endif
 #if CUDADENT_HAVE_SM80_FWD
-    {"sm80", 80, 0, cudadent_sm80_fwd_supports, NULL, cudadent_sm80_fwd_workspace_size,
-     cudadent_sm80_fwd},
+    {"sm80", 80, 0, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm80_fwd_supports, NULL,
+     cudadent_sm80_fwd_workspace_size, cudadent_sm80_fwd},
 #endif
-    {NULL, 0, 0, NULL, NULL, NULL, NULL}};
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};
 
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
-    {"sm90", 90, 90, cudadent_sm90_bwd_supports,
+    {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
      cudadent_sm90_bwd_preferred,
 #else
@@ -57,10 +64,44 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
      cudadent_sm90_bwd_workspace_size, cudadent_sm90_bwd},
 #endif
 #if CUDADENT_HAVE_SM80_BWD
-    {"sm80", 80, 0, cudadent_sm80_bwd_supports, NULL, cudadent_sm80_bwd_workspace_size,
-     cudadent_sm80_bwd},
+    {"sm80", 80, 0, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm80_bwd_supports, NULL,
+     cudadent_sm80_bwd_workspace_size, cudadent_sm80_bwd},
 #endif
-    {NULL, 0, 0, NULL, NULL, NULL, NULL}};
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};
+
+/* ---- features ---- */
+
+const char *cudadent_feature_name(int i) {
+  static const char *const names[CUDADENT_FEATURE_COUNT] = {
+      "head_dim_v != head_dim", "softcap", "varlen (cu_seqlens_q / cu_seqlens_k)", "seqused_k",
+      "seqlens_report (the device-side varlen check)"};
+  return i >= 0 && i < CUDADENT_FEATURE_COUNT ? names[i] : "?";
+}
+
+#define FEATURES_OF(p)                                                                         \
+  (((p)->head_dim_v != 0 && (p)->head_dim_v != (p)->head_dim ? CUDADENT_FEATURE_HEAD_DIM_V : 0u) | \
+   ((p)->softcap != 0.0f ? CUDADENT_FEATURE_SOFTCAP : 0u) |                                    \
+   ((p)->cu_seqlens_q != NULL || (p)->cu_seqlens_k != NULL ? CUDADENT_FEATURE_VARLEN : 0u) |  \
+   ((p)->seqused_k != NULL ? CUDADENT_FEATURE_SEQUSED_K : 0u) |                               \
+   ((p)->seqlens_report != NULL ? CUDADENT_FEATURE_SEQLENS_CHECK : 0u))
+
+unsigned cudadent_fwd_features(const cudadent_attn_fwd_params_t *p) { return FEATURES_OF(p); }
+unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p) { return FEATURES_OF(p); }
+
+static int lists(const int *dims, int d) {
+  for (; *dims != 0; ++dims)
+    if (*dims == d) return 1;
+  return 0;
+}
+
+static int takes_dtype(unsigned dtypes, int dtype) {
+  return dtype >= 0 && dtype < 32 && ((dtypes >> dtype) & 1u);
+}
+
+/* Row k takes p: head_dim and dtype listed, every feature in `used` implemented, supports(). */
+#define ROW_TAKES(k, p, used)                                                            \
+  (lists((k)->head_dims, (p)->head_dim) && takes_dtype((k)->dtypes, (int)(p)->dtype) &&   \
+   ((used) & ~(k)->features) == 0 && (k)->supports(p))
 
 /* every path name any build may have, for messages about the environment */
 static const char *const known_paths = "sm80, sm90";
@@ -141,13 +182,14 @@ cudadent_status_t cudadent_pick_fwd(const cudadent_attn_fwd_params_t *p, int cc,
     if (i < 0) return forced_failure(f, "forward", -1, 0, cc);
     const cudadent_fwd_kernel_t *k = &fwd_table[i];
     const int cc_ok = cc_fits(cc, k->min_cc, k->max_cc);
-    if (!cc_ok || !k->supports(p)) return forced_failure(f, "forward", i, cc_ok, cc);
+    if (!cc_ok || !ROW_TAKES(k, p, cudadent_fwd_features(p)))
+      return forced_failure(f, "forward", i, cc_ok, cc);
     *kernel = k;
     return CUDADENT_STATUS_SUCCESS;
   }
   for (int i = 0; i < ROWS(fwd_table); ++i) {
     const cudadent_fwd_kernel_t *k = &fwd_table[i];
-    if (cc_fits(cc, k->min_cc, k->max_cc) && k->supports(p) &&
+    if (cc_fits(cc, k->min_cc, k->max_cc) && ROW_TAKES(k, p, cudadent_fwd_features(p)) &&
         (k->preferred == NULL || k->preferred(p))) {
       *kernel = k;
       return CUDADENT_STATUS_SUCCESS;
@@ -166,13 +208,14 @@ cudadent_status_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc,
     if (i < 0) return forced_failure(f, "backward", -1, 0, cc);
     const cudadent_bwd_kernel_t *k = &bwd_table[i];
     const int cc_ok = cc_fits(cc, k->min_cc, k->max_cc);
-    if (!cc_ok || !k->supports(p)) return forced_failure(f, "backward", i, cc_ok, cc);
+    if (!cc_ok || !ROW_TAKES(k, p, cudadent_bwd_features(p)))
+      return forced_failure(f, "backward", i, cc_ok, cc);
     *kernel = k;
     return CUDADENT_STATUS_SUCCESS;
   }
   for (int i = 0; i < ROWS(bwd_table); ++i) {
     const cudadent_bwd_kernel_t *k = &bwd_table[i];
-    if (cc_fits(cc, k->min_cc, k->max_cc) && k->supports(p) &&
+    if (cc_fits(cc, k->min_cc, k->max_cc) && ROW_TAKES(k, p, cudadent_bwd_features(p)) &&
         (k->preferred == NULL || k->preferred(p))) {
       *kernel = k;
       return CUDADENT_STATUS_SUCCESS;
@@ -181,34 +224,63 @@ cudadent_status_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc,
   return no_row("backward", cc);
 }
 
-int cudadent_any_fwd_supports(const cudadent_attn_fwd_params_t *p) {
-  for (int i = 0; fwd_table[i].name != NULL; ++i)
-    if (fwd_table[i].supports(p)) return 1;
-  return 0;
-}
+/* The table queries, once per direction (table T, params type P, prefix DIR). */
+#define TABLE_QUERIES(DIR, T, P)                                                                \
+  int cudadent_any_##DIR##_supports(const P *p) {                                               \
+    for (int i = 0; T[i].name != NULL; ++i)                                                     \
+      if (ROW_TAKES(&T[i], p, cudadent_##DIR##_features(p))) return 1;                          \
+    return 0;                                                                                   \
+  }                                                                                             \
+  int cudadent_any_##DIR##_takes_head_dim(const P *p) {                                         \
+    for (int i = 0; T[i].name != NULL; ++i)                                                     \
+      if (ROW_TAKES(&T[i], p, 0u)) return 1;                                                    \
+    return 0;                                                                                   \
+  }                                                                                             \
+  unsigned cudadent_##DIR##_features_built(const P *p) {                                        \
+    unsigned built = 0;                                                                         \
+    for (int i = 0; T[i].name != NULL; ++i)                                                     \
+      if (ROW_TAKES(&T[i], p, 0u)) built |= T[i].features;                                      \
+    return built;                                                                               \
+  }                                                                                             \
+  size_t cudadent_##DIR##_workspace_bound(const P *p) {                                         \
+    size_t bytes = 0;                                                                           \
+    for (int i = 0; T[i].name != NULL; ++i)                                                     \
+      if (ROW_TAKES(&T[i], p, cudadent_##DIR##_features(p))) {                                  \
+        const size_t b = T[i].workspace(p);                                                     \
+        if (b > bytes) bytes = b;                                                               \
+      }                                                                                         \
+    return bytes;                                                                               \
+  }                                                                                             \
+  int cudadent_##DIR##_head_dims(int cc, cudadent_dtype_t dtype, const P *probe, int *dims,     \
+                                 int capacity) {                                                \
+    unsigned char seen[HEAD_DIM_LIMIT + 1];                                                     \
+    memset(seen, 0, sizeof seen);                                                               \
+    for (int i = 0; T[i].name != NULL; ++i) {                                                   \
+      if ((cc > 0 && !cc_fits(cc, T[i].min_cc, T[i].max_cc)) ||                                 \
+          !takes_dtype(T[i].dtypes, (int)dtype))                                                \
+        continue;                                                                               \
+      for (const int *d = T[i].head_dims; *d != 0; ++d) {                                       \
+        if (*d > HEAD_DIM_LIMIT) continue;                                                      \
+        if (probe != NULL) {                                                                    \
+          P q = *probe;                                                                         \
+          q.dtype = dtype;                                                                      \
+          q.head_dim = *d;                                                                      \
+          if (!T[i].supports(&q)) continue;                                                     \
+        }                                                                                       \
+        seen[*d] = 1;                                                                           \
+      }                                                                                         \
+    }                                                                                           \
+    int count = 0;                                                                              \
+    for (int d = 1; d <= HEAD_DIM_LIMIT; ++d)                                                   \
+      if (seen[d]) {                                                                            \
+        if (count < capacity) dims[count] = d;                                                  \
+        ++count;                                                                                \
+      }                                                                                         \
+    return count;                                                                               \
+  }
 
-int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p) {
-  for (int i = 0; bwd_table[i].name != NULL; ++i)
-    if (bwd_table[i].supports(p)) return 1;
-  return 0;
-}
+/* no row lists a head dim above this (cudadent.h: at most 256 are planned) */
+#define HEAD_DIM_LIMIT 512
 
-size_t cudadent_fwd_workspace_bound(const cudadent_attn_fwd_params_t *p) {
-  size_t bytes = 0;
-  for (int i = 0; fwd_table[i].name != NULL; ++i)
-    if (fwd_table[i].supports(p)) {
-      const size_t b = fwd_table[i].workspace(p);
-      if (b > bytes) bytes = b;
-    }
-  return bytes;
-}
-
-size_t cudadent_bwd_workspace_bound(const cudadent_attn_bwd_params_t *p) {
-  size_t bytes = 0;
-  for (int i = 0; bwd_table[i].name != NULL; ++i)
-    if (bwd_table[i].supports(p)) {
-      const size_t b = bwd_table[i].workspace(p);
-      if (b > bytes) bytes = b;
-    }
-  return bytes;
-}
+TABLE_QUERIES(fwd, fwd_table, cudadent_attn_fwd_params_t)
+TABLE_QUERIES(bwd, bwd_table, cudadent_attn_bwd_params_t)

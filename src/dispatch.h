@@ -2,7 +2,7 @@
  * dispatch.h - the table of kernels and the contract between api.c and every launcher.
  *
  * api.c validates the params completely and then normalizes them (see cudadent_normalize_*):
- *   - causal != 0 has been folded into window_right = 0;
+ *   - causal != 0 has been folded into window_right = 0; head_dim_v == 0 has become head_dim;
  *   - window_left >= seqlen_k and window_right >= seqlen_q (no effect on any row) become -1;
  *   - batch, seqlen_q, seqlen_k are > 0 (zero-size calls never reach a launcher);
  *   - every pointer is non-NULL (lse may be NULL in the forward only), 16-byte aligned, every
@@ -11,6 +11,7 @@
  *   - the CUDADENT_MAX_* limits of cudadent.h hold (so 64-row tile counts fit int32 with room),
  *     no stride is 0 on a dimension of size > 1 (strides of size-1 dimensions are 0), every
  *     stride is below 2^40 bytes, and o, dq, dk, dv do not overlap themselves.
+ *   - the params use only features (CUDADENT_FEATURE_*) the launcher's row implements.
  * Launchers therefore check nothing again. They launch on the given stream, allocate nothing,
  * never synchronize, and return the launch's cudaError_t (cudaGetLastError() after the launch).
  * All global offsets inside kernels are computed in int64.
@@ -54,13 +55,38 @@ size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p);
 cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                               cudaStream_t stream);
 
+/* ---- features: what a call may ask beyond a dense call with head_dim_v == head_dim (cudadent.h,
+ * "features of layout v2"); a row lists the ones its kernels implement, dispatch gives a call only
+ * to a row that implements every feature it uses (the kernels' supports() never see the rest). */
+enum {
+  CUDADENT_FEATURE_HEAD_DIM_V = 1u << 0,    /* head_dim_v != head_dim */
+  CUDADENT_FEATURE_SOFTCAP = 1u << 1,       /* softcap > 0 */
+  CUDADENT_FEATURE_VARLEN = 1u << 2,        /* cu_seqlens_q / cu_seqlens_k */
+  CUDADENT_FEATURE_SEQUSED_K = 1u << 3,     /* seqused_k */
+  CUDADENT_FEATURE_SEQLENS_CHECK = 1u << 4  /* seqlens_report: the device-side check */
+};
+#define CUDADENT_FEATURE_COUNT 5
+/* The name of feature bit i (0 <= i < CUDADENT_FEATURE_COUNT): "softcap", ... */
+const char *cudadent_feature_name(int i);
+/* The features these (normalized: head_dim_v != 0) params use. */
+unsigned cudadent_fwd_features(const cudadent_attn_fwd_params_t *p);
+unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
+
+/* dtype bits of a row (1u << cudadent_dtype_t) */
+#define CUDADENT_DTYPES_16BIT ((1u << CUDADENT_DTYPE_FP16) | (1u << CUDADENT_DTYPE_BF16))
+
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
- * (min_cc <= cc, and cc <= max_cc where max_cc > 0), and the family's functions;
- * preferred == NULL: whenever supports(). */
+ * (min_cc <= cc, and cc <= max_cc where max_cc > 0), the head dims its kernels are compiled for
+ * (0-terminated, ascending), its dtypes (bits), the features it implements (bits), and the
+ * family's functions; preferred == NULL: whenever supports(). A row takes params when it lists
+ * their head_dim and dtype, implements their features, and its supports() says yes (which may ask
+ * the device, e.g. for shared memory). */
 typedef struct cudadent_fwd_kernel {
   const char *name;
   int min_cc, max_cc;
+  const int *head_dims;
+  unsigned dtypes, features;
   int (*supports)(const cudadent_attn_fwd_params_t *p);
   int (*preferred)(const cudadent_attn_fwd_params_t *p);
   size_t (*workspace)(const cudadent_attn_fwd_params_t *p);
@@ -70,6 +96,8 @@ typedef struct cudadent_fwd_kernel {
 typedef struct cudadent_bwd_kernel {
   const char *name;
   int min_cc, max_cc;
+  const int *head_dims;
+  unsigned dtypes, features;
   int (*supports)(const cudadent_attn_bwd_params_t *p);
   int (*preferred)(const cudadent_attn_bwd_params_t *p);
   size_t (*workspace)(const cudadent_attn_bwd_params_t *p);
@@ -90,6 +118,25 @@ cudadent_status_t cudadent_pick_bwd(const cudadent_attn_bwd_params_t *p, int cc,
  * to tell an unsupported head_dim or feature from a missing architecture. */
 int cudadent_any_fwd_supports(const cudadent_attn_fwd_params_t *p);
 int cudadent_any_bwd_supports(const cudadent_attn_bwd_params_t *p);
+
+/* The same with the features left aside: is there a kernel for this head_dim and dtype at all
+ * (api.c's first question, answered with UNSUPPORTED_HEAD_DIM). */
+int cudadent_any_fwd_takes_head_dim(const cudadent_attn_fwd_params_t *p);
+int cudadent_any_bwd_takes_head_dim(const cudadent_attn_bwd_params_t *p);
+
+/* The union of the features of the rows that take these params' head_dim and dtype (features
+ * aside): api.c names the first feature a call uses that is not in it. */
+unsigned cudadent_fwd_features_built(const cudadent_attn_fwd_params_t *p);
+unsigned cudadent_bwd_features_built(const cudadent_attn_bwd_params_t *p);
+
+/* The head dims of the rows that run on compute capability cc (cc <= 0: every row) and take
+ * dtype, ascending, each once. probe != NULL: only those whose row's supports() takes *probe with
+ * that head_dim (and features aside), so that device properties count. Writes
+ * min(count, capacity) of them to dims; returns the count. */
+int cudadent_fwd_head_dims(int cc, cudadent_dtype_t dtype, const cudadent_attn_fwd_params_t *probe,
+                           int *dims, int capacity);
+int cudadent_bwd_head_dims(int cc, cudadent_dtype_t dtype, const cudadent_attn_bwd_params_t *probe,
+                           int *dims, int capacity);
 
 /* Workspace bytes: the most any kernel that could take these params needs, so that the size does
  * not depend on which device runs the call. */

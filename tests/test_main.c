@@ -15,7 +15,9 @@
 #include "problem.h"
 
 void register_reference_tests(void);
+void register_reference_v2_tests(void);
 void register_api_tests(void);
+void register_api_v2_tests(void);
 void register_api_sizes_tests(void);
 void register_struct_size_tests(void);
 void register_gpu_attn_tests(void);
@@ -79,7 +81,9 @@ int main(int argc, char **argv) {
   static char reason[256];
   if (!problem_gpu_present(reason, sizeof reason)) t_gpu_skip_reason = reason;
   register_reference_tests();
+  register_reference_v2_tests();
   register_api_tests();
+  register_api_v2_tests();
   register_api_sizes_tests();
   register_struct_size_tests();
   register_gpu_attn_tests();

@@ -1,6 +1,7 @@
 /*
  * test_struct_size.c - the struct_size rule of include/cudadent.h in both directions:
- *   - through the public API: a caller built against a newer header (a larger struct_size) is
+ *   - through the public API: a caller built against layout v1 (0.1.0) is read with the v2
+ *     fields at their defaults, never reading past its struct; a caller built against a newer header (a larger struct_size) is
  *     accepted when every byte past this library's sizeof is zero, and refused with the offset of
  *     the first non-zero one otherwise; sizes that were never a layout are refused;
  *   - the mechanism itself (src/struct_size.h) on layouts that do not exist yet: a library of
@@ -40,9 +41,9 @@ static int test_newer_caller(void) {
          sizeof f.p);
   const size_t at = sizeof f.p + 17;
   f.bytes[at] = 1;
-  int r = t_expect_fwd(&f.p, CUDADENT_STATUS_BAD_STRUCT_SIZE, "offset 249", "a byte set at 249");
+  int r = t_expect_fwd(&f.p, CUDADENT_STATUS_BAD_STRUCT_SIZE, "offset 297", "a byte set at 297");
   if (r != T_PASS) return r;
-  T_CHECK(at == 249, "cudadent_attn_fwd_params_t is not the 232 bytes of LP64: adapt the needle");
+  T_CHECK(at == 297, "cudadent_attn_fwd_params_t is not the 280 bytes of LP64: adapt the needle");
 
   big_bwd_t b;
   memset(&b, 0, sizeof b);
@@ -54,20 +55,55 @@ static int test_newer_caller(void) {
   T_CHECK(cudadent_attn_bwd_workspace_size(&b.p, &bytes) == CUDADENT_STATUS_SUCCESS,
           "bwd, a set byte past struct_size: %s", cudadent_get_last_error_message());
   b.bytes[sizeof b.p + 7] = 0x80;
-  return t_expect_bwd(&b.p, CUDADENT_STATUS_BAD_STRUCT_SIZE, "offset 399", "a byte set at 399");
+  return t_expect_bwd(&b.p, CUDADENT_STATUS_BAD_STRUCT_SIZE, "offset 447", "a byte set at 447");
+}
+
+/* A caller built against layout v1 (cudadent 0.1.0: struct_size 232 / 392, up to
+ * `deterministic`): the bytes past its struct are not its own (garbage here) and must not be
+ * read: the v2 fields (varlen pointers, totals, head_dim_v, softcap) take their defaults, 0, and
+ * the call is the dense one it always was. Read, they would be refused (a misaligned
+ * cu_seqlens_q, a NaN softcap). */
+static int test_older_caller(void) {
+  big_fwd_t f;
+  memset(&f, 0x5a, sizeof f);
+  const size_t v1 = offsetof(cudadent_attn_fwd_params_t, cu_seqlens_q);
+  T_CHECK(v1 == 232, "the fwd v1 layout is not 232 bytes on LP64 (%zu)", v1);
+  cudadent_attn_fwd_params_t valid = t_valid_fwd();
+  memcpy(f.bytes, &valid, v1);
+  f.p.struct_size = v1;
+  size_t bytes = 1;
+  T_CHECK(cudadent_attn_fwd_workspace_size(&f.p, &bytes) == CUDADENT_STATUS_SUCCESS,
+          "fwd v1 caller with garbage past 232: %s", cudadent_get_last_error_message());
+  big_bwd_t b;
+  memset(&b, 0xff, sizeof b);
+  const size_t bv1 = offsetof(cudadent_attn_bwd_params_t, cu_seqlens_q);
+  T_CHECK(bv1 == 392, "the bwd v1 layout is not 392 bytes on LP64 (%zu)", bv1);
+  cudadent_attn_bwd_params_t bvalid = t_valid_bwd();
+  memcpy(b.bytes, &bvalid, bv1);
+  b.p.struct_size = bv1;
+  T_CHECK(cudadent_attn_bwd_workspace_size(&b.p, &bytes) == CUDADENT_STATUS_SUCCESS,
+          "bwd v1 caller with garbage past 392: %s", cudadent_get_last_error_message());
+  /* the same bytes read as v2 are refused: the test would see a library that reads past v1 */
+  f.p.struct_size = sizeof f.p;
+  T_CHECK(cudadent_attn_fwd_workspace_size(&f.p, &bytes) != CUDADENT_STATUS_SUCCESS,
+          "the garbage v2 fields were accepted");
+  printf("    v1 callers (232 / 392 bytes, garbage after): read with the v2 fields at 0; as v2: "
+         "refused (%s)\n", cudadent_get_last_error_message());
+  return T_PASS;
 }
 
 static int test_unknown_sizes(void) {
   EXPECT_FWD(p.struct_size = 0, CUDADENT_STATUS_BAD_STRUCT_SIZE, "struct_size = 0");
-  EXPECT_FWD(p.struct_size = sizeof p - 8, CUDADENT_STATUS_BAD_STRUCT_SIZE, "reads 232");
+  EXPECT_FWD(p.struct_size = sizeof p - 8, CUDADENT_STATUS_BAD_STRUCT_SIZE, "reads 232, 280");
+  EXPECT_FWD(p.struct_size = 240, CUDADENT_STATUS_BAD_STRUCT_SIZE, "reads 232, 280");
   EXPECT_FWD(p.struct_size = (size_t)-1, CUDADENT_STATUS_BAD_STRUCT_SIZE, "larger than any");
   EXPECT_FWD(p.struct_size = 4097, CUDADENT_STATUS_BAD_STRUCT_SIZE, "larger than any");
   EXPECT_BWD(p.struct_size = sizeof(cudadent_attn_fwd_params_t), CUDADENT_STATUS_BAD_STRUCT_SIZE,
-             "reads 392");
-  /* this library's own size, with its tail padding (after `deterministic`) not zero: padding is
-   * no field, so it is ignored */
+             "reads 392, 440");
+  /* this library's own size, with its tail padding (after `softcap`, if any) not zero: padding
+   * is no field, so it is ignored */
   cudadent_attn_fwd_params_t p = t_valid_fwd();
-  const size_t end = offsetof(cudadent_attn_fwd_params_t, deterministic) + sizeof p.deterministic;
+  const size_t end = offsetof(cudadent_attn_fwd_params_t, softcap) + sizeof p.softcap;
   if (end < sizeof p) memset((char *)&p + end, 0x5a, sizeof p - end);
   size_t bytes = 0;
   T_CHECK(cudadent_attn_fwd_workspace_size(&p, &bytes) == CUDADENT_STATUS_SUCCESS, "%s",
@@ -133,6 +169,7 @@ static int test_mechanism(void) {
 
 void register_struct_size_tests(void) {
   t_register("struct_size_newer_caller", test_newer_caller);
+  t_register("struct_size_older_caller", test_older_caller);
   t_register("struct_size_unknown_sizes", test_unknown_sizes);
   t_register("struct_size_mechanism", test_mechanism);
 }

@@ -19,7 +19,7 @@ import ctypes
 import enum
 
 __all__ = [
-    "Status", "DType", "Tensor", "AttnFwdParams", "AttnBwdParams", "check_layout",
+    "Status", "DType", "Tensor", "SeqlensReport", "AttnFwdParams", "AttnBwdParams", "check_layout",
     "declare_prototypes", "HEADER_VERSION", "LAYOUT_SIZES",
 ]
 
@@ -72,6 +72,30 @@ class Tensor(ctypes.Structure):
     ]
 
 
+class SeqlensReport(ctypes.Structure):
+    """cudadent_seqlens_report_t: what the opt-in device-side varlen check writes."""
+    _fields_ = [
+        ("status", ctypes.c_int32),
+        ("array", ctypes.c_int32),
+        ("index", ctypes.c_int32),
+        ("value", ctypes.c_int32),
+    ]
+
+
+# Layout v2 of both params structs (include/cudadent.h, "features of layout v2"), appended after
+# `deterministic`; 0 / NULL everywhere is v1's behaviour.
+_V2_FIELDS = [
+    ("cu_seqlens_q", ctypes.c_void_p),     # const int32_t *, device [batch + 1]; NULL: dense
+    ("cu_seqlens_k", ctypes.c_void_p),     # const int32_t *, device [batch + 1]
+    ("seqused_k", ctypes.c_void_p),        # const int32_t *, device [batch]; NULL: all keys
+    ("seqlens_report", ctypes.c_void_p),   # cudadent_seqlens_report_t *, device; NULL: no check
+    ("total_q", ctypes.c_int),             # varlen: tokens of q / o; dense: 0
+    ("total_k", ctypes.c_int),             # varlen: tokens of k / v; dense: 0
+    ("head_dim_v", ctypes.c_int),          # 0: = head_dim
+    ("softcap", ctypes.c_float),           # 0: none
+]
+
+
 class AttnFwdParams(ctypes.Structure):
     """cudadent_attn_fwd_params_t."""
     _fields_ = [
@@ -93,7 +117,7 @@ class AttnFwdParams(ctypes.Structure):
         ("window_left", ctypes.c_int),
         ("window_right", ctypes.c_int),
         ("deterministic", ctypes.c_int),
-    ]
+    ] + _V2_FIELDS
 
 
 class AttnBwdParams(ctypes.Structure):
@@ -121,25 +145,28 @@ class AttnBwdParams(ctypes.Structure):
         ("window_left", ctypes.c_int),
         ("window_right", ctypes.c_int),
         ("deterministic", ctypes.c_int),
-    ]
+    ] + _V2_FIELDS
 
 
 # What the header implies on LP64 (pointers, size_t and int64_t of 8 bytes, int and float of 4):
 # name -> (sizeof, {field: offset}) for the fields whose offsets are easiest to get wrong.
 _LP64_LAYOUT = {
     Tensor: (40, {"data": 0, "stride_batch": 8, "stride_dim": 32}),
-    AttnFwdParams: (232, {"dtype": 8, "head_dim": 32, "q": 40, "o": 160, "lse": 200,
-                          "softmax_scale": 208, "deterministic": 224}),
-    AttnBwdParams: (392, {"dtype": 8, "head_dim": 32, "q": 40, "dv": 320, "lse": 360,
-                          "softmax_scale": 368, "deterministic": 384}),
+    SeqlensReport: (16, {"status": 0, "value": 12}),
+    AttnFwdParams: (280, {"dtype": 8, "head_dim": 32, "q": 40, "o": 160, "lse": 200,
+                          "softmax_scale": 208, "deterministic": 224, "cu_seqlens_q": 232,
+                          "total_q": 264, "head_dim_v": 272, "softcap": 276}),
+    AttnBwdParams: (440, {"dtype": 8, "head_dim": 32, "q": 40, "dv": 320, "lse": 360,
+                          "softmax_scale": 368, "deterministic": 384, "cu_seqlens_q": 392,
+                          "total_q": 424, "head_dim_v": 432, "softcap": 436}),
 }
 
 
 # Every layout each params struct has had, by its struct_size on LP64, oldest first (the C
 # library's fwd_layouts / bwd_layouts in src/api.c); the last is the struct above.
 LAYOUT_SIZES = {
-    AttnFwdParams: (232,),   # v1, cudadent 0.1
-    AttnBwdParams: (392,),   # v1, cudadent 0.1
+    AttnFwdParams: (232, 280),   # v1 (cudadent 0.1.0), v2 (varlen, head_dim_v, softcap)
+    AttnBwdParams: (392, 440),
 }
 
 
@@ -182,6 +209,14 @@ def declare_prototypes(lib):
     lib.cudadent_attn_bwd.argtypes = [ctypes.POINTER(AttnBwdParams), ctypes.c_void_p,
                                       ctypes.c_size_t, ctypes.c_void_p]
     lib.cudadent_attn_bwd.restype = c_status
+    # (dtype, compute_capability (0: the current device), head_dims, capacity, count)
+    int_p = ctypes.POINTER(ctypes.c_int)
+    # (a library from before layout v2 lacks them: _library.supported_head_dims says so)
+    for name in ("cudadent_attn_fwd_supported_head_dims", "cudadent_attn_bwd_supported_head_dims"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes = [c_dtype, ctypes.c_int, int_p, ctypes.c_int, int_p]
+            fn.restype = c_status
 
 
 check_layout()

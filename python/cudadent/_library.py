@@ -138,3 +138,25 @@ def check(status, function):
             s = lib.cudadent_get_error_string(status)
             message = s.decode(errors="replace") if s else ""
         raise error_for_status(status, message, function)
+
+
+def supported_head_dims(direction="fwd", dtype=_abi.DType.BF16, compute_capability=0):
+    """The head dims libcudadent runs for direction ("fwd" or "bwd") and dtype (a DType, or
+    "fp16" / "bf16"), ascending, with head_dim_v equal to head_dim and no optional feature:
+    cudadent_attn_{fwd,bwd}_supported_head_dims of cudadent.h. compute_capability: e.g. 90 (no
+    device needed), 0 the current device."""
+    if direction not in ("fwd", "bwd"):
+        raise ValueError(f"direction = {direction!r}; expected 'fwd' or 'bwd'")
+    if isinstance(dtype, str):
+        dtype = {"fp16": _abi.DType.FP16, "float16": _abi.DType.FP16, "bf16": _abi.DType.BF16,
+                 "bfloat16": _abi.DType.BF16}[dtype]
+    lib = load()
+    name = f"cudadent_attn_{direction}_supported_head_dims"
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise NotImplementedError(f"the library at {_lib_path} predates {name} (params layout v2)")
+    count = ctypes.c_int(0)
+    check(fn(int(dtype), int(compute_capability), None, 0, ctypes.byref(count)), name)
+    dims = (ctypes.c_int * max(count.value, 1))()
+    check(fn(int(dtype), int(compute_capability), dims, count.value, ctypes.byref(count)), name)
+    return tuple(dims[:count.value])

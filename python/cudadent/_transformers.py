@@ -48,11 +48,19 @@ def cudadent_attention_forward(module, query, key, value, attention_mask, dropou
     if attention_mask is not None:
         raise NotImplementedError(
             "cudadent attention: attention_mask (padding, or a static cache's mask) is not "
-            "supported: cudadent has no variable-length kernel yet; use unpadded batches")
+            "supported: ragged batches are in the C API (cu_seqlens, params layout v2) but no "
+            "kernel implements them yet; use unpadded batches")
+    if kwargs.get("cu_seq_lens_q") is not None or kwargs.get("cu_seq_lens_k") is not None:
+        raise NotImplementedError(
+            "cudadent attention: packed sequences (cu_seq_lens_q / cu_seq_lens_k) are not "
+            "supported: ragged batches are in the C API (params layout v2) but no kernel "
+            "implements them yet")
     if dropout and module.training:
         raise NotImplementedError(f"cudadent attention: dropout={dropout} is not supported")
     if softcap:
-        raise NotImplementedError(f"cudadent attention: softcap={softcap} is not supported")
+        raise NotImplementedError(f"cudadent attention: softcap={softcap} is not supported: "
+                                  f"soft-capping is in the C API (params layout v2) but no "
+                                  f"kernel implements it yet")
     if kwargs.get("s_aux") is not None:
         raise NotImplementedError("cudadent attention: attention sinks (s_aux) are not supported")
     if is_causal is None:

@@ -14,7 +14,7 @@ __all__ = [
     "UnsupportedHeadDimError", "UnsupportedDtypeError", "MisalignedError", "NotContiguousError",
     "BadWindowError", "BadScaleError", "WorkspaceTooSmallError", "NoDeviceError",
     "UnsupportedArchError", "UnsupportedFeatureError", "CudaError", "InternalError",
-    "DeviceMismatchError", "ShapeError", "error_for_status",
+    "DeviceMismatchError", "ShapeError", "HeadDimVNotImplementedError", "error_for_status",
 ]
 
 
@@ -67,6 +67,11 @@ class BadHeadsError(CudadentError, ValueError):
 
 class UnsupportedHeadDimError(CudadentError, ValueError):
     status = Status.UNSUPPORTED_HEAD_DIM
+
+
+class HeadDimVNotImplementedError(UnsupportedHeadDimError, NotImplementedError):
+    """v's head dim differs from q and k's (head_dim_v != head_dim): in the C API (params layout
+    v2), not implemented by any kernel yet (found in Python)."""
 
 
 class UnsupportedDtypeError(CudadentError, TypeError):

@@ -6,7 +6,7 @@ import torch
 from . import ops
 from .errors import BadWindowError
 
-__all__ = ["attention", "flash_attn_func"]
+__all__ = ["attention", "flash_attn_func", "flash_attn_varlen_func"]
 
 
 def _window(window, name):
@@ -69,12 +69,15 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     Returns out, or (out, softmax_lse, None) when return_attn_probs=True (softmax_lse:
     (batch, nheads, seqlen_q) float32; cudadent never materializes the attention probabilities).
     Arguments cudadent does not implement raise NotImplementedError naming the argument:
-    dropout_p != 0, softcap != 0, alibi_slopes.
+    dropout_p != 0, softcap != 0, alibi_slopes; and so does a v whose head dim differs from q's
+    (HeadDimVNotImplementedError). Ragged batches (flash_attn_varlen_func) are not implemented
+    yet either: see flash_attn_varlen_func.
     """
     if dropout_p is None or float(dropout_p) != 0.0:
         _unsupported("dropout_p", dropout_p, "cudadent has no attention dropout; pass 0.0")
     if softcap is not None and float(softcap) != 0.0:
-        _unsupported("softcap", softcap, "no logit soft-capping kernel; pass 0.0")
+        _unsupported("softcap", softcap, "logit soft-capping is in the C API (softcap, params "
+                     "layout v2) but not implemented by any kernel yet; pass 0.0")
     if alibi_slopes is not None:
         _unsupported("alibi_slopes", "<tensor>" if isinstance(alibi_slopes, torch.Tensor)
                      else alibi_slopes, "no ALiBi kernel; pass None")
@@ -87,3 +90,14 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
         return out, lse, None
     return attention(q, k, v, causal=causal, softmax_scale=softmax_scale, window=(left, right),
                      deterministic=deterministic)
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           *args, **kwargs):
+    """flash_attn.flash_attn_varlen_func's name and leading arguments, so that code reaching for it
+    gets a clear error: ragged batches are in the C API (cu_seqlens_q / cu_seqlens_k, params
+    layout v2: include/cudadent.h) but no kernel implements them yet."""
+    raise NotImplementedError(
+        "cudadent.flash_attn_varlen_func: ragged batches (cu_seqlens_q / cu_seqlens_k) are in "
+        "the C API (params layout v2) but not implemented by any kernel yet; pad the batch or "
+        "use equal lengths with flash_attn_func")

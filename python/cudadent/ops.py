@@ -25,7 +25,8 @@ import threading
 import torch
 
 from . import _abi, _library
-from .errors import BadHeadsError, DeviceMismatchError, ShapeError, UnsupportedDtypeError
+from .errors import (BadHeadsError, DeviceMismatchError, HeadDimVNotImplementedError,
+                     ShapeError, UnsupportedDtypeError)
 
 __all__ = ["attn_fwd", "attn_bwd", "attention_fwd", "fwd_impl", "bwd_impl", "DTYPES"]
 
@@ -74,6 +75,12 @@ def check_qkv(q, k, v):
     if k.shape[3] != D:
         raise ShapeError(f"k has head_dim {k.shape[3]} but q has head_dim {D} "
                          f"(q: {_shape(q)}, k: {_shape(k)}); expected the same head_dim")
+    if v.shape[:3] == k.shape[:3] and v.shape[3] != k.shape[3]:
+        raise HeadDimVNotImplementedError(
+            f"v has head_dim {v.shape[3]} but q and k have head_dim {D} (v: {_shape(v)}, k: "
+            f"{_shape(k)}): a V head dim other than Q and K's (head_dim_v) is in the C API "
+            f"(params layout v2) but not implemented by any kernel yet; expected v's head_dim "
+            f"{D}")
     if v.shape != k.shape:
         raise ShapeError(f"v has shape {_shape(v)}; expected k's shape {_shape(k)}")
     if k.shape[2] == 0 or Hq % k.shape[2] != 0:

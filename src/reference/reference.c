@@ -4,7 +4,7 @@
  * Per query row i (one head) everything is computed from the row's scores over its visible key
  * range [lo, hi] (masks are contiguous ranges per row):
  *
- *   s_j   = scale * (q_i . k_j)
+ *   s_j   = scale * (q_i . k_j);  with softcap c > 0: t_j = tanh(s_j / c), s_j = c t_j
  *   m     = max_j s_j,  l = sum_j exp(s_j - m)
  *   LSE_i = m + log(l)
  *   P_ij  = exp(s_j - LSE_i)
@@ -17,7 +17,8 @@
  *   delta_i = dO_i . O~_i              (O~_i: O_i as above, computed with P~, and in the
  *                                        low-precision variant rounded to the dtype, as the O a
  *                                        kernel is handed is: the forward's stored output)
- *   dS_ij   = P_ij (dP_ij - delta_i);  dS~ = round(dS) in the low-precision variant
+ *   dS_ij   = P_ij (dP_ij - delta_i)  (softcap: times 1 - t_j^2, d(c tanh(x / c))/dx);
+ *             dS~ = round(dS) in the low-precision variant
  *   dQ_i    = scale * sum_j dS~_ij k_j
  *   dK_j    = scale * sum_i dS~_ij q_i      (over the query heads of j's KV head, then rows i)
  *   dV_j    = sum_i P~_ij dO_i
@@ -25,6 +26,9 @@
  * Loop order: scores and dP are axpy's over d on packed transposed K^T / V^T ([d][j], contiguous
  * in j), the other products axpy's over d on rows of V, K, dO, Q: every inner loop is unit-stride
  * and vectorizes without reassociation, and each element's summation order is fixed.
+ *
+ * head_dim_v (Dv) may differ from head_dim (D): V, O, dO, dV rows have Dv elements. Varlen
+ * problems are split into dense problems of one sequence each (varlen.c).
  *
  * Threads (pthreads, a shared counter handing out units):
  *   forward            units (batch, query head, block of 64 query rows);
@@ -45,65 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- 16-bit float conversions ---------------------------------------------------------------- */
-
-/* Round |x| (finite, non-zero, positive) to a binary format with mbits explicit mantissa bits and
- * exponent bias `bias` (IEEE-like: subnormals, max exponent reserved for inf/NaN); returns the bit
- * pattern without sign. Round to nearest, ties to even, directly from double (no double
- * rounding through float). */
-static uint16_t round_to_bits(double ax, int mbits, int bias, int max_biased_exp) {
-  const int emin = 1 - bias;
-  const int emax = max_biased_exp - 1 - bias;
-  int ex;
-  (void)frexp(ax, &ex); /* ax = f * 2^ex, f in [0.5, 1) */
-  int e = ex - 1;       /* ax in [2^e, 2^(e+1)) */
-  if (e > emax) return (uint16_t)(max_biased_exp << mbits); /* >= 2^(emax+1): inf */
-  if (e < emin) e = emin;                                    /* subnormal range: fixed quantum */
-  const int qexp = e - mbits;                                /* value of one mantissa ulp */
-  const double m = ldexp(ax, -qexp);                         /* exact: power-of-two scaling */
-  double r = floor(m);
-  const double frac = m - r;
-  if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
-  uint32_t ri = (uint32_t)r; /* r <= 2^(mbits+1) */
-  const uint32_t hidden = 1u << mbits;
-  if (ri == 2u * hidden) { /* rounded up into the next binade */
-    ri = hidden;
-    e += 1;
-    if (e > emax) return (uint16_t)(max_biased_exp << mbits);
-  }
-  if (ri < hidden) return (uint16_t)ri; /* subnormal (or zero); e == emin here */
-  return (uint16_t)(((uint32_t)(e + bias) << mbits) | (ri - hidden));
-}
-
-static uint16_t double_to_bits(double x, int mbits, int bias, int max_biased_exp,
-                               uint16_t qnan) {
-  const uint16_t sign = (uint16_t)(signbit(x) ? 1u << 15 : 0u);
-  if (isnan(x)) return (uint16_t)(sign | qnan);
-  if (isinf(x)) return (uint16_t)(sign | (max_biased_exp << mbits));
-  if (x == 0.0) return sign;
-  return (uint16_t)(sign | round_to_bits(fabs(x), mbits, bias, max_biased_exp));
-}
-
-static double bits_to_double(uint16_t b, int mbits, int bias, int max_biased_exp) {
-  const double sign = (b & 0x8000u) ? -1.0 : 1.0;
-  const int be = (int)((b >> mbits) & (unsigned)max_biased_exp);
-  const uint32_t mant = b & ((1u << mbits) - 1u);
-  if (be == max_biased_exp) return mant ? NAN : sign * INFINITY;
-  if (be == 0) return sign * ldexp((double)mant, 1 - bias - mbits);
-  return sign * ldexp((double)((1u << mbits) | mant), be - bias - mbits);
-}
-
-uint16_t ref_double_to_half_bits(double x) { return double_to_bits(x, 10, 15, 31, 0x7E00u); }
-uint16_t ref_double_to_bf16_bits(double x) { return double_to_bits(x, 7, 127, 255, 0x7FC0u); }
-double ref_half_bits_to_double(uint16_t h) { return bits_to_double(h, 10, 15, 31); }
-double ref_bf16_bits_to_double(uint16_t b) { return bits_to_double(b, 7, 127, 255); }
-
-double ref_round_to(int dtype, double x) {
-  if (dtype == CUDADENT_DTYPE_FP16) return ref_half_bits_to_double(ref_double_to_half_bits(x));
-  if (dtype == CUDADENT_DTYPE_BF16) return ref_bf16_bits_to_double(ref_double_to_bf16_bits(x));
-  return x;
-}
 
 static int rounds(const ref_problem_t *p) {
   return p->round_dtype == CUDADENT_DTYPE_FP16 || p->round_dtype == CUDADENT_DTYPE_BF16;
@@ -139,7 +84,15 @@ int ref_visible(const ref_problem_t *p, int i, int j) {
 
 static int problem_ok(const ref_problem_t *p) {
   return p && p->batch >= 0 && p->seqlen_q >= 0 && p->seqlen_k >= 0 && p->heads_q >= 0 &&
-         p->heads_kv > 0 && p->head_dim >= 0 && p->heads_q % p->heads_kv == 0;
+         p->heads_kv > 0 && p->head_dim >= 0 && p->head_dim_v >= 0 && p->softcap >= 0.0 &&
+         p->heads_q % p->heads_kv == 0;
+}
+
+/* The head dim of v, o, dout, dv. */
+static int dv_of(const ref_problem_t *p) { return p->head_dim_v ? p->head_dim_v : p->head_dim; }
+
+static int is_varlen(const ref_problem_t *p) {
+  return p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
 }
 
 static int thread_count(const ref_problem_t *p, long units) {
@@ -154,9 +107,10 @@ static int thread_count(const ref_problem_t *p, long units) {
   return (int)(n < 1 ? 1 : n);
 }
 
-/* Per-thread scratch: rows of length seqlen_k and one of head_dim. */
+/* Per-thread scratch: rows of length seqlen_k and one of max(head_dim, head_dim_v). dt: the
+ * softcap's 1 - tanh^2 per key. */
 typedef struct scratch {
-  double *s, *pr, *pn, *dp, *ds, *o;
+  double *s, *pr, *pn, *dp, *ds, *dt, *o;
 } scratch_t;
 
 static int scratch_alloc(scratch_t *w, int sk, int d) {
@@ -166,8 +120,9 @@ static int scratch_alloc(scratch_t *w, int sk, int d) {
   w->pn = malloc(n * sizeof(double));
   w->dp = malloc(n * sizeof(double));
   w->ds = malloc(n * sizeof(double));
+  w->dt = malloc(n * sizeof(double));
   w->o = malloc(nd * sizeof(double));
-  return w->s && w->pr && w->pn && w->dp && w->ds && w->o;
+  return w->s && w->pr && w->pn && w->dp && w->ds && w->dt && w->o;
 }
 
 static void scratch_free(scratch_t *w) {
@@ -176,6 +131,7 @@ static void scratch_free(scratch_t *w) {
   free(w->pn);
   free(w->dp);
   free(w->ds);
+  free(w->dt);
   free(w->o);
 }
 
@@ -194,9 +150,10 @@ static double *pack_transposed(const double *x, int batch, int seqlen, int heads
   return t;
 }
 
-/* s[a..c] = scale * (q_i . k_j) from K^T [D][Sk] of this (batch, KV head). */
+/* s[a..c] = scale * (q_i . k_j) from K^T [D][Sk] of this (batch, KV head), soft-capped where
+ * softcap > 0 (dt[a..c]: 1 - tanh^2, the cap's derivative). */
 static void row_scores(const ref_problem_t *p, const double *qi, const double *kt, int a, int c,
-                       double *s) {
+                       double *s, double *dt) {
   const int D = p->head_dim, Sk = p->seqlen_k;
   for (int j = a; j <= c; ++j) s[j] = 0.0;
   for (int d = 0; d < D; ++d) {
@@ -206,6 +163,14 @@ static void row_scores(const ref_problem_t *p, const double *qi, const double *k
   }
   const double scale = p->softmax_scale;
   for (int j = a; j <= c; ++j) s[j] *= scale;
+  if (p->softcap > 0.0) {
+    const double cap = p->softcap;
+    for (int j = a; j <= c; ++j) {
+      const double t = tanh(s[j] / cap);
+      s[j] = cap * t;
+      dt[j] = 1.0 - t * t;
+    }
+  }
 }
 
 /* P (w->pn) and P~ (w->pr) over [a, c] from the scores in w->s and the row's LSE. */
@@ -222,7 +187,7 @@ static void row_probs(const ref_problem_t *p, double lse, int a, int c, scratch_
  * this (batch, KV head); v: V of this (batch, KV head), row stride vstride. */
 static double row_forward(const ref_problem_t *p, int i, const double *qi, const double *kt,
                           const double *v, size_t vstride, scratch_t *w, int *plo, int *phi) {
-  const int D = p->head_dim;
+  const int D = dv_of(p); /* O's head dim */
   int lo, hi;
   row_range(p, i, &lo, &hi);
   *plo = lo;
@@ -230,7 +195,7 @@ static double row_forward(const ref_problem_t *p, int i, const double *qi, const
   for (int d = 0; d < D; ++d) w->o[d] = 0.0;
   if (lo > hi) return -INFINITY;
   double *s = w->s;
-  row_scores(p, qi, kt, lo, hi, s);
+  row_scores(p, qi, kt, lo, hi, s, w->dt);
   double m = -INFINITY;
   for (int j = lo; j <= hi; ++j)
     if (s[j] > m) m = s[j];
@@ -246,10 +211,11 @@ static double row_forward(const ref_problem_t *p, int i, const double *qi, const
   return lse;
 }
 
-/* dS~ over [a, c] (into w->ds, unscaled) from P (w->pn), the row's dO and delta. */
+/* dS~ over [a, c] (into w->ds, unscaled) from P (w->pn), the row's dO and delta, and with
+ * softcap the cap's derivative (w->dt, from row_scores). vt: V^T [Dv][Sk]. */
 static void row_ds(const ref_problem_t *p, const double *doi, const double *vt, double delta,
                    int a, int c, scratch_t *w) {
-  const int D = p->head_dim, Sk = p->seqlen_k;
+  const int D = dv_of(p), Sk = p->seqlen_k;
   double *dp = w->dp;
   for (int j = a; j <= c; ++j) dp[j] = 0.0;
   for (int d = 0; d < D; ++d) { /* dP_j = dO_i . v_j */
@@ -258,8 +224,10 @@ static void row_ds(const ref_problem_t *p, const double *doi, const double *vt, 
     for (int j = a; j <= c; ++j) dp[j] += gd * vd[j];
   }
   const int rnd = rounds(p);
+  const int capped = p->softcap > 0.0;
   for (int j = a; j <= c; ++j) {
-    const double x = w->pn[j] * (dp[j] - delta);
+    double x = w->pn[j] * (dp[j] - delta);
+    if (capped) x *= w->dt[j];
     w->ds[j] = rnd ? ref_round_to(p->round_dtype, x) : x;
   }
 }
@@ -277,7 +245,8 @@ typedef struct pool {
 static void *pool_worker(void *arg) {
   pool_t *pl = arg;
   scratch_t w;
-  if (!scratch_alloc(&w, pl->p->seqlen_k, pl->p->head_dim)) {
+  const int d = pl->p->head_dim > dv_of(pl->p) ? pl->p->head_dim : dv_of(pl->p);
+  if (!scratch_alloc(&w, pl->p->seqlen_k, d)) {
     scratch_free(&w);
     pthread_mutex_lock(&pl->lock);
     pl->failed = 1;
@@ -340,22 +309,22 @@ typedef struct fwd_ctx {
 static void fwd_unit(void *arg, long unit, scratch_t *w) {
   const fwd_ctx_t *c = arg;
   const ref_problem_t *p = c->p;
-  const int D = p->head_dim, Sq = p->seqlen_q, Sk = p->seqlen_k;
+  const int D = p->head_dim, Dv = dv_of(p), Sq = p->seqlen_q, Sk = p->seqlen_k;
   const int Hq = p->heads_q, Hkv = p->heads_kv, group = Hq / Hkv;
   const long blk = unit % c->row_blocks;
   const int h = (int)((unit / c->row_blocks) % Hq);
   const int b = (int)(unit / c->row_blocks / Hq);
   const int g = h / group;
   const double *kt = c->kt + ((size_t)b * Hkv + g) * (size_t)D * Sk;
-  const size_t vstride = (size_t)Hkv * D;
-  const double *v = c->v + (size_t)b * Sk * vstride + (size_t)g * D;
+  const size_t vstride = (size_t)Hkv * Dv;
+  const double *v = c->v + (size_t)b * Sk * vstride + (size_t)g * Dv;
   const int i0 = (int)(blk * FWD_ROWS_PER_UNIT);
   const int i1 = i0 + FWD_ROWS_PER_UNIT < Sq ? i0 + FWD_ROWS_PER_UNIT : Sq;
   for (int i = i0; i < i1; ++i) {
-    const size_t row = (((size_t)b * Sq + i) * Hq + h) * D;
+    const size_t qrow = ((size_t)b * Sq + i) * Hq + h; /* row index of q and o */
     int lo, hi;
-    const double lse = row_forward(p, i, c->q + row, kt, v, vstride, w, &lo, &hi);
-    if (c->o) memcpy(c->o + row, w->o, (size_t)D * sizeof(double));
+    const double lse = row_forward(p, i, c->q + qrow * D, kt, v, vstride, w, &lo, &hi);
+    if (c->o) memcpy(c->o + qrow * Dv, w->o, (size_t)Dv * sizeof(double));
     if (c->lse) c->lse[((size_t)b * Hq + h) * Sq + i] = lse;
   }
 }
@@ -363,7 +332,11 @@ static void fwd_unit(void *arg, long unit, scratch_t *w) {
 void ref_attn_fwd(const ref_problem_t *p, const double *q, const double *k, const double *v,
                   double *o, double *lse) {
   if (!problem_ok(p) || (!o && !lse)) return;
-  const size_t n_o = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim;
+  if (is_varlen(p)) {
+    ref_varlen_fwd(p, q, k, v, o, lse);
+    return;
+  }
+  const size_t n_o = (size_t)p->batch * p->seqlen_q * p->heads_q * dv_of(p);
   const size_t n_lse = (size_t)p->batch * p->heads_q * p->seqlen_q;
   fwd_ctx_t c;
   c.p = p;
@@ -398,35 +371,35 @@ typedef struct bwd_ctx {
 static void bwd_rows_unit(void *arg, long unit, scratch_t *w) {
   const bwd_ctx_t *c = arg;
   const ref_problem_t *p = c->p;
-  const int D = p->head_dim, Sq = p->seqlen_q, Sk = p->seqlen_k;
+  const int D = p->head_dim, Dv = dv_of(p), Sq = p->seqlen_q, Sk = p->seqlen_k;
   const int Hq = p->heads_q, Hkv = p->heads_kv, group = Hq / Hkv;
   const long blk = unit % c->row_blocks;
   const int h = (int)((unit / c->row_blocks) % Hq);
   const int b = (int)(unit / c->row_blocks / Hq);
   const int g = h / group;
-  const size_t kvstride = (size_t)Hkv * D;
-  const size_t kvoff = (size_t)b * Sk * kvstride + (size_t)g * D;
-  const double *kb = c->k + kvoff, *vb = c->v + kvoff;
+  const size_t kvstride = (size_t)Hkv * D, vstride = (size_t)Hkv * Dv;
+  const double *kb = c->k + (size_t)b * Sk * kvstride + (size_t)g * D;
+  const double *vb = c->v + (size_t)b * Sk * vstride + (size_t)g * Dv;
   const double *kt = c->kt + ((size_t)b * Hkv + g) * (size_t)D * Sk;
-  const double *vt = c->vt + ((size_t)b * Hkv + g) * (size_t)D * Sk;
+  const double *vt = c->vt + ((size_t)b * Hkv + g) * (size_t)Dv * Sk;
   const double scale = p->softmax_scale;
   const int i0 = (int)(blk * FWD_ROWS_PER_UNIT);
   const int i1 = i0 + FWD_ROWS_PER_UNIT < Sq ? i0 + FWD_ROWS_PER_UNIT : Sq;
   for (int i = i0; i < i1; ++i) {
-    const size_t row = (((size_t)b * Sq + i) * Hq + h) * D;
+    const size_t qrow = ((size_t)b * Sq + i) * Hq + h; /* row index of q, dq, o, dout */
     const size_t stat = ((size_t)b * Hq + h) * Sq + i;
-    const double *qi = c->q + row, *doi = c->dout + row;
-    double *dqi = c->dq + row;
+    const double *qi = c->q + qrow * D, *doi = c->dout + qrow * Dv;
+    double *dqi = c->dq + qrow * D;
     for (int d = 0; d < D; ++d) dqi[d] = 0.0;
     int lo, hi;
-    c->lse[stat] = row_forward(p, i, qi, kt, vb, kvstride, w, &lo, &hi);
+    c->lse[stat] = row_forward(p, i, qi, kt, vb, vstride, w, &lo, &hi);
     c->delta[stat] = 0.0;
     if (lo > hi) continue; /* sees no key: no gradient */
     double delta = 0.0;    /* dO_i . O_i */
     if (rounds(p) && p->given_o != NULL)
-      for (int d = 0; d < D; ++d) delta += doi[d] * p->given_o[row + d];
+      for (int d = 0; d < Dv; ++d) delta += doi[d] * p->given_o[qrow * Dv + d];
     else
-      for (int d = 0; d < D; ++d) delta += doi[d] * ref_round_to(p->round_dtype, w->o[d]);
+      for (int d = 0; d < Dv; ++d) delta += doi[d] * ref_round_to(p->round_dtype, w->o[d]);
     c->delta[stat] = delta;
     row_ds(p, doi, vt, delta, lo, hi, w);
     for (int j = lo; j <= hi; ++j) { /* dQ_i = scale sum_j dS~_j k_j */
@@ -441,40 +414,40 @@ static void bwd_rows_unit(void *arg, long unit, scratch_t *w) {
 static void bwd_keys_unit(void *arg, long unit, scratch_t *w) {
   const bwd_ctx_t *c = arg;
   const ref_problem_t *p = c->p;
-  const int D = p->head_dim, Sq = p->seqlen_q, Sk = p->seqlen_k;
+  const int D = p->head_dim, Dv = dv_of(p), Sq = p->seqlen_q, Sk = p->seqlen_k;
   const int Hq = p->heads_q, Hkv = p->heads_kv, group = Hq / Hkv;
   const long blk = unit % c->key_blocks;
   const int g = (int)((unit / c->key_blocks) % Hkv);
   const int b = (int)(unit / c->key_blocks / Hkv);
-  const size_t kvstride = (size_t)Hkv * D;
-  const size_t kvoff = (size_t)b * Sk * kvstride + (size_t)g * D;
-  double *dkb = c->dk + kvoff, *dvb = c->dv + kvoff;
+  const size_t kvstride = (size_t)Hkv * D, vstride = (size_t)Hkv * Dv;
+  double *dkb = c->dk + (size_t)b * Sk * kvstride + (size_t)g * D;
+  double *dvb = c->dv + (size_t)b * Sk * vstride + (size_t)g * Dv;
   const double *kt = c->kt + ((size_t)b * Hkv + g) * (size_t)D * Sk;
-  const double *vt = c->vt + ((size_t)b * Hkv + g) * (size_t)D * Sk;
+  const double *vt = c->vt + ((size_t)b * Hkv + g) * (size_t)Dv * Sk;
   const double scale = p->softmax_scale;
   const int j0 = (int)(blk * BWD_KEYS_PER_UNIT);
   const int j1 = j0 + BWD_KEYS_PER_UNIT < Sk ? j0 + BWD_KEYS_PER_UNIT - 1 : Sk - 1;
-  for (int j = j0; j <= j1; ++j)
-    for (int d = 0; d < D; ++d) dkb[j * kvstride + d] = dvb[j * kvstride + d] = 0.0;
+  for (int j = j0; j <= j1; ++j) {
+    for (int d = 0; d < D; ++d) dkb[j * kvstride + d] = 0.0;
+    for (int d = 0; d < Dv; ++d) dvb[j * vstride + d] = 0.0;
+  }
   for (int h = g * group; h < (g + 1) * group; ++h) {
     for (int i = 0; i < Sq; ++i) {
       int lo, hi;
       row_range(p, i, &lo, &hi);
       const int a = lo > j0 ? lo : j0, e = hi < j1 ? hi : j1;
       if (a > e) continue;
-      const size_t row = (((size_t)b * Sq + i) * Hq + h) * D;
+      const size_t qrow = ((size_t)b * Sq + i) * Hq + h;
       const size_t stat = ((size_t)b * Hq + h) * Sq + i;
-      const double *qi = c->q + row, *doi = c->dout + row;
-      row_scores(p, qi, kt, a, e, w->s);
+      const double *qi = c->q + qrow * D, *doi = c->dout + qrow * Dv;
+      row_scores(p, qi, kt, a, e, w->s, w->dt);
       row_probs(p, c->lse[stat], a, e, w);
       row_ds(p, doi, vt, c->delta[stat], a, e, w);
       for (int j = a; j <= e; ++j) {
         const double pj = w->pr[j], sj = w->ds[j] * scale;
-        double *dvj = dvb + j * kvstride, *dkj = dkb + j * kvstride;
-        for (int d = 0; d < D; ++d) {
-          dvj[d] += pj * doi[d]; /* dV_j += P~_j dO_i */
-          dkj[d] += sj * qi[d];  /* dK_j += scale dS~_j q_i */
-        }
+        double *dvj = dvb + j * vstride, *dkj = dkb + j * kvstride;
+        for (int d = 0; d < Dv; ++d) dvj[d] += pj * doi[d]; /* dV_j += P~_j dO_i */
+        for (int d = 0; d < D; ++d) dkj[d] += sj * qi[d];   /* dK_j += scale dS~_j q_i */
       }
     }
   }
@@ -483,6 +456,10 @@ static void bwd_keys_unit(void *arg, long unit, scratch_t *w) {
 void ref_attn_bwd(const ref_problem_t *p, const double *q, const double *k, const double *v,
                   const double *dout, double *dq, double *dk, double *dv) {
   if (!problem_ok(p)) return;
+  if (is_varlen(p)) {
+    ref_varlen_bwd(p, q, k, v, dout, dq, dk, dv);
+    return;
+  }
   const size_t n_stat = (size_t)p->batch * p->heads_q * p->seqlen_q;
   bwd_ctx_t c;
   c.p = p;
@@ -496,7 +473,7 @@ void ref_attn_bwd(const ref_problem_t *p, const double *q, const double *k, cons
   c.row_blocks = (p->seqlen_q + FWD_ROWS_PER_UNIT - 1) / FWD_ROWS_PER_UNIT;
   c.key_blocks = (p->seqlen_k + BWD_KEYS_PER_UNIT - 1) / BWD_KEYS_PER_UNIT;
   c.kt = pack_transposed(k, p->batch, p->seqlen_k, p->heads_kv, p->head_dim);
-  c.vt = pack_transposed(v, p->batch, p->seqlen_k, p->heads_kv, p->head_dim);
+  c.vt = pack_transposed(v, p->batch, p->seqlen_k, p->heads_kv, dv_of(p));
   c.lse = malloc((n_stat ? n_stat : 1) * sizeof(double));
   c.delta = malloc((n_stat ? n_stat : 1) * sizeof(double));
   const long row_units = (long)p->batch * p->heads_q * c.row_blocks;
@@ -506,7 +483,7 @@ void ref_attn_bwd(const ref_problem_t *p, const double *q, const double *k, cons
     fprintf(stderr, "ref_attn_bwd: out of memory; outputs set to NaN\n");
     fill_nan(dq, (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim);
     fill_nan(dk, (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim);
-    fill_nan(dv, (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim);
+    fill_nan(dv, (size_t)p->batch * p->seqlen_k * p->heads_kv * dv_of(p));
   }
   free((void *)c.kt);
   free((void *)c.vt);

@@ -15,6 +15,7 @@ from cudadent import _abi, _library, errors
 
 STRUCTS = {
     "cudadent_tensor_t": _abi.Tensor,
+    "cudadent_seqlens_report_t": _abi.SeqlensReport,
     "cudadent_attn_fwd_params_t": _abi.AttnFwdParams,
     "cudadent_attn_bwd_params_t": _abi.AttnBwdParams,
 }
@@ -70,10 +71,11 @@ def lib():
         pytest.skip(f"libcudadent not built: {e}")
 
 
-def _tensor(t, i, heads):
+def _tensor(t, i, heads, head_dim=64):
     """Fake, aligned device pointers (the query never touches memory), dense strides."""
     t.data = 0x7f0000000000 + i * 0x1000000
-    t.stride_batch, t.stride_seq, t.stride_head, t.stride_dim = 128 * heads * 64, heads * 64, 64, 1
+    t.stride_batch, t.stride_seq, t.stride_head, t.stride_dim = \
+        128 * heads * head_dim, heads * head_dim, head_dim, 1
 
 
 def _fwd_params(**overrides):
@@ -145,6 +147,62 @@ def test_struct_size_older_layouts_are_read(lib, build):
     for size in _abi.LAYOUT_SIZES[type(params)]:
         status, _, msg = _query_as(lib, params, size)
         assert status != _abi.Status.BAD_STRUCT_SIZE, f"struct_size {size}: {msg}"
+
+
+@pytest.mark.parametrize("build", BUILDERS)
+def test_struct_size_v1_caller_gets_defaults(lib, build):
+    """A caller of layout v1 (cudadent 0.1.0: 232 / 392 bytes): the library reads only its
+    bytes, the v2 fields take their defaults (0), whatever lies past the caller's struct."""
+    params = build()
+    struct = type(params)
+    v1 = _abi.LAYOUT_SIZES[struct][0]
+    assert v1 == getattr(struct, "cu_seqlens_q").offset
+    buf = (ctypes.c_ubyte * (ctypes.sizeof(struct) + 8))(*([0x5A] * (ctypes.sizeof(struct) + 8)))
+    ctypes.memmove(buf, ctypes.byref(params), v1)
+    view = ctypes.cast(buf, ctypes.POINTER(struct))
+    view.contents.struct_size = v1
+    query = (lib.cudadent_attn_fwd_workspace_size if struct is _abi.AttnFwdParams
+             else lib.cudadent_attn_bwd_workspace_size)
+    n = ctypes.c_size_t(0)
+    status = query(view, ctypes.byref(n))
+    assert status == _abi.Status.SUCCESS, lib.cudadent_get_last_error_message().decode()
+    view.contents.struct_size = ctypes.sizeof(struct)  # read as v2, the garbage is refused
+    assert query(view, ctypes.byref(n)) != _abi.Status.SUCCESS
+
+
+@pytest.mark.parametrize("overrides,status,word", [
+    (dict(softcap=30.0), _abi.Status.UNSUPPORTED_FEATURE, "softcap = 30 is not implemented yet"),
+    (dict(softcap=-1.0), _abi.Status.BAD_SCALE, "softcap"),
+    (dict(head_dim_v=-1), _abi.Status.BAD_SIZE, "head_dim_v"),
+    (dict(total_q=4), _abi.Status.BAD_SIZE, "total_q = 4 is set in a dense call"),
+    (dict(seqused_k=0x7f0020000000), _abi.Status.NULL_POINTER, "seqused_k"),
+    (dict(cu_seqlens_q=0x7f0020000000), _abi.Status.NULL_POINTER, "cu_seqlens_k is NULL"),
+])
+def test_v2_fields_through_ctypes(lib, overrides, status, word):
+    got, _, msg = _query(lib, _fwd_params(**overrides))
+    assert got == status and word in msg, msg
+
+
+def test_supported_head_dims(lib):
+    for direction in ("fwd", "bwd"):
+        for cc in (80, 90):
+            dims = _library.supported_head_dims(direction, "bf16", cc)
+            assert list(dims) == sorted(set(dims)) and all(d > 0 for d in dims)
+            for d in (8, 64, 96, 128, 256):
+                p = _fwd_params(head_dim=d) if direction == "fwd" else None
+                if p is not None and d in dims:  # listed: the call's head-dim check passes
+                    for name in ("q", "k", "v", "o"):
+                        _tensor(getattr(p, name), "qkvo".index(name), 4, d)
+                    status, _, msg = _query(lib, p)
+                    assert status == _abi.Status.SUCCESS, msg
+        assert _library.supported_head_dims(direction, "bf16", 75) == ()
+    status, _, msg = _query(lib, _fwd_params(head_dim=96))
+    assert status == _abi.Status.UNSUPPORTED_HEAD_DIM and "supported: " in msg
+    listed = ", ".join(str(d) for d in sorted(set(_library.supported_head_dims("fwd", "bf16", 80))
+                                              | set(_library.supported_head_dims("fwd", "bf16", 90))))
+    assert f"supported: {listed}" in msg, msg
+    with pytest.raises(errors.CudadentError):
+        _library.supported_head_dims("fwd", _abi.DType.BF16, -1)
 
 
 @pytest.mark.parametrize("build", BUILDERS)

@@ -34,17 +34,32 @@ def test_cpu_tensor_names_the_tensor():
      r"k has head_dim 128 but q has head_dim 64"),
     (lambda: (_t(1, 8, 2, 64), _t(1, 8, 2, 64), _t(1, 9, 2, 64)), cudadent.ShapeError,
      r"v has shape \(1, 9, 2, 64\); expected k's shape \(1, 8, 2, 64\)"),
+    (lambda: (_t(1, 8, 2, 192), _t(1, 8, 2, 192), _t(1, 8, 2, 128)),
+     cudadent.HeadDimVNotImplementedError,
+     r"v has head_dim 128 but q and k have head_dim 192 .*\(head_dim_v\).* not implemented by any "
+     r"kernel yet"),
     (lambda: (_t(1, 8, 6, 64), _t(1, 8, 4, 64), _t(1, 8, 4, 64)), cudadent.BadHeadsError,
      r"q has 6 heads, which is not a multiple of the 4 heads of k and v"),
     (lambda: (_t(8, 2, 64), _t(8, 2, 64), _t(8, 2, 64)), cudadent.ShapeError,
      r"q has shape \(8, 2, 64\); expected a 4-d tensor \(batch, seqlen, heads, head_dim\)"),
-], ids=["dtype", "dtype-mismatch", "batch", "head_dim", "v-shape", "heads", "ndim"])
+], ids=["dtype", "dtype-mismatch", "batch", "head_dim", "v-shape", "head_dim_v", "heads", "ndim"])
 def test_python_checks_name_the_tensor(make, exc, pattern):
     with FakeTensorMode():  # the same checks run in the real and the fake implementation
         q, k, v = make()
         with pytest.raises(exc, match=pattern) as info:
             cudadent.attention(q, k, v)
     assert isinstance(info.value, cudadent.CudadentError)
+
+
+def test_head_dim_v_is_not_implemented_yet():
+    """head_dim_v != head_dim: a NotImplementedError (and an UnsupportedHeadDimError, the C
+    status of such a call) naming what is missing."""
+    assert issubclass(cudadent.HeadDimVNotImplementedError, NotImplementedError)
+    assert issubclass(cudadent.HeadDimVNotImplementedError, cudadent.UnsupportedHeadDimError)
+    with FakeTensorMode():
+        q, v = _t(1, 8, 2, 128), _t(1, 8, 2, 64)
+        with pytest.raises(NotImplementedError, match="head_dim_v"):
+            cudadent.flash_attn_func(q, q, v)
 
 
 def test_status_classes():

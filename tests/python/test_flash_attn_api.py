@@ -27,6 +27,20 @@ def test_unsupported_arguments_raise_naming_the_argument(kwargs, name):
         cudadent.flash_attn_func(q, q, q, **kwargs)
 
 
+def test_softcap_says_not_implemented_yet():
+    q = torch.randn(1, 8, 4, 64, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match=r"softcap=30.0 .*not implemented by any kernel yet"):
+        cudadent.flash_attn_func(q, q, q, softcap=30.0)
+
+
+def test_varlen_func_says_not_implemented_yet():
+    q = torch.randn(24, 4, 64, dtype=torch.bfloat16)
+    cu = torch.tensor([0, 10, 24], dtype=torch.int32)
+    with pytest.raises(NotImplementedError, match=r"flash_attn_varlen_func: ragged batches .*"
+                                                  r"not implemented by any kernel yet"):
+        cudadent.flash_attn_varlen_func(q, q, q, cu, cu, 14, 14, causal=True)
+
+
 @requires_cuda
 def test_return_attn_probs_and_semantics():
     q = randn((2, 64, 4, 64), torch.bfloat16, 1)

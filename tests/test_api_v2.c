@@ -1,0 +1,269 @@
+/*
+ * test_api_v2.c - the fields of params layout v2 (include/cudadent.h, "features of layout v2")
+ * and the supported-head-dims queries, without running a kernel:
+ *   - every new field is validated on the host, each failure with its status and a message
+ *     naming the field (head_dim_v, softcap, the varlen pointers and sizes, the tensors at their
+ *     varlen sizes or at head_dim_v);
+ *   - valid calls that use a feature no kernel implements yet (head_dim_v != head_dim, softcap,
+ *     varlen, seqused_k, seqlens_report) are refused, by the workspace queries too, with
+ *     UNSUPPORTED_HEAD_DIM / UNSUPPORTED_FEATURE and "not implemented yet";
+ *   - cudadent_attn_{fwd,bwd}_supported_head_dims answer from the dispatch table, agree with what
+ *     the calls accept, and the unsupported-head-dim message names that set.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api_params.h"
+#include "cudadent.h"
+#include "harness.h"
+
+void register_api_v2_tests(void);
+
+/* A valid varlen forward (3 sequences, at most 40 queries / 50 keys each, 100 / 120 tokens),
+ * (total, heads, head_dim) tensors with a garbage stride_batch (ignored in varlen calls). */
+static cudadent_attn_fwd_params_t varlen_fwd(void) {
+  cudadent_attn_fwd_params_t p = t_valid_fwd();
+  p.batch = 3;
+  p.seqlen_q = 40;
+  p.seqlen_k = 50;
+  p.total_q = 100;
+  p.total_k = 120;
+  p.q = t_dense(FAKE(1), 1, 100 * 8, 64); /* stride_batch 100*8*64: ignored */
+  p.q.stride_seq = 8 * 64;
+  p.q.stride_head = 64;
+  p.k = t_dense(FAKE(2), 120, 2, 64);
+  p.v = t_dense(FAKE(3), 120, 2, 64);
+  p.o = t_dense(FAKE(4), 100, 8, 64);
+  p.k.stride_batch = 3; /* misaligned, negative: ignored all the same */
+  p.v.stride_batch = -24;
+  p.cu_seqlens_q = (const int32_t *)FAKE(10);
+  p.cu_seqlens_k = (const int32_t *)((char *)FAKE(11) + 4); /* int32 arrays: 4-byte aligned */
+  return p;
+}
+
+static cudadent_attn_bwd_params_t varlen_bwd(void) {
+  cudadent_attn_bwd_params_t p = t_valid_bwd();
+  const cudadent_attn_fwd_params_t f = varlen_fwd();
+  p.batch = f.batch;
+  p.seqlen_q = f.seqlen_q;
+  p.seqlen_k = f.seqlen_k;
+  p.total_q = f.total_q;
+  p.total_k = f.total_k;
+  p.q = f.q;
+  p.k = f.k;
+  p.v = f.v;
+  p.o = f.o;
+  p.dout = t_dense(FAKE(6), 100, 8, 64);
+  p.dq = t_dense(FAKE(7), 100, 8, 64);
+  p.dk = t_dense(FAKE(8), 120, 2, 64);
+  p.dv = t_dense(FAKE(9), 120, 2, 64);
+  p.cu_seqlens_q = f.cu_seqlens_q;
+  p.cu_seqlens_k = f.cu_seqlens_k;
+  return p;
+}
+
+#define EXPECT_VARLEN_FWD(mutation, status, needle)          \
+  do {                                                       \
+    cudadent_attn_fwd_params_t p = varlen_fwd();             \
+    mutation;                                                \
+    int r_ = t_expect_fwd(&p, status, needle, #mutation);    \
+    if (r_ != T_PASS) return r_;                             \
+  } while (0)
+#define EXPECT_VARLEN_BWD(mutation, status, needle)          \
+  do {                                                       \
+    cudadent_attn_bwd_params_t p = varlen_bwd();             \
+    mutation;                                                \
+    int r_ = t_expect_bwd(&p, status, needle, #mutation);    \
+    if (r_ != T_PASS) return r_;                             \
+  } while (0)
+
+static const char *const k_not_yet = "not implemented yet";
+
+static int test_head_dim_v_and_softcap(void) {
+  /* head_dim_v == head_dim is today's call: accepted */
+  {
+    cudadent_attn_fwd_params_t p = t_valid_fwd();
+    p.head_dim_v = 64;
+    size_t bytes = 0;
+    T_CHECK(cudadent_attn_fwd_workspace_size(&p, &bytes) == CUDADENT_STATUS_SUCCESS,
+            "head_dim_v = head_dim refused: %s", cudadent_get_last_error_message());
+  }
+  EXPECT_FWD(p.head_dim_v = -1, CUDADENT_STATUS_BAD_SIZE, "head_dim_v = -1");
+  /* v and o are checked at head_dim_v: rows of 120 bytes, an o whose heads overlap */
+  EXPECT_FWD(p.head_dim_v = 60, CUDADENT_STATUS_MISALIGNED, "v: head_dim_v = 60");
+  EXPECT_FWD(p.head_dim_v = 128, CUDADENT_STATUS_BAD_SIZE, "head_dim_v = 128");
+  EXPECT_FWD((p.head_dim_v = 128, p.v = t_dense(FAKE(3), 120, 2, 128),
+              p.o = t_dense(FAKE(4), 100, 8, 128)),
+             CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 128 != head_dim = 64 is not implemented yet");
+  EXPECT_FWD(p.softcap = -1.0f, CUDADENT_STATUS_BAD_SCALE, "softcap = -1");
+  EXPECT_FWD(p.softcap = NAN, CUDADENT_STATUS_BAD_SCALE, "softcap");
+  EXPECT_FWD(p.softcap = INFINITY, CUDADENT_STATUS_BAD_SCALE, "softcap = inf");
+  EXPECT_FWD(p.softcap = 30.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE, "softcap = 30 is not implemented yet");
+  EXPECT_BWD(p.head_dim_v = -8, CUDADENT_STATUS_BAD_SIZE, "head_dim_v = -8");
+  EXPECT_BWD(p.head_dim_v = 128, CUDADENT_STATUS_BAD_SIZE, "spanned by head_dim_v = 128");
+  EXPECT_BWD((p.head_dim_v = 32, p.dv.stride_head = 16), CUDADENT_STATUS_BAD_SIZE,
+             "dv.stride_head = 16");
+  EXPECT_BWD(p.head_dim_v = 32, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 32");
+  EXPECT_BWD(p.softcap = -0.5f, CUDADENT_STATUS_BAD_SCALE, "softcap = -0.5");
+  EXPECT_BWD(p.softcap = 50.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  /* an unsupported head_dim is reported before the missing feature */
+  EXPECT_FWD((p.head_dim = 96, p.softcap = 30.0f), CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+             "head_dim = 96");
+  return T_PASS;
+}
+
+static int test_varlen_fields(void) {
+  /* dense calls must leave the varlen fields alone */
+  EXPECT_FWD(p.seqused_k = (const int32_t *)FAKE(12), CUDADENT_STATUS_NULL_POINTER, "seqused_k");
+  EXPECT_FWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13),
+             CUDADENT_STATUS_NULL_POINTER, "seqlens_report");
+  EXPECT_FWD(p.total_q = 5, CUDADENT_STATUS_BAD_SIZE, "total_q = 5 is set in a dense call");
+  EXPECT_BWD(p.total_k = 7, CUDADENT_STATUS_BAD_SIZE, "total_k = 7");
+  /* a valid varlen call: validated in full, then refused as not implemented yet */
+  EXPECT_VARLEN_FWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE, "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet");
+  EXPECT_VARLEN_FWD(p.seqused_k = (const int32_t *)FAKE(12), CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+                    k_not_yet);
+  EXPECT_VARLEN_FWD(p.lse = NULL, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  EXPECT_VARLEN_FWD((p.total_q = 0, p.seqlen_q = 0, p.q.data = NULL, p.o.data = NULL),
+                    CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet); /* empty q: not checked */
+  EXPECT_VARLEN_BWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  /* pointers */
+  EXPECT_VARLEN_FWD(p.cu_seqlens_k = NULL, CUDADENT_STATUS_NULL_POINTER,
+                    "cu_seqlens_k is NULL while cu_seqlens_q is set");
+  EXPECT_VARLEN_FWD(p.cu_seqlens_q = NULL, CUDADENT_STATUS_NULL_POINTER, "cu_seqlens_q is NULL");
+  EXPECT_VARLEN_FWD(p.cu_seqlens_q = (const int32_t *)((char *)FAKE(10) + 2),
+                    CUDADENT_STATUS_MISALIGNED, "cu_seqlens_q");
+  EXPECT_VARLEN_FWD(p.seqused_k = (const int32_t *)((char *)FAKE(12) + 1),
+                    CUDADENT_STATUS_MISALIGNED, "seqused_k");
+  EXPECT_VARLEN_FWD(p.seqlens_report = (cudadent_seqlens_report_t *)((char *)FAKE(13) + 4),
+                    CUDADENT_STATUS_MISALIGNED, "seqlens_report");
+  /* sizes */
+  EXPECT_VARLEN_FWD(p.total_q = -1, CUDADENT_STATUS_BAD_SIZE, "total_q = -1");
+  EXPECT_VARLEN_FWD(p.total_k = (1 << 30) + 1, CUDADENT_STATUS_SIZE_OVERFLOW, "total_k");
+  EXPECT_VARLEN_FWD(p.seqlen_q = 101, CUDADENT_STATUS_BAD_SIZE, "exceeds total_q = 100");
+  EXPECT_VARLEN_FWD(p.seqlen_k = 121, CUDADENT_STATUS_BAD_SIZE, "exceeds total_k = 120");
+  EXPECT_VARLEN_FWD(p.total_q = 121, CUDADENT_STATUS_BAD_SIZE, "total_q = 121 exceeds batch");
+  EXPECT_VARLEN_FWD(p.batch = 0, CUDADENT_STATUS_BAD_SIZE, "total_q = 100 exceeds batch");
+  EXPECT_VARLEN_FWD(p.seqlen_k = -1, CUDADENT_STATUS_BAD_SIZE, "seqlen_k = -1");
+  EXPECT_VARLEN_BWD(p.seqlen_q = 30, CUDADENT_STATUS_BAD_SIZE, "total_q = 100 exceeds batch");
+  /* tensors at their varlen sizes (total, heads, head_dim) */
+  EXPECT_VARLEN_FWD(p.o.stride_seq = 64, CUDADENT_STATUS_BAD_SIZE, "output o overlap itself");
+  EXPECT_VARLEN_FWD(p.o.stride_seq = 64, CUDADENT_STATUS_BAD_SIZE, "total_q = 100");
+  EXPECT_VARLEN_FWD(p.k.stride_seq = 0, CUDADENT_STATUS_BAD_SIZE, "total_k = 120");
+  EXPECT_VARLEN_FWD(p.v.data = NULL, CUDADENT_STATUS_NULL_POINTER, "v.data");
+  EXPECT_VARLEN_FWD(p.lse = (float *)((char *)FAKE(5) + 4), CUDADENT_STATUS_MISALIGNED, "lse");
+  EXPECT_VARLEN_BWD(p.lse = NULL, CUDADENT_STATUS_NULL_POINTER, "lse");
+  EXPECT_VARLEN_BWD(p.dk.stride_seq = 2 * 64 + 4, CUDADENT_STATUS_MISALIGNED, "dk.stride_seq");
+  EXPECT_VARLEN_BWD(p.dq.stride_head = 32, CUDADENT_STATUS_BAD_SIZE, "dq.stride_head = 32");
+  return T_PASS;
+}
+
+/* ---- the supported-head-dims queries ---- */
+
+typedef cudadent_status_t (*dims_query_t)(cudadent_dtype_t, int, int *, int, int *);
+
+static int format_dims(const int *dims, int n, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && used < len; ++i)
+    used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? ", " : "", dims[i]);
+  return n;
+}
+
+static int in_list(const int *dims, int n, int d) {
+  for (int i = 0; i < n; ++i)
+    if (dims[i] == d) return 1;
+  return 0;
+}
+
+static int test_head_dims_query(void) {
+  const struct { const char *dir; dims_query_t q; } dirs[2] = {
+      {"forward", cudadent_attn_fwd_supported_head_dims},
+      {"backward", cudadent_attn_bwd_supported_head_dims}};
+  for (int di = 0; di < 2; ++di) {
+    const dims_query_t query = dirs[di].q;
+    int all[64], n_all = 0; /* the union over the architectures */
+    const int ccs[4] = {75, 80, 89, 90};
+    for (int c = 0; c < 4; ++c) {
+      int dims[64], count = -1;
+      T_CHECK(query(CUDADENT_DTYPE_BF16, ccs[c], dims, 64, &count) == CUDADENT_STATUS_SUCCESS,
+              "%s cc %d: %s", dirs[di].dir, ccs[c], cudadent_get_last_error_message());
+      char list[256];
+      format_dims(dims, count, list, sizeof list);
+      printf("    %s bf16 cc %d.%d: %d head dims {%s}\n", dirs[di].dir, ccs[c] / 10, ccs[c] % 10,
+             count, list);
+      T_CHECK(count >= 0 && count <= 64, "count %d", count);
+      if (ccs[c] < 80) T_CHECK(count == 0, "cc 7.5 has no kernel, yet %d head dims", count);
+      for (int i = 0; i < count; ++i) {
+        T_CHECK(i == 0 || dims[i] > dims[i - 1], "not ascending: %s", list);
+        if (!in_list(all, n_all, dims[i])) all[n_all++] = dims[i];
+      }
+      /* fp16 is built alike; fp8 has no kernel */
+      int dims16[64], count16 = -1, count8 = -1;
+      T_CHECK(query(CUDADENT_DTYPE_FP16, ccs[c], dims16, 64, &count16) == CUDADENT_STATUS_SUCCESS &&
+                  count16 == count && !memcmp(dims16, dims, sizeof(int) * (size_t)count),
+              "fp16 differs from bf16 at cc %d", ccs[c]);
+      T_CHECK(query(CUDADENT_DTYPE_FP8_E4M3, ccs[c], NULL, 0, &count8) == CUDADENT_STATUS_SUCCESS &&
+                  count8 == 0, "fp8: %d head dims", count8);
+    }
+    /* what the calls accept (head dims 8..512, device-free) is the union over the archs */
+    for (int d = 8; d <= 512; d += 8) {
+      size_t bytes = 0;
+      cudadent_status_t st;
+      if (di == 0) {
+        cudadent_attn_fwd_params_t p = t_valid_fwd();
+        t_fwd_shape(&p, 2, 100, 120, 8, 2, d);
+        st = cudadent_attn_fwd_workspace_size(&p, &bytes);
+      } else {
+        cudadent_attn_bwd_params_t p = t_valid_bwd();
+        t_bwd_shape(&p, 2, 100, 120, 8, 2, d);
+        st = cudadent_attn_bwd_workspace_size(&p, &bytes);
+      }
+      const int listed = in_list(all, n_all, d);
+      T_CHECK(st == (listed ? CUDADENT_STATUS_SUCCESS : CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM),
+              "%s head_dim %d: listed %d, the call gives %d (%s)", dirs[di].dir, d, listed, st,
+              cudadent_get_last_error_message());
+      if (!listed && n_all > 0) { /* the refusal names the supported set */
+        char want[256] = "supported: ";
+        format_dims(all, n_all, want + strlen(want), sizeof want - strlen(want));
+        T_CHECK(strstr(cudadent_get_last_error_message(), want) != NULL,
+                "'%s' does not name '%s'", cudadent_get_last_error_message(), want);
+      }
+    }
+    /* capacity: the full count, min(count, capacity) written */
+    int one[2] = {-7, -7}, count = -1, full = -1;
+    T_CHECK(query(CUDADENT_DTYPE_BF16, 90, NULL, 0, &full) == CUDADENT_STATUS_SUCCESS, "NULL, 0");
+    T_CHECK(query(CUDADENT_DTYPE_BF16, 90, one, 1, &count) == CUDADENT_STATUS_SUCCESS &&
+                count == full && (full == 0 ? one[0] == -7 : one[0] > 0) && one[1] == -7,
+            "capacity 1: count %d (full %d), dims %d %d", count, full, one[0], one[1]);
+    /* bad arguments */
+    T_CHECK(query(CUDADENT_DTYPE_BF16, 90, one, 1, NULL) == CUDADENT_STATUS_NULL_POINTER, "count");
+    T_CHECK(query(CUDADENT_DTYPE_BF16, 90, NULL, 4, &count) == CUDADENT_STATUS_NULL_POINTER,
+            "head_dims NULL with capacity 4");
+    T_CHECK(query(CUDADENT_DTYPE_BF16, 90, one, -1, &count) == CUDADENT_STATUS_BAD_SIZE, "cap -1");
+    T_CHECK(query(CUDADENT_DTYPE_BF16, -90, one, 1, &count) == CUDADENT_STATUS_BAD_SIZE, "cc -90");
+    T_CHECK(query((cudadent_dtype_t)7, 90, one, 1, &count) == CUDADENT_STATUS_UNSUPPORTED_DTYPE,
+            "dtype 7");
+    T_CHECK(strstr(cudadent_get_last_error_message(), "dtype = 7") != NULL, "message");
+    /* the current device */
+    count = -1;
+    const cudadent_status_t st = query(CUDADENT_DTYPE_BF16, 0, one, 0, &count);
+    if (t_gpu_skip_reason) {
+      T_CHECK(st == CUDADENT_STATUS_NO_DEVICE, "cc 0 without a device gave %d", st);
+      printf("    %s, current device: %s\n", dirs[di].dir, cudadent_get_last_error_message());
+    } else {
+      T_CHECK(st == CUDADENT_STATUS_SUCCESS && count >= 0, "cc 0: %s",
+              cudadent_get_last_error_message());
+      printf("    %s, current device: %d head dims\n", dirs[di].dir, count);
+    }
+  }
+  return T_PASS;
+}
+
+void register_api_v2_tests(void) {
+  t_register("api_v2_head_dim_v_and_softcap", test_head_dim_v_and_softcap);
+  t_register("api_v2_varlen_fields", test_varlen_fields);
+  t_register("api_v2_supported_head_dims", test_head_dims_query);
+}
