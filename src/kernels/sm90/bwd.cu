@@ -41,8 +41,9 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
  * whose mask has a right bound (causal included). Their dQ turns run in ascending key-block order
  * (bwd_kernel.cuh cd_sm90_bwd_reduce_dq), while key block n starts at a later query block than
  * block n - 1: every CTA then moves at the pace of its chain's first, which has the most work (H200,
- * session 16: b4 s4k 32/8 heads d128 causal, 177.6 TFLOP/s deterministic, against 463 without and
- * 262 for the sm80 backward without; docs/kernels/sm90_bwd.md). The sm80 backward takes them. */
+ * session 16: b4 s4k 32/8 heads d128 causal, 177.6 TFLOP/s deterministic (CLI), against 440.7
+ * without (package bench) and 262 for the sm80 backward without (session 15, CLI);
+ * docs/kernels/sm90_bwd.md section 3). The sm80 backward takes them. */
 extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) {
   return !(p->deterministic && p->window_right >= 0);
 }
