@@ -15,6 +15,7 @@
 #include "problem.h"
 
 void register_reference_tests(void);
+void register_reference_props_tests(void);
 void register_reference_v2_tests(void);
 void register_api_tests(void);
 void register_api_v2_tests(void);
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
   static char reason[256];
   if (!problem_gpu_present(reason, sizeof reason)) t_gpu_skip_reason = reason;
   register_reference_tests();
+  register_reference_props_tests();
   register_reference_v2_tests();
   register_api_tests();
   register_api_v2_tests();
