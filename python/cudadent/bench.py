@@ -40,13 +40,10 @@ old ones): <gpu> is the GPU's name in lower case (nvidia-h200, nvidia-h100-80gb-
 all, --seqlens, --head-dims, --causal, --backends, --no-flex), so neither replaces a full run.
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -55,6 +52,10 @@ from .bench_suites import (BACKENDS, DIRECTIONS, FA3_SEQLENS, GQA_SHAPES, GRAPH_
                            QUICK_SEQLENS, QUICK_SMALL, SDPA_BACKENDS, SMALL_SHAPES,
                            TIMED_IN_ROUNDS)
 from .bench_report import _short_error, report_stem, write_report  # noqa: F401 (report_stem: tests)
+from .bench_backends import _backend_ctx, make_forward  # noqa: F401
+from .bench_env import _repo_root, environment  # noqa: F401 (environment: train_bench)
+from .bench_timing import (flops, time_eager_loop, time_event_samples, time_events,  # noqa: F401
+                           time_graph)
 
 
 # ---- progress ---------------------------------------------------------------------------------
@@ -88,241 +89,6 @@ def _progress(total, desc):
         return tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True)
     except ImportError:
         return _SimpleBar(total, desc)
-
-
-# ---- environment ------------------------------------------------------------------------------
-
-def _run(cmd, cwd=None):
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=20)
-        return r.stdout.strip() if r.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _repo_root():
-    for start in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
-        d = start
-        while True:
-            if os.path.isfile(os.path.join(d, "include", "cudadent.h")):
-                return d
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-    return None
-
-
-def _git_commit():
-    env = os.environ.get("CUDADENT_GIT_COMMIT")
-    if env:
-        return env
-    root = _repo_root()
-    if root is None:
-        return "unknown"
-    head = _run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root)
-    if head is None:
-        return "unknown (no git)"
-    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root)
-    return head + ("+dirty" if dirty else "")
-
-
-def environment():
-    import torch
-    env = {
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "gpu": torch.cuda.get_device_name(),
-        "sms": torch.cuda.get_device_properties(0).multi_processor_count,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version(),
-        "python": platform.python_version(),
-        "commit": _git_commit(),
-        "command": "python -m cudadent.bench " + " ".join(sys.argv[1:]),
-    }
-    smi = _run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,power.limit",
-                "--format=csv,noheader"])
-    if smi:
-        parts = [p.strip() for p in smi.splitlines()[0].split(",")]
-        env["driver"] = parts[0]
-        env["smi"] = ", ".join(parts[1:])
-    else:
-        try:
-            import pynvml
-            pynvml.nvmlInit()
-            v = pynvml.nvmlSystemGetDriverVersion()
-            env["driver"] = v.decode() if isinstance(v, bytes) else v
-        except Exception:
-            env["driver"] = "unknown"
-    try:
-        import cudadent
-        env["cudadent"] = f"{cudadent.library_version()} ({cudadent.library_path()})"
-    except Exception as e:
-        env["cudadent"] = f"not loaded: {e}"
-    return env
-
-
-# ---- timing -----------------------------------------------------------------------------------
-
-def time_events(fn, warmup, iters, budget_s=2.0):
-    """Median milliseconds of fn() over CUDA events around each call."""
-    import torch
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    one = time.perf_counter() - t0
-    iters = max(5, min(iters, int(budget_s / max(one, 1e-6))))
-    return statistics.median(time_event_samples(fn, iters))
-
-
-def time_event_samples(fn, calls):
-    """Milliseconds of each of `calls` calls of fn, CUDA events around each (no warm-up).
-
-    The events are recorded on the current stream passed explicitly: Event.record() without it
-    makes a Stream object each time, ~6 us of host time per event on the H200 machine (dev/
-    pkg_overhead.py --breakdown), which made entries whose GPU time is short (d128 causal 512)
-    time the host instead of the GPU."""
-    import torch
-    stream = torch.cuda.current_stream()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    for i in range(calls):
-        starts[i].record(stream)
-        fn()
-        ends[i].record(stream)
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
-
-
-def time_graph(fn, stream, replays, calls=GRAPH_CALLS):
-    """Milliseconds per call: a CUDA graph of `calls` calls of fn, median over replays.
-
-    fn (and whatever made its inputs, such as the forward of a backward) must have run on
-    `stream`, so that autograd's backward kernels land on the capturing stream."""
-    import torch
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    stream.synchronize()
-    with torch.cuda.graph(g, stream=stream):
-        for _ in range(calls):
-            fn()
-    g.replay()
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(stream)
-        with torch.cuda.stream(stream):
-            g.replay()
-        e.record(stream)
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    del g
-    return statistics.median(times) / calls
-
-
-def time_eager_loop(fn, stream, repeats, calls=GRAPH_CALLS):
-    """Milliseconds per call of a Python loop of `calls` eager calls (events around the loop)."""
-    import torch
-    times = []
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-        stream.synchronize()
-        for _ in range(repeats):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(calls):
-                fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-    return statistics.median(times) / calls
-
-
-def flops(B, H, S, D, causal, direction):
-    f = 4.0 * B * H * S * S * D
-    if causal:
-        f /= 2
-    return f * (2.5 if direction == "bwd" else 1.0)
-
-
-# ---- backends ---------------------------------------------------------------------------------
-
-_FLEX = {}
-
-
-def _flex_compiled():
-    import torch
-    if "fn" not in _FLEX:
-        from torch.nn.attention.flex_attention import flex_attention
-        # One compile per shape and grad mode: above dynamo's default limit of 8 entries it would
-        # silently run the unfused eager fallback (and measure that).
-        for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                     "accumulated_cache_size_limit"):
-            if hasattr(torch._dynamo.config, name):
-                setattr(torch._dynamo.config, name, max(getattr(torch._dynamo.config, name), 512))
-        _FLEX["fn"] = torch.compile(flex_attention, dynamic=False)
-    return _FLEX["fn"]
-
-
-def _backend_ctx(backend):
-    """What make_forward's ctx holds for `backend`, made fresh (a context manager is single-use)."""
-    import contextlib
-    if backend in SDPA_BACKENDS:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        return sdpa_kernel([{"cudnn": SDPBackend.CUDNN_ATTENTION,
-                             "flash": SDPBackend.FLASH_ATTENTION,
-                             "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]])
-    return contextlib.nullcontext()
-
-
-def make_forward(backend, q, k, v, causal, sdpa_layout):
-    """(fn, ctx, leaves, to_bshd): fn() runs one forward of `backend` while ctx is held; leaves
-    are the tensors gradients are taken for; to_bshd(out) gives the output as (B, S, H, D).
-    q, k, v: (B, S, H, D) tensors; k and v may have fewer heads than q (GQA)."""
-    import contextlib
-    import torch.nn.functional as F
-
-    if backend == "cudadent":
-        import cudadent
-        return (lambda: cudadent.attention(q, k, v, causal=causal)), contextlib.nullcontext(), \
-            (q, k, v), (lambda o: o)
-    if sdpa_layout == "bhsd":  # separate contiguous (B, H, S, D) leaves: no copy in the timing
-        qt, kt, vt = (t.detach().transpose(1, 2).contiguous().requires_grad_(t.requires_grad)
-                      for t in (q, k, v))
-        leaves = (qt, kt, vt)
-    else:
-        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        leaves = (q, k, v)
-    to_bshd = lambda o: o.transpose(1, 2)  # noqa: E731
-    gqa = {"enable_gqa": True} if k.shape[2] != q.shape[2] else {}
-    if backend in SDPA_BACKENDS:
-        return (lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa)), \
-            _backend_ctx(backend), leaves, to_bshd
-    if backend == "flex":
-        flex = _flex_compiled()
-        from torch.nn.attention.flex_attention import create_block_mask
-
-        def causal_mask(b, h, qi, ki):
-            return qi >= ki
-
-        def full_mask(b, h, qi, ki):
-            return qi >= 0
-        # Always a block mask made up front: with None, flex builds one on every call (a host to
-        # device copy, which CUDA graph capture refuses). A full mask has only full blocks.
-        block_mask = create_block_mask(causal_mask if causal else full_mask, None, None,
-                                       q.shape[1], k.shape[1], device=q.device)
-        return (lambda: flex(qt, kt, vt, block_mask=block_mask, **gqa)), \
-            contextlib.nullcontext(), leaves, to_bshd
-    raise ValueError(backend)
-
 
 
 # ---- the runs ---------------------------------------------------------------------------------
