@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one GPU-machine job: build for Hopper (16 cores), run the C test suite on each kernel path,
 # compute-sanitizer on a small causal GQA shape, the CLI's default suite, and (where torch
-# imports) the Python tests and the side-by-side bench. Logs go to $OUT (or ./gpu-logs).
+# imports) the Python tests and the side-by-side bench. Into $OUT (or ./gpu-logs): 0-summary.txt,
+# the bench reports and logs.tar.gz.
 #   scripts/gpu_check.sh [tests] [install] [sanitize] [bwdrepeat] [bench] [python]
 #                        [pybench-quick|pybench-full]
 # With no argument: tests install sanitize bench. Also: bwdrepeat (gpu_bwd three times, fresh
@@ -12,54 +13,58 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests install sanitize bench)
-summary="$out/summary.txt"
+# What comes back from the GPU machine is at most 8 files: the summary (named to sort first), the
+# bench reports and one archive of every log, written on exit.
+summary="$out/0-summary.txt"
+logs=$(mktemp -d)
+trap 'tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null' EXIT
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   nvcc --version | tail -1
-  git log -1 --format='commit %h %s' 2>/dev/null || true; } > "$out/env.txt" 2>&1
-note "env: $(tr '\n' ' ' < "$out/env.txt")"
+  git log -1 --format='commit %h %s' 2>/dev/null || true; } > "$logs/env.txt" 2>&1
+note "env: $(tr '\n' ' ' < "$logs/env.txt")"
 
 t0=$(date +%s)
 if ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-       && cmake --build build-gpu -j 16; } > "$out/build.log" 2>&1; then
-  note "BUILD FAILED (see build.log)"; tail -40 "$out/build.log"; exit 1
+       && cmake --build build-gpu -j 16; } > "$logs/build.log" 2>&1; then
+  note "BUILD FAILED (see build.log)"; tail -40 "$logs/build.log"; exit 1
 fi
 note "build: $(( $(date +%s) - t0 )) s"
 
 for step in "${steps[@]}"; do
   case $step in
     tests)
-      : > "$out/tests.log"
+      : > "$logs/tests.log"
       # default dispatch runs everything (on Hopper: both sm90 kernels); then each path forced
       # (gpu_fwd also matches gpu_fwd_nolse); sm80:gpu_bwd is the portable backward on Hopper
       for run in default:all sm80:gpu_fwd sm90:gpu_fwd sm80:gpu_bwd sm90:gpu_bwd; do
         path=${run%%:*} filter=${run#*:}
         [ "$filter" = all ] && filter=""
         ( [ "$path" = default ] || export CUDADENT_KERNEL=$path
-          timeout 900 build-gpu/tests/cudadent_tests $filter > "$out/tests-run.log" 2>&1 )
-        note "tests ($path ${filter:-all}): $(tail -1 "$out/tests-run.log")"
-        grep -E '^\[ FAIL' "$out/tests-run.log" | head -20 | tee -a "$summary"
-        { echo "==== tests $path ${filter:-all}"; cat "$out/tests-run.log"; } >> "$out/tests.log"
-        rm -f "$out/tests-run.log"
+          timeout 900 build-gpu/tests/cudadent_tests $filter > "$logs/tests-run.log" 2>&1 )
+        note "tests ($path ${filter:-all}): $(tail -1 "$logs/tests-run.log")"
+        grep -E '^\[ FAIL' "$logs/tests-run.log" | head -20 | tee -a "$summary"
+        { echo "==== tests $path ${filter:-all}"; cat "$logs/tests-run.log"; } >> "$logs/tests.log"
+        rm -f "$logs/tests-run.log"
       done
  ;;
     install)
-      (cd build-gpu && ctest -R install --output-on-failure > "$out/install.log" 2>&1)
-      note "install + README example: $(grep -E 'tests passed|tests failed' "$out/install.log")"
-      grep -E 'forward ran|no CUDA device' "$out/install.log" | tee -a "$summary" ;;
+      (cd build-gpu && ctest -R install --output-on-failure > "$logs/install.log" 2>&1)
+      note "install + README example: $(grep -E 'tests passed|tests failed' "$logs/install.log")"
+      grep -E 'forward ran|no CUDA device' "$logs/install.log" | tee -a "$summary" ;;
     sanitize)
-      : > "$out/sanitize.log"
+      : > "$logs/sanitize.log"
       for tool in memcheck racecheck; do
         for path in sm80 sm90; do
           bwd=--bwd
           CUDADENT_KERNEL=$path timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 \
-            --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$out/sanitize-run.log" 2>&1
-          note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-run.log" | tail -1)"
-          { echo "==== $tool $path"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
-          rm -f "$out/sanitize-run.log"
+            --heads-kv 2 --head-dim 64 --causal $bwd --check --iters 1 > "$logs/sanitize-run.log" 2>&1
+          note "compute-sanitizer $tool ($path): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitize-run.log" | tail -1)"
+          { echo "==== $tool $path"; cat "$logs/sanitize-run.log"; } >> "$logs/sanitize.log"
+          rm -f "$logs/sanitize-run.log"
         done
         # the sm90 forward's other tile rows: d128 (long keys, unmasked) and d64 with 192 query
         # rows (unmasked; masked from seqlen_q 2048, where consumers release the tile's blocks
@@ -76,33 +81,33 @@ for step in "${steps[@]}"; do
                      "--head-dim 64 --seqlen-q 512 --seqlen-k 512 --batch 16 --heads 32 --heads-kv 8 --causal"; do
           CUDADENT_KERNEL=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
             build-gpu/cudadent-bench --batch 1 --heads 4 --heads-kv 2 $shape --check --iters 1 \
-            > "$out/sanitize-run.log" 2>&1
-          note "compute-sanitizer $tool (sm90, $shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-run.log" | tail -1)"
-          { echo "==== $tool sm90 $shape"; cat "$out/sanitize-run.log"; } >> "$out/sanitize.log"
-          rm -f "$out/sanitize-run.log"
+            > "$logs/sanitize-run.log" 2>&1
+          note "compute-sanitizer $tool (sm90, $shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitize-run.log" | tail -1)"
+          { echo "==== $tool sm90 $shape"; cat "$logs/sanitize-run.log"; } >> "$logs/sanitize.log"
+          rm -f "$logs/sanitize-run.log"
         done
       done ;;
     bwdrepeat)
       for rep in 1 2 3; do
-        timeout 300 build-gpu/tests/cudadent_tests gpu_bwd > "$out/tests-run.log" 2>&1
-        note "tests (gpu_bwd repeat $rep): $(tail -1 "$out/tests-run.log")"
-        grep -E '^\[ FAIL' -B8 "$out/tests-run.log" | head -40 | tee -a "$summary"
-        { echo "==== gpu_bwd repeat $rep"; cat "$out/tests-run.log"; } >> "$out/tests.log"
-        rm -f "$out/tests-run.log"
+        timeout 300 build-gpu/tests/cudadent_tests gpu_bwd > "$logs/tests-run.log" 2>&1
+        note "tests (gpu_bwd repeat $rep): $(tail -1 "$logs/tests-run.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/tests-run.log" | head -40 | tee -a "$summary"
+        { echo "==== gpu_bwd repeat $rep"; cat "$logs/tests-run.log"; } >> "$logs/tests.log"
+        rm -f "$logs/tests-run.log"
       done ;;
     bench)
-      build-gpu/cudadent-bench --suite default > "$out/bench-default.log" 2>&1
-      note "bench default suite: $(tail -1 "$out/bench-default.log")"
-      cat "$out/bench-default.log" ;;
+      build-gpu/cudadent-bench --suite default > "$logs/bench-default.log" 2>&1
+      note "bench default suite: $(tail -1 "$logs/bench-default.log")"
+      cat "$logs/bench-default.log" ;;
     python)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
-        timeout 600 python3 -m pytest -q -rs tests/python > "$out/pytest.log" 2>&1
-      note "pytest: $(tail -1 "$out/pytest.log")" ;;
+        timeout 600 python3 -m pytest -q -rs tests/python > "$logs/pytest.log" 2>&1
+      note "pytest: $(tail -1 "$logs/pytest.log")" ;;
     pybench-quick|pybench-full)
       flag=$([ "$step" = pybench-quick ] && echo --quick || echo "--time-limit ${PYBENCH_LIMIT:-300}")
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
-        timeout 900 python3 -m cudadent.bench $flag --out "$out" > "$out/pybench.log" 2>&1
-      note "pybench: rc $?"; tail -60 "$out/pybench.log" ;;
+        timeout 900 python3 -m cudadent.bench $flag --out "$out" > "$logs/pybench.log" 2>&1
+      note "pybench: rc $?"; tail -60 "$logs/pybench.log" ;;
     *) note "unknown step $step" ;;
   esac
 done

@@ -2,7 +2,8 @@
 # dev/sm90_bwd/gpu_run.sh - one GPU-machine call for the Hopper backward: build for sm_90a, the
 # backward's C tests on the sm90 path (default forward, and the sm90 forward), compute-sanitizer
 # on small shapes, CLI timings of the sm80 and sm90 backwards side by side, and the package bench
-# (backward against cuDNN). Logs go to $OUT (or ./gpu-logs).
+# (backward against cuDNN). Into $OUT (or ./gpu-logs): 0-summary.txt, the bench reports and
+# logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -18,8 +19,12 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests sanitize cli pybench)
-summary="$out/summary.txt"
+# What comes back from the GPU machine is at most 8 files: the summary (named to sort first), the
+# bench reports (.md/.json/.png) and one archive of every log, written on exit.
+summary="$out/0-summary.txt"
 : > "$summary"
+logs=$(mktemp -d)
+trap 'tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null' EXIT
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
 t0=$(date +%s)
@@ -31,8 +36,8 @@ if [ -n "${PREBUILT:-}" ]; then
     || { note "PREBUILT $PREBUILT incomplete"; exit 1; }
   note "prebuilt: $(ls "$PREBUILT" | tr '\n' ' ')"
 elif ! { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-       && cmake --build build-gpu -j 16; } > "$out/build.log" 2>&1; then
-  note "BUILD FAILED"; tail -40 "$out/build.log"; exit 1
+       && cmake --build build-gpu -j 16; } > "$logs/build.log" 2>&1; then
+  note "BUILD FAILED"; tail -40 "$logs/build.log"; exit 1
 fi
 note "build: $(( $(date +%s) - t0 )) s"
 bench=build-gpu/cudadent-bench
@@ -47,8 +52,8 @@ var_build() {
   else
     { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
         "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV ${VAR_FLAGS:?}" \
-        && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$out/build-var.log" 2>&1 \
-      || { note "VAR BUILD FAILED"; tail -20 "$out/build-var.log"; return 1; }
+        && cmake --build build-var -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-var.log" 2>&1 \
+      || { note "VAR BUILD FAILED"; tail -20 "$logs/build-var.log"; return 1; }
   fi
   note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
 }
@@ -57,19 +62,19 @@ for step in "${steps[@]}"; do
     tests)
       for run in "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_fwd"; do
         envset=${run%%:*} filter=${run#*:}
-        ( export "$envset"; timeout 600 build-gpu/tests/cudadent_tests $filter > "$out/t.log" 2>&1 )
-        note "tests ($envset $filter): $(tail -1 "$out/t.log")"
-        grep -E '^\[ FAIL' -B6 "$out/t.log" | head -60 | tee -a "$summary"
-        { echo "==== $envset $filter"; cat "$out/t.log"; } >> "$out/tests.log"
+        ( export "$envset"; timeout 600 build-gpu/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "tests ($envset $filter): $(tail -1 "$logs/t.log")"
+        grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/tests.log"
       done ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         for shape in "--head-dim 64 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal" \
                      "--head-dim 128 --seqlen-q 300 --seqlen-k 260 --heads 2 --heads-kv 1 --window 70,20 --dtype fp16"; do
           CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-            $bench --batch 1 $shape --bwd --check --iters 1 > "$out/s.log" 2>&1
-          note "sanitizer $tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1)"
-          { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
+            $bench --batch 1 $shape --bwd --check --iters 1 > "$logs/s.log" 2>&1
+          note "sanitizer $tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1)"
+          { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sanitize.log"
         done
       done ;;
     cli)
@@ -86,7 +91,7 @@ for step in "${steps[@]}"; do
       done ;;
     ab)
       { cmake -S build-base -B build-base/b -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-          && cmake --build build-base/b -j 16 --target cudadent-bench; } > "$out/build-base.log" 2>&1 \
+          && cmake --build build-base/b -j 16 --target cudadent-bench; } > "$logs/build-base.log" 2>&1 \
         || { note "BASE BUILD FAILED"; continue; }
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128 --causal" \
@@ -107,9 +112,9 @@ for step in "${steps[@]}"; do
     abvar)
       # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
       var_build || continue
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
-      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
-      grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
+      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$logs/t.log")"
+      grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
@@ -141,21 +146,21 @@ for step in "${steps[@]}"; do
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128"; do
         CUDADENT_KERNEL_BWD=sm90 timeout 200 ncu --metrics gpu__time_duration.sum \
-          $bench $shape --dtype bf16 --bwd --iters 1 > "$out/ncu.log" 2>&1
-        note "ncu $shape:"; grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" "$out/ncu.log" | \
+          $bench $shape --dtype bf16 --bwd --iters 1 > "$logs/ncu.log" 2>&1
+        note "ncu $shape:"; grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" "$logs/ncu.log" | \
           cut -c1-90 | tail -12 | tee -a "$summary"
       done ;;
     pybench|pybench-quick)
       flag=""; [ "$step" = pybench-quick ] && flag="--seqlens 1024,8192"
       CUDADENT_KERNEL_BWD=sm90 CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python \
         PYTHONUNBUFFERED=1 timeout 540 python3 -m cudadent.bench --suite fa3 --backends cudadent,cudnn \
-        --rounds 3 --no-flex --time-limit ${PYBENCH_LIMIT:-400} $flag --out "$out" > "$out/pybench.log" 2>&1
-      note "pybench: rc $?"; grep -E "^\|" "$out/pybench.log" | head -60 | tee -a "$summary" ;;
+        --rounds 3 --no-flex --time-limit ${PYBENCH_LIMIT:-400} $flag --out "$out" > "$logs/pybench.log" 2>&1
+      note "pybench: rc $?"; grep -E "^\|" "$logs/pybench.log" | head -60 | tee -a "$summary" ;;
     all)
       # default dispatch (on cc 9.0 both Hopper kernels, the deterministic backward included), every test
-      ( timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests > "$out/all.log" 2>&1 )
-      note "tests (default, all): rc $? $(tail -1 "$out/all.log")"
-      grep -E '^\[ FAIL' -B6 "$out/all.log" | head -60 | tee -a "$summary" ;;
+      ( timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests > "$logs/all.log" 2>&1 )
+      note "tests (default, all): rc $? $(tail -1 "$logs/all.log")"
+      grep -E '^\[ FAIL' -B6 "$logs/all.log" | head -60 | tee -a "$summary" ;;
     det)
       # the deterministic mode's cost: CLI timings with and without --deterministic, alternating
       for shape in "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
@@ -173,9 +178,9 @@ for step in "${steps[@]}"; do
       # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
       # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
       var_build || continue
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$out/t.log" 2>&1 )
-      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$out/t.log")"
-      grep -E '^\[ FAIL' -B6 "$out/t.log" | head -40 | tee -a "$summary"
+      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
+      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$logs/t.log")"
+      grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
       for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
@@ -204,12 +209,12 @@ for step in "${steps[@]}"; do
     train-quick|train)
       flag=""; [ "$step" = train-quick ] && flag="--quick"
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
-        timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$out/train.log" 2>&1
-      note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$out/train.log" | head -40 | tee -a "$summary" ;;
+        timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$logs/train.log" 2>&1
+      note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$logs/train.log" | head -40 | tee -a "$summary" ;;
     pytest)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
-        timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$out/pytest.log" 2>&1
-      note "pytest: rc $? $(tail -1 "$out/pytest.log")"; grep -E "FAILED|Error" "$out/pytest.log" | head -20 | tee -a "$summary" ;;
+        timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$logs/pytest.log" 2>&1
+      note "pytest: rc $? $(tail -1 "$logs/pytest.log")"; grep -E "FAILED|Error" "$logs/pytest.log" | head -20 | tee -a "$summary" ;;
     *) note "unknown step $step" ;;
   esac
 done
