@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - exercised only without torch
 
 if _torch is not None:
     from . import ops  # registers torch.ops.cudadent.attn_fwd / attn_bwd
-    from .functional import attention, flash_attn_func, flash_attn_varlen_func
+    from .functional import attention, flash_attn_func
     from . import _transformers
 
     def register_transformers():
@@ -37,8 +37,8 @@ else:
     def _needs_torch(*args, **kwargs):
         raise ImportError("cudadent.attention and flash_attn_func need PyTorch (pip install torch)")
 
-    attention = flash_attn_func = flash_attn_varlen_func = register_transformers = _needs_torch
+    attention = flash_attn_func = register_transformers = _needs_torch
 
-__all__ = ["attention", "flash_attn_func", "flash_attn_varlen_func", "Status", "library_path", "library_version",
+__all__ = ["attention", "flash_attn_func", "Status", "library_path", "library_version",
            "supported_head_dims",
            "register_transformers", "__version__"] + list(_errors_all)

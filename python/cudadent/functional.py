@@ -6,7 +6,7 @@ import torch
 from . import ops
 from .errors import BadWindowError
 
-__all__ = ["attention", "flash_attn_func", "flash_attn_varlen_func"]
+__all__ = ["attention", "flash_attn_func"]
 
 
 def _window(window, name):
@@ -70,8 +70,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     (batch, nheads, seqlen_q) float32; cudadent never materializes the attention probabilities).
     Arguments cudadent does not implement raise NotImplementedError naming the argument:
     dropout_p != 0, softcap != 0, alibi_slopes; and so does a v whose head dim differs from q's
-    (HeadDimVNotImplementedError). Ragged batches (flash_attn_varlen_func) are not implemented
-    yet either: see flash_attn_varlen_func.
+    (HeadDimVNotImplementedError). Ragged batches (flash-attn's flash_attn_varlen_func) have no
+    kernel yet, so the package has no such function: code that looks for it finds none.
     """
     if dropout_p is None or float(dropout_p) != 0.0:
         _unsupported("dropout_p", dropout_p, "cudadent has no attention dropout; pass 0.0")
@@ -90,14 +90,3 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
         return out, lse, None
     return attention(q, k, v, causal=causal, softmax_scale=softmax_scale, window=(left, right),
                      deterministic=deterministic)
-
-
-def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                           *args, **kwargs):
-    """flash_attn.flash_attn_varlen_func's name and leading arguments, so that code reaching for it
-    gets a clear error: ragged batches are in the C API (cu_seqlens_q / cu_seqlens_k, params
-    layout v2: include/cudadent.h) but no kernel implements them yet."""
-    raise NotImplementedError(
-        "cudadent.flash_attn_varlen_func: ragged batches (cu_seqlens_q / cu_seqlens_k) are in "
-        "the C API (params layout v2) but not implemented by any kernel yet; pad the batch or "
-        "use equal lengths with flash_attn_func")

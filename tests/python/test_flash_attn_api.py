@@ -33,12 +33,10 @@ def test_softcap_says_not_implemented_yet():
         cudadent.flash_attn_func(q, q, q, softcap=30.0)
 
 
-def test_varlen_func_says_not_implemented_yet():
-    q = torch.randn(24, 4, 64, dtype=torch.bfloat16)
-    cu = torch.tensor([0, 10, 24], dtype=torch.int32)
-    with pytest.raises(NotImplementedError, match=r"flash_attn_varlen_func: ragged batches .*"
-                                                  r"not implemented by any kernel yet"):
-        cudadent.flash_attn_varlen_func(q, q, q, cu, cu, 14, 14, causal=True)
+def test_no_varlen_func_until_a_kernel_implements_it():
+    # code that detects flash-attn's varlen function by its presence must not find one that
+    # cannot run
+    assert not hasattr(cudadent, "flash_attn_varlen_func")
 
 
 @requires_cuda
