@@ -6,6 +6,8 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
+# PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
+# makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
 # The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
