@@ -10,21 +10,22 @@
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
-/* cd_sm90_div against the division, on edges and a pseudo-random sweep */
+/* cd_sm90_fwd_div against the division, on edges and a pseudo-random sweep */
 static int tile_order_divisor(void) {
   const int ds[] = {1, 2, 3, 5, 7, 16, 31, 32, 33, 100, 132, 1000, 65535, 65536, 1 << 20,
                     (1 << 30) + 7, 0x7fffffff};
   unsigned x = 12345u;
   for (int d : ds) {
-    const cd_sm90_divisor v = cd_sm90_divisor_make(d);
+    const cd_sm90_fwd_divisor v = cd_sm90_fwd_divisor_make(d);
     const long long ns[] = {0, 1, d - 1ll, d, d + 1ll, 2ll * d - 1, 0x7ffffffe, 0x7fffffff};
     for (long long n : ns)
       if (n <= 0x7fffffff)
-        T_CHECK(cd_sm90_div((int)n, v) == (int)n / d, "%lld / %d: %d", n, d, cd_sm90_div((int)n, v));
+        T_CHECK(cd_sm90_fwd_div((int)n, v) == (int)n / d, "%lld / %d: %d", n, d,
+                cd_sm90_fwd_div((int)n, v));
     for (int i = 0; i < 20000; ++i) {
       x = x * 1664525u + 1013904223u;
       const int n = (int)(x >> 1);
-      T_CHECK(cd_sm90_div(n, v) == n / d, "%d / %d: %d", n, d, cd_sm90_div(n, v));
+      T_CHECK(cd_sm90_fwd_div(n, v) == n / d, "%d / %d: %d", n, d, cd_sm90_fwd_div(n, v));
     }
   }
   return T_PASS;
@@ -34,16 +35,17 @@ static int tile_order_divisor(void) {
 static int covers_once(int order, int m_blocks, int heads_q, int batch, int group_heads,
                        int grid) {
   const int bh = heads_q * batch, tiles = m_blocks * bh;
-  const cd_sm90_tile_order o = cd_sm90_tile_order_make(order, m_blocks, heads_q, bh, group_heads);
+  const cd_sm90_fwd_tile_order o =
+      cd_sm90_fwd_tile_order_make(order, m_blocks, heads_q, bh, group_heads);
   std::vector<int> seen(tiles, 0);
   for (int round = 0; round * grid < tiles; ++round)
     for (int c = 0; c < grid; ++c) {
-      const int pos = cd_sm90_tile_position(round, c, grid, order);
+      const int pos = cd_sm90_fwd_tile_position(round, c, grid, order);
       if (pos >= tiles) continue;
-      const cd_sm90_tile t = cd_sm90_decode_tile(pos, o);
+      const cd_sm90_fwd_tile_coord t = cd_sm90_fwd_decode_tile(pos, o);
       if (order != SM90_SCHED_HEAD_GROUPS) { /* the kernels compiled without HEAD_GROUPS agree */
-        const cd_sm90_tile u = cd_sm90_decode_tile<false>(pos, o);
-        if (cd_sm90_tile_position<false>(round, c, grid, order) != pos || u.batch != t.batch ||
+        const cd_sm90_fwd_tile_coord u = cd_sm90_fwd_decode_tile<false>(pos, o);
+        if (cd_sm90_fwd_tile_position<false>(round, c, grid, order) != pos || u.batch != t.batch ||
             u.head != t.head || u.m_block != t.m_block) {
           printf("    order %d: kHeadGroups = false decodes pos %d differently\n", order, pos);
           return 0;
@@ -87,11 +89,11 @@ static int tile_order_covers_every_tile_once(void) {
  * level; the last group descends and the direction alternates before it. */
 static int tile_order_head_groups_shape(void) {
   const int m_blocks = 6, heads_q = 4, batch = 3, g = 3, bh = heads_q * batch;
-  const cd_sm90_tile_order o =
-      cd_sm90_tile_order_make(SM90_SCHED_HEAD_GROUPS, m_blocks, heads_q, bh, g);
+  const cd_sm90_fwd_tile_order o =
+      cd_sm90_fwd_tile_order_make(SM90_SCHED_HEAD_GROUPS, m_blocks, heads_q, bh, g);
   const int groups = bh / g;
   for (int pos = 0; pos < m_blocks * bh; ++pos) {
-    const cd_sm90_tile t = cd_sm90_decode_tile(pos, o);
+    const cd_sm90_fwd_tile_coord t = cd_sm90_fwd_decode_tile(pos, o);
     const int group = pos / (g * m_blocks), level = (pos % (g * m_blocks)) / g;
     const int head = t.batch * heads_q + t.head;
     T_CHECK(head / g == group, "pos %d: head %d outside group %d", pos, head, group);
@@ -107,22 +109,22 @@ static int tile_order_head_groups_shape(void) {
  * within 1% of SNAKE's), and the shapes of tests/python's L2 case. */
 static int tile_order_choice(void) {
   const long long d128 = 128 * 4, d64 = 64 * 4; /* K and V bytes per key and head */
-  cd_sm90_tile_tail tail;
-  cd_sm90_order_choice c =
-      cd_sm90_order_choose<128, 128>(32, 64, 132, 4096, 4096, -1, -1, 4096 * d128, &tail);
+  cd_sm90_fwd_tile_tail tail;
+  cd_sm90_fwd_order_choice c =
+      cd_sm90_fwd_order_choose<128, 128>(32, 64, 132, 4096, 4096, -1, -1, 4096 * d128, &tail);
   T_CHECK(c.order == SM90_SCHED_M_GROUPED, "non-causal: order %d", c.order);
   T_CHECK(tail.base_round == 16, "non-causal: tail from round %d of 16", tail.base_round);
-  c = cd_sm90_order_choose<128, 128>(16, 128, 132, 2048, 2048, -1, 0, 2048 * d128, &tail);
+  c = cd_sm90_fwd_order_choose<128, 128>(16, 128, 132, 2048, 2048, -1, 0, 2048 * d128, &tail);
   T_CHECK(c.order == SM90_SCHED_HEAD_SNAKE, "causal 2k: order %d", c.order);
   /* a kernel compiled without the tail (the d64 M192 rows, the no-LSE d64 M128 row) never gets one */
-  c = cd_sm90_order_choose<128, 128, false>(4, 1024, 132, 512, 512, -1, 0, 512 * d64, &tail);
+  c = cd_sm90_fwd_order_choose<128, 128, false>(4, 1024, 132, 512, 512, -1, 0, 512 * d64, &tail);
   T_CHECK(c.order == SM90_SCHED_HEAD_SNAKE && tail.base_round == 32,
           "d64 causal 512 without the tail: order %d, tail from round %d of 32", c.order,
           tail.base_round);
-  c = cd_sm90_order_choose<192, 128, false>(11, 256, 132, 2048, 2048, -1, 0, 2048 * d64, &tail);
+  c = cd_sm90_fwd_order_choose<192, 128, false>(11, 256, 132, 2048, 2048, -1, 0, 2048 * d64, &tail);
   T_CHECK(tail.base_round == 22, "d64 causal 2k (M192) without the tail: from round %d of 22",
           tail.base_round);
-  c = cd_sm90_order_choose<128, 128>(32, 4, 128, 4096, 4096, -1, 0, 4096 * d128, &tail);
+  c = cd_sm90_fwd_order_choose<128, 128>(32, 4, 128, 4096, 4096, -1, 0, 4096 * d128, &tail);
   T_CHECK(c.order == SM90_SCHED_SNAKE, "8 MB of K/V: order %d", c.order);
 
   struct {
@@ -137,17 +139,16 @@ static int tile_order_choice(void) {
     const int m_blocks = (s.seqlen + s.block_m - 1) / s.block_m;
     const long long kv = s.seqlen * s.per_key / s.heads_ratio;
     const int grid = m_blocks * s.batch_heads < 132 ? m_blocks * s.batch_heads : 132;
-    c = s.block_m == 128
-            ? cd_sm90_order_choose<128, 128>(m_blocks, s.batch_heads, grid, s.seqlen, s.seqlen, -1,
-                                             0, kv, &tail)
-            : cd_sm90_order_choose<192, 128>(m_blocks, s.batch_heads, grid, s.seqlen, s.seqlen, -1,
-                                             0, kv, &tail);
+    c = s.block_m == 128 ? cd_sm90_fwd_order_choose<128, 128>(m_blocks, s.batch_heads, grid,
+                                                              s.seqlen, s.seqlen, -1, 0, kv, &tail)
+                         : cd_sm90_fwd_order_choose<192, 128>(m_blocks, s.batch_heads, grid,
+                                                              s.seqlen, s.seqlen, -1, 0, kv, &tail);
     T_CHECK(c.order == SM90_SCHED_HEAD_GROUPS, "M %d S %d BH %d: order %d", s.block_m, s.seqlen,
             s.batch_heads, c.order);
     T_CHECK(s.batch_heads % c.group_heads == 0 && c.group_heads < s.batch_heads &&
                 c.group_heads * kv <= SM90_L2_GROUP_BYTES,
             "S %d BH %d: group of %d", s.seqlen, s.batch_heads, c.group_heads);
-    cd_sm90_order_key k;
+    cd_sm90_fwd_order_key k;
     memset(&k, 0, sizeof k);
     k.m_blocks = m_blocks;
     k.batch_heads = s.batch_heads;
@@ -158,11 +159,11 @@ static int tile_order_choice(void) {
                             ? ((m + 1) * s.block_m + 127) / 128
                             : (s.seqlen + 127) / 128) +
                 0.35f;
-    cd_sm90_tile_tail none;
-    cd_sm90_tail_none(&none, m_blocks * s.batch_heads, grid);
-    const double snake = cd_sm90_schedule_imbalance(k, cost, SM90_SCHED_SNAKE, 1, none);
+    cd_sm90_fwd_tile_tail none;
+    cd_sm90_fwd_tail_none(&none, m_blocks * s.batch_heads, grid);
+    const double snake = cd_sm90_fwd_schedule_imbalance(k, cost, SM90_SCHED_SNAKE, 1, none);
     const double groups =
-        cd_sm90_schedule_imbalance(k, cost, SM90_SCHED_HEAD_GROUPS, c.group_heads, none);
+        cd_sm90_fwd_schedule_imbalance(k, cost, SM90_SCHED_HEAD_GROUPS, c.group_heads, none);
     printf("    M %d S %d BH %d: groups of %d, makespan / mean %.4f (SNAKE %.4f)\n", s.block_m,
            s.seqlen, s.batch_heads, c.group_heads, groups, snake);
     T_CHECK(groups <= snake + 0.01, "imbalance %.4f against SNAKE's %.4f", groups, snake);
@@ -194,31 +195,32 @@ static int tile_order_tail(void) {
     const int m_blocks = (s.seqlen_q + s.block_m - 1) / s.block_m;
     const int tiles = m_blocks * s.batch_heads;
     const long long kv = (long long)s.seqlen_k * 512;
-    cd_sm90_tile_tail tail;
-    const cd_sm90_order_choice c =
-        s.block_m == 128 ? cd_sm90_order_choose<128, 128>(m_blocks, s.batch_heads, s.grid, s.seqlen_q,
-                                                          s.seqlen_k, s.window_left, 0, kv, &tail)
-                         : cd_sm90_order_choose<192, 128>(m_blocks, s.batch_heads, s.grid, s.seqlen_q,
-                                                          s.seqlen_k, s.window_left, 0, kv, &tail);
+    cd_sm90_fwd_tile_tail tail;
+    const cd_sm90_fwd_order_choice c =
+        s.block_m == 128
+            ? cd_sm90_fwd_order_choose<128, 128>(m_blocks, s.batch_heads, s.grid, s.seqlen_q,
+                                                 s.seqlen_k, s.window_left, 0, kv, &tail)
+            : cd_sm90_fwd_order_choose<192, 128>(m_blocks, s.batch_heads, s.grid, s.seqlen_q,
+                                                 s.seqlen_k, s.window_left, 0, kv, &tail);
     const int all = (tiles + s.grid - 1) / s.grid;
     T_CHECK(tail.base_round <= all, "tail from round %d of %d", tail.base_round, all);
-    const cd_sm90_tile_order o =
-        cd_sm90_tile_order_make(c.order, m_blocks, 1, s.batch_heads, c.group_heads);
+    const cd_sm90_fwd_tile_order o =
+        cd_sm90_fwd_tile_order_make(c.order, m_blocks, 1, s.batch_heads, c.group_heads);
     std::vector<int> seen(tiles, 0);
     /* the kernels loop over the round robin's rounds, with a tail or without */
     for (int round = 0; round < all; ++round)
       for (int cta = 0; cta < s.grid; ++cta) {
-        const int pos = cd_sm90_tile_position_tail(round, cta, s.grid, c.order, tiles, tail);
+        const int pos = cd_sm90_fwd_tile_position_tail(round, cta, s.grid, c.order, tiles, tail);
         if (pos >= tiles) continue;
         T_CHECK(pos >= 0, "round %d cta %d: position %d", round, cta, pos);
         ++seen[pos];
-        const cd_sm90_tile t = cd_sm90_decode_tile(pos, o);
+        const cd_sm90_fwd_tile_coord t = cd_sm90_fwd_decode_tile(pos, o);
         T_CHECK(t.m_block >= 0 && t.m_block < m_blocks, "query block %d", t.m_block);
       }
     for (int pos = 0; pos < tiles; ++pos)
       T_CHECK(seen[pos] == 1, "S %d BH %d grid %d: tile %d ran %d times", s.seqlen_q,
               s.batch_heads, s.grid, pos, seen[pos]);
-    cd_sm90_order_key k;
+    cd_sm90_fwd_order_key k;
     memset(&k, 0, sizeof k);
     k.m_blocks = m_blocks;
     k.batch_heads = s.batch_heads;
@@ -227,12 +229,12 @@ static int tile_order_tail(void) {
     k.seqlen_k = s.seqlen_k;
     k.window_left = s.window_left;
     k.window_right = 0;
-    const std::vector<float> cost = s.block_m == 128 ? cd_sm90_tile_costs<128, 128>(k)
-                                                     : cd_sm90_tile_costs<192, 128>(k);
-    cd_sm90_tile_tail none;
-    cd_sm90_tail_none(&none, tiles, s.grid);
-    const double before = cd_sm90_schedule_imbalance(k, cost, c.order, c.group_heads, none);
-    const double after = cd_sm90_schedule_imbalance(k, cost, c.order, c.group_heads, tail);
+    const std::vector<float> cost = s.block_m == 128 ? cd_sm90_fwd_tile_costs<128, 128>(k)
+                                                     : cd_sm90_fwd_tile_costs<192, 128>(k);
+    cd_sm90_fwd_tile_tail none;
+    cd_sm90_fwd_tail_none(&none, tiles, s.grid);
+    const double before = cd_sm90_fwd_schedule_imbalance(k, cost, c.order, c.group_heads, none);
+    const double after = cd_sm90_fwd_schedule_imbalance(k, cost, c.order, c.group_heads, tail);
     printf("    M %d Sq %d Sk %d BH %d window %d grid %d: order %d, tail from round %d of %d, "
            "busiest / mean %.4f (%.4f without)\n",
            s.block_m, s.seqlen_q, s.seqlen_k, s.batch_heads, s.window_left, s.grid, c.order,

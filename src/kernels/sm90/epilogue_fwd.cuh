@@ -20,11 +20,10 @@
  * thread go side by side and the LSE stores are predicated, not branched over: this code is on
  * the path from a tile's last P V to the next tile's first S GEMM. */
 template <class Tile, bool kFp16>
-__device__ __forceinline__ void cd_sm90_epilogue(const float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
-                                              const float (&m)[2], const float (&l)[2],
-                                              const cd_sm90_tile &tc, const cd_sm90_fwd_args &args,
-                                              const CUtensorMap *tm_o, uint32_t slab, int cw,
-                                              int warp, int lane) {
+__device__ __forceinline__ void cd_sm90_fwd_epilogue(
+    const float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], const float (&m)[2], const float (&l)[2],
+    const cd_sm90_fwd_tile_coord &tc, const cd_sm90_fwd_args &args, const CUtensorMap *tm_o,
+    uint32_t slab, int cw, int warp, int lane) {
   typedef Tile tile;
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M;

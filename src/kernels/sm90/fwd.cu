@@ -51,7 +51,7 @@ extern "C" cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p
 
 extern "C" cudaError_t cudadent_dev_sm90_fwd_trace_set(void *buf) {
 #ifdef SM90_TRACE
-  return cudaMemcpyToSymbol(cd_sm90_trace_buf, &buf, sizeof(buf));
+  return cudaMemcpyToSymbol(cd_sm90_fwd_trace_buf, &buf, sizeof(buf));
 #else
   (void)buf;
   return cudaErrorNotSupported;

@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
                        const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v,
                        const __grid_constant__ CUtensorMap tm_o, const cd_sm90_fwd_args args,
-                       const __grid_constant__ cd_sm90_tile_tail tail) {
+                       const __grid_constant__ cd_sm90_fwd_tile_tail tail) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, STAGES = Tile::STAGES;
   constexpr int NCW = Tile::CONSUMER_WGS, QS = Tile::Q_STAGES;
@@ -114,16 +114,16 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
     cd_sm90_pipe_state<STAGES, true> kw = {0, 0};
     SM90_TRACE_DECL(0);
     for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-      const int pos = cd_sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
+      const int pos = cd_sm90_fwd_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
           round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
       if (pos >= args.num_tiles) continue;
-      const cd_sm90_tile tc = cd_sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
+      const cd_sm90_fwd_tile_coord tc = cd_sm90_fwd_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
       int n_lo, n_hi;
       cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                             args.window_right, &n_lo, &n_hi);
       SM90_TRACE_EVENT(true, SM90_EV_P_TILE, n_hi - n_lo);
       if (n_hi <= n_lo) continue; /* consumers write O = 0 without waiting for anything */
-      const int hk = cd_sm90_div(tc.head, args.by_group);
+      const int hk = cd_sm90_fwd_div(tc.head, args.by_group);
       cd_sm90_fwd_load_q<Tile>(tc, &tm_q, sQ, q_ring,
                                cd_sm90_pipe_state<QS>::of_count(q_iter) SM90_TRACE_ARGS);
       ++q_iter;
@@ -145,19 +145,19 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   /* V: LBO = distance to the next 64-column slab (d128: V's second; with ROWSUM_MMA the ones) */
   const uint64_t desc_v0 =
       cd_sm90_mn_major::desc(sV, L::ONES_BYTES > 0 ? L::ONES_OFF - L::V_OFF : BN * 128);
-  const int next_cw = cd_sm90_turns::next_of(cw, NCW);
+  const int next_cw = cd_sm90_fwd_turns::next_of(cw, NCW);
   if constexpr (kPingpong) {
-    if (cw == NCW - 1) cd_sm90_turns::start(CD_SM90_BAR_FWD_TURN); /* consumer 0 goes first */
+    if (cw == NCW - 1) cd_sm90_fwd_turns::start(CD_SM90_BAR_FWD_TURN); /* consumer 0 goes first */
   }
 
   cd_sm90_pipe_state<STAGES> k = {0, 0};
   uint32_t q_iter = 0;
   SM90_TRACE_DECL(wg);
   for (int round = 0; round * (int)gridDim.x < args.num_tiles; ++round) {
-    const int pos = cd_sm90_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
+    const int pos = cd_sm90_fwd_tile_position_tail<Tile::HEAD_GROUPS, Tile::TAIL>(
         round, blockIdx.x, gridDim.x, args.sched.order, args.num_tiles, tail);
     if (pos >= args.num_tiles) continue;
-    const cd_sm90_tile tc = cd_sm90_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
+    const cd_sm90_fwd_tile_coord tc = cd_sm90_fwd_decode_tile<Tile::HEAD_GROUPS>(pos, args.sched);
     int n_lo, n_hi;
     cd_mask_kv_blocks<BM, BN>(tc.m_block, args.seqlen_q, args.seqlen_k, args.window_left,
                           args.window_right, &n_lo, &n_hi);
@@ -177,14 +177,14 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
       q_ring.consumer_wait(qr);
       ++q_iter;
       SM90_TRACE_EVENT(ct == 0, SM90_EV_Q_READY, 0);
-      cd_sm90_step_args<STAGES> sa;
+      cd_sm90_fwd_step_args<STAGES> sa;
       sa.desc_q = desc_q;
       sa.desc_k0 = desc_k0;
       sa.desc_v0 = desc_v0;
       sa.k_ring = k_ring;
       sa.v_ring = v_ring;
       sa.bar_q_empty = bar_q_empty;
-      sa.turns = cd_sm90_turns::make(CD_SM90_BAR_FWD_TURN, cw, next_cw);
+      sa.turns = cd_sm90_fwd_turns::make(CD_SM90_BAR_FWD_TURN, cw, next_cw);
       sa.lane = lane;
       sa.ct = ct;
       sa.row0 = row0;
@@ -192,7 +192,8 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
                                                    l, alpha, k SM90_TRACE_ARGS);
       SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
     }
-    cd_sm90_epilogue<Tile, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp, lane);
+    cd_sm90_fwd_epilogue<Tile, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp,
+                                      lane);
     SM90_TRACE_EVENT(ct == 0, SM90_EV_EPI, 0);
   }
   if (lane == 0) cd_tma_store_wait_all<0>();

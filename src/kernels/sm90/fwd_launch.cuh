@@ -38,7 +38,8 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const cd_sm90_fwd_args, const cd_sm90_tile_tail) = cd_sm90_fwd_kernel<Tile, kFp16>;
+                 const cd_sm90_fwd_args, const cd_sm90_fwd_tile_tail) =
+      cd_sm90_fwd_kernel<Tile, kFp16>;
 
   /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
   static cudadent_device_once_t attr_done;
@@ -72,7 +73,7 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
   a.seqlen_q = p->seqlen_q;
   a.seqlen_k = p->seqlen_k;
-  a.by_group = cd_sm90_divisor_make(p->heads_q / p->heads_kv);
+  a.by_group = cd_sm90_fwd_divisor_make(p->heads_q / p->heads_kv);
   a.window_left = p->window_left;
   a.window_right = p->window_right;
   const int m_blocks = (p->seqlen_q + tile::BLOCK_M - 1) / tile::BLOCK_M;
@@ -85,13 +86,13 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   int grid = (int)(tiles < sms ? tiles : sms);
   if (SM90_GRID_LIMIT > 0 && grid > SM90_GRID_LIMIT) grid = SM90_GRID_LIMIT;
   const int batch_heads = p->heads_q * p->batch;
-  cd_sm90_tile_tail tail;
-  cd_sm90_order_choice oc = cd_sm90_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
+  cd_sm90_fwd_tile_tail tail;
+  cd_sm90_fwd_order_choice oc = cd_sm90_fwd_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
       m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
       (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q, &tail);
   const int forced_order = SM90_FWD_FORCED_ORDER; /* dev builds only; else -1 */
   if (forced_order >= 0 && forced_order != oc.order) { /* any order, no tail */
-    cd_sm90_tail_none(&tail, a.num_tiles, grid);
+    cd_sm90_fwd_tail_none(&tail, a.num_tiles, grid);
     oc.order = forced_order;
     oc.group_heads = 1; /* HEAD_GROUPS: the largest divisor up to a third of the heads */
     for (int g = batch_heads / 3; g > 1; --g)
@@ -103,9 +104,10 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   /* rows compiled without HEAD_GROUPS (reached only where an experiment widens the row's use) */
   if (!tile::HEAD_GROUPS && oc.order == SM90_SCHED_HEAD_GROUPS) {
     oc.order = SM90_SCHED_SNAKE;
-    cd_sm90_tail_none(&tail, a.num_tiles, grid);
+    cd_sm90_fwd_tail_none(&tail, a.num_tiles, grid);
   }
-  a.sched = cd_sm90_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
+  a.sched =
+      cd_sm90_fwd_tile_order_make(oc.order, m_blocks, p->heads_q, batch_heads, oc.group_heads);
   kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a, tail);
   return cudaGetLastError();
 }

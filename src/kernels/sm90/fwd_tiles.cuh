@@ -25,9 +25,9 @@
  *   HGROUPS  the row can take the HEAD_GROUPS tile order (tile_scheduler.cuh; the host picks it
  *            only for masked calls with more than 16 query blocks).
  *   TAIL     its launches may deal their last rounds' tiles out by the host's table
- *            (cd_sm90_tile_tail; §5.4).
- *   LATE     where the ring indices are broadcast (cd_sm90_uniform_ring): late, at the end of the
- *            step before (§3.2).
+ *            (cd_sm90_fwd_tile_tail; §5.4).
+ *   LATE     where the ring indices are broadcast (cd_sm90_fwd_uniform_ring): late, at the end
+ *            of the step before (§3.2).
  * Every row's reason, as a pointer to its measurement, is the comment after it.
  */
 #ifndef CUDADENT_SM90_FWD_TILES_CUH

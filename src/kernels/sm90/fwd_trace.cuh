@@ -4,7 +4,7 @@
  *
  * One thread per warpgroup (thread 0 of the producer, thread 0 of each consumer) appends events
  * (SM clock64, event id, a small argument) to its own row of a device buffer set with
- * cudaMemcpyToSymbol(cd_sm90_trace_buf, ...); rows are (CTA, warpgroup), SM90_TRACE_MAX_EVENTS
+ * cudaMemcpyToSymbol(cd_sm90_fwd_trace_buf, ...); rows are (CTA, warpgroup), SM90_TRACE_MAX_EVENTS
  * events each, two u64 words per event. The row pointer is loaded once at kernel start and the
  * clock is read first, so an event costs a clock read and two stores. Durations are read within
  * one row (one SM's clock), never across rows.
@@ -20,7 +20,7 @@ enum {
   SM90_EV_EPI = 4,     /* consumer: O store issued */
   SM90_EV_P_TILE = 5,  /* producer: tile decoded */
   SM90_EV_P_Q = 6,     /* producer: Q slot free, Q load issued */
-  /* per key block of the overlapped main loop (cd_sm90_consumer_step) */
+  /* per key block of the overlapped main loop (cd_sm90_fwd_consumer_step) */
   SM90_EV_TURN = 7,    /* consumer: its turn to issue GEMMs (pingpong barrier passed) */
   SM90_EV_ISSUED = 8,  /* consumer: S and P V issued, turn passed on */
   SM90_EV_S_READY = 9, /* consumer: S complete */
@@ -30,10 +30,10 @@ enum {
 
 #ifdef SM90_TRACE
 #define SM90_TRACE_MAX_EVENTS 1024
-__device__ unsigned long long *cd_sm90_trace_buf;
+__device__ unsigned long long *cd_sm90_fwd_trace_buf;
 
-__device__ __forceinline__ unsigned long long *cd_sm90_trace_row(int wg) {
-  unsigned long long *buf = cd_sm90_trace_buf;
+__device__ __forceinline__ unsigned long long *cd_sm90_fwd_trace_row(int wg) {
+  unsigned long long *buf = cd_sm90_fwd_trace_buf;
   return buf == nullptr ? nullptr
                         : buf + 2ll * SM90_TRACE_MAX_EVENTS * ((long long)blockIdx.x * 4 + wg);
 }
@@ -41,8 +41,8 @@ __device__ __forceinline__ unsigned long long *cd_sm90_trace_row(int wg) {
 /* branch-free (a predicated store, the caller's condition folded into the predicate): a branch
  * inside the kernel's main loop would change how ptxas places wgmma waits, and with it what is
  * being measured */
-__device__ __forceinline__ void cd_sm90_trace(unsigned long long *row, int &count, int ev, int arg,
-                                              bool cond) {
+__device__ __forceinline__ void cd_sm90_fwd_trace(unsigned long long *row, int &count, int ev,
+                                                  int arg, bool cond) {
   const long long t = clock64();
   const int ok = cond && row != nullptr && count < SM90_TRACE_MAX_EVENTS;
   unsigned long long *e = row + 2 * (ok ? count : 0);
@@ -53,9 +53,10 @@ __device__ __forceinline__ void cd_sm90_trace(unsigned long long *row, int &coun
   count += ok;
 }
 #define SM90_TRACE_DECL(wg)                          \
-  unsigned long long *trace_row_ = cd_sm90_trace_row(wg); \
+  unsigned long long *trace_row_ = cd_sm90_fwd_trace_row(wg); \
   int trace_count_ = 0
-#define SM90_TRACE_EVENT(cond, ev, arg) cd_sm90_trace(trace_row_, trace_count_, (ev), (arg), (cond))
+#define SM90_TRACE_EVENT(cond, ev, arg) \
+  cd_sm90_fwd_trace(trace_row_, trace_count_, (ev), (arg), (cond))
 /* the trace state handed to a function the kernel calls */
 #define SM90_TRACE_PARAMS , unsigned long long *trace_row_, int &trace_count_
 #define SM90_TRACE_ARGS , trace_row_, trace_count_

@@ -2,7 +2,7 @@
  * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * mainloop_fwd.cuh - the roles of the sm90 forward kernel (fwd_kernel.cuh), each a function: the
  * producer's loads of a tile (cd_sm90_fwd_load_tile) and a consumer's main loop over a tile's key
- * blocks (cd_sm90_fwd_mainloop), with its step (cd_sm90_consumer_step); the epilogue is
+ * blocks (cd_sm90_fwd_mainloop), with its step (cd_sm90_fwd_consumer_step); the epilogue is
  * epilogue_fwd.cuh. Every function is inlined into the kernel.
  */
 #ifndef CUDADENT_SM90_MAINLOOP_FWD_CUH
@@ -27,10 +27,10 @@ struct cd_sm90_fwd_args {
   float *lse;        /* [batch][heads_q][seqlen_q] or NULL */
   float scale_log2;  /* softmax_scale * log2(e) */
   int seqlen_q, seqlen_k;
-  cd_sm90_divisor by_group; /* query head h reads KV head h / group */
+  cd_sm90_fwd_divisor by_group; /* query head h reads KV head h / group */
   int window_left, window_right;
   int num_tiles;
-  cd_sm90_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
+  cd_sm90_fwd_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
 };
 
 /* x broadcast from lane 0: the same value, but the compiler now knows it is warp-uniform. The
@@ -50,7 +50,7 @@ __device__ __forceinline__ uint32_t cd_sm90_uniform(uint32_t x) {
  * a step's start (where its latency stood before the K barrier's wait), 12 SHFL and 20 R2UR fewer
  * in the kernel (§3.2). */
 template <int STAGES>
-__device__ __forceinline__ void cd_sm90_uniform_ring(cd_sm90_pipe_state<STAGES> &k,
+__device__ __forceinline__ void cd_sm90_fwd_uniform_ring(cd_sm90_pipe_state<STAGES> &k,
                                                      cd_sm90_pipe_state<STAGES, true> &v) {
   k.stage = cd_sm90_uniform(k.stage);
   k.phase = cd_sm90_uniform(k.phase);
@@ -61,17 +61,19 @@ __device__ __forceinline__ void cd_sm90_uniform_ring(cd_sm90_pipe_state<STAGES> 
 /* S[64, BN] = Q_w[64, D] K[BN, D]^T: Q's slabs are BM rows apart, K's K_ROWS (the stage's
  * BLOCK_N; BN < K_ROWS takes the stage's first BN keys) */
 template <int D, int BM, int BN, bool kFp16, int K_ROWS = BN>
-__device__ __forceinline__ void cd_sm90_gemm_qk(float (&s)[BN / 2], uint64_t desc_q, uint64_t desc_k) {
+__device__ __forceinline__ void cd_sm90_fwd_gemm_qk(float (&s)[BN / 2], uint64_t desc_q,
+                                                    uint64_t desc_k) {
   cd_sm90_gemm_ss<BN, D, kFp16, false, cd_sm90_k_major<BM>, cd_sm90_k_major<K_ROWS>>(s, desc_q, desc_k);
 }
 
 /* V's layout: MN-major; with the d64 ones region its LBO points at that fixed region */
-template <bool kOnesRegion> struct cd_sm90_v_operand_of { typedef cd_sm90_mn_major type; };
-template <> struct cd_sm90_v_operand_of<true> { typedef cd_sm90_mn_major_fixed_lbo type; };
+template <bool kOnesRegion> struct cd_sm90_fwd_v_operand_of { typedef cd_sm90_mn_major type; };
+template <> struct cd_sm90_fwd_v_operand_of<true> { typedef cd_sm90_mn_major_fixed_lbo type; };
 template <class Tile>
-using cd_sm90_v_operand = typename cd_sm90_v_operand_of<(cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0)>::type;
+using cd_sm90_fwd_v_operand =
+    typename cd_sm90_fwd_v_operand_of<(cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0)>::type;
 template <class Tile>
-__device__ __forceinline__ uint64_t cd_sm90_v_desc_add(uint64_t desc, uint32_t byte_offset) {
+__device__ __forceinline__ uint64_t cd_sm90_fwd_v_desc_add(uint64_t desc, uint32_t byte_offset) {
   if constexpr (cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0) return cd_sm90_desc_add_fixed_lbo(desc, byte_offset);
   else return cd_gmma_desc_add(desc, byte_offset);
 }
@@ -79,11 +81,11 @@ __device__ __forceinline__ uint64_t cd_sm90_v_desc_add(uint64_t desc, uint32_t b
 /* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]; with ROWSUM_MMA D + 8 wide: the next slab in reach
  * of the descriptor is all ones, so o[D/2 .. D/2+3] accumulate the row sums of P. */
 template <class Tile, bool kFp16>
-__device__ __forceinline__ void cd_sm90_gemm_pv(float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
+__device__ __forceinline__ void cd_sm90_fwd_gemm_pv(float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
                                              const uint32_t (&p)[Tile::BLOCK_N / 4],
                                              uint64_t desc_v) {
   cd_sm90_gemm_rs<2 * cd_sm90_fwd_smem<Tile>::O_REGS, Tile::BLOCK_N, kFp16, true,
-                  cd_sm90_v_operand<Tile>>(o, p, desc_v);
+                  cd_sm90_fwd_v_operand<Tile>>(o, p, desc_v);
 }
 
 /* Whether a consumer's first (highest) key block n can be computed as its first half only: no
@@ -94,7 +96,7 @@ __device__ __forceinline__ void cd_sm90_gemm_pv(float (&o)[cd_sm90_fwd_smem<Tile
  * 32 elements a thread, P's second half zero (the next step's P V multiplies those keys by 0, as
  * the mask made them before). Taken where SM90_HALF_FIRST and cd_sm90_fwd_half_first<Tile>. */
 template <int BM, int BN>
-__device__ __forceinline__ bool cd_sm90_first_block_half(int n, int m_block, int cw,
+__device__ __forceinline__ bool cd_sm90_fwd_first_block_half(int n, int m_block, int cw,
                                                       const cd_sm90_fwd_args &args) {
   const int q_last = m_block * BM + 64 * cw + 63; /* the consumer's last row */
   int k_last = args.seqlen_k - 1;                  /* the last key one of its rows sees */
@@ -104,11 +106,11 @@ __device__ __forceinline__ bool cd_sm90_first_block_half(int n, int m_block, int
 }
 
 /* What a consumer's main-loop step needs besides its registers. */
-template <int STAGES> struct cd_sm90_step_args {
+template <int STAGES> struct cd_sm90_fwd_step_args {
   uint64_t desc_q, desc_k0, desc_v0;
   cd_sm90_pipeline<STAGES> k_ring, v_ring;
   uint32_t bar_q_empty;
-  cd_sm90_turns turns; /* pingpong */
+  cd_sm90_fwd_turns turns; /* pingpong */
   int lane, ct, row0;
   int lazy_from; /* blocks n <= lazy_from try the lazy softmax first (SM90_EXACT_BLOCKS) */
 };
@@ -129,8 +131,8 @@ template <int STAGES> struct cd_sm90_step_args {
  * bound from the row-sum columns, so it follows the P V wait, and the exact softmax (a uniform
  * branch) only where the check fails. */
 template <class Tile, bool kFp16, bool kPingpong, bool kMask, bool kExactOnly>
-__device__ __forceinline__ void cd_sm90_consumer_step(
-    const cd_sm90_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args,
+__device__ __forceinline__ void cd_sm90_fwd_consumer_step(
+    const cd_sm90_fwd_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args,
     float (&s)[Tile::BLOCK_N / 2], uint32_t (&p)[Tile::BLOCK_N / 4],
     float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], float (&m)[2], float (&l)[2], int n, bool last,
     cd_sm90_pipe_state<Tile::STAGES> &k,
@@ -139,17 +141,19 @@ __device__ __forceinline__ void cd_sm90_consumer_step(
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M, BN = tile::BLOCK_N;
   const int shift = args.seqlen_k - args.seqlen_q;
-  if constexpr (!tile::RING_SHFL_LATE) cd_sm90_uniform_ring(k, v);
+  if constexpr (!tile::RING_SHFL_LATE) cd_sm90_fwd_uniform_ring(k, v);
   sa.k_ring.consumer_wait(k);
   if constexpr (kPingpong) sa.turns.wait();
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
   cd_wgmma_fence();
-  cd_sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES));
+  cd_sm90_fwd_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q,
+                                        cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES));
   cd_wgmma_commit();
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
   cd_wgmma_fence();
-  cd_sm90_gemm_pv<Tile, kFp16>(o, p, cd_sm90_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
+  cd_sm90_fwd_gemm_pv<Tile, kFp16>(
+      o, p, cd_sm90_fwd_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
   cd_wgmma_commit();
   if constexpr (kPingpong) sa.turns.pass();
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_ISSUED, 0);
@@ -159,49 +163,49 @@ __device__ __forceinline__ void cd_sm90_consumer_step(
   sa.k_ring.consumer_release(k, sa.lane == 0);
   cd_mbar_arrive_if(sa.bar_q_empty, last && sa.lane == 0);
   if constexpr (kMask)
-    cd_sm90_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left, args.window_right,
-                  sa.lane);
+    cd_sm90_fwd_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left,
+                         args.window_right, sa.lane);
   float mx[2];
-  if constexpr (kExactOnly) cd_sm90_row_max<BN>(s, mx); /* under the P V product */
+  if constexpr (kExactOnly) cd_sm90_fwd_row_max<BN>(s, mx); /* under the P V product */
   cd_wgmma_wait<0>(); /* P V done: p and the V stage are free, the row-sum columns complete */
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_PV_DONE, 0);
   cd_sm90_fence_regs(o);
   sa.v_ring.consumer_release(v, sa.lane == 0);
   float bound[2], alpha[2];
-  cd_sm90_row_bound<tile::ROWSUM_MMA>(o, l, bound);
+  cd_sm90_fwd_row_bound<tile::ROWSUM_MMA>(o, l, bound);
   if constexpr (kExactOnly) {
-    cd_sm90_quad_min(bound);
-    cd_sm90_softmax_exp<BN, tile::ROWSUM_MMA>(s, mx, m, l, alpha, bound, args.scale_log2);
-    cd_sm90_rescale_o(o, alpha);
+    cd_sm90_fwd_quad_min(bound);
+    cd_sm90_fwd_softmax_exp<BN, tile::ROWSUM_MMA>(s, mx, m, l, alpha, bound, args.scale_log2);
+    cd_sm90_fwd_rescale_o(o, alpha);
     cd_sm90_acc_to_a<BN, kFp16>(s, p);
-  } else if (n > sa.lazy_from ||
-             !cd_sm90_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(s, m, l, p, bound, args.scale_log2)) {
-    cd_sm90_quad_min(bound);
-    cd_sm90_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, bound, args.scale_log2);
-    cd_sm90_rescale_o(o, alpha);
+  } else if (n > sa.lazy_from || !cd_sm90_fwd_softmax_lazy<BN, tile::ROWSUM_MMA, kFp16>(
+                                     s, m, l, p, bound, args.scale_log2)) {
+    cd_sm90_fwd_quad_min(bound);
+    cd_sm90_fwd_softmax<BN, tile::ROWSUM_MMA>(s, m, l, alpha, bound, args.scale_log2);
+    cd_sm90_fwd_rescale_o(o, alpha);
     cd_sm90_acc_to_a<BN, kFp16>(s, p);
   }
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_SOFTMAX, 0);
   v.stage = k.stage;
   v.phase = k.phase;
   k.advance();
-  if constexpr (tile::RING_SHFL_LATE) cd_sm90_uniform_ring(k, v);
+  if constexpr (tile::RING_SHFL_LATE) cd_sm90_fwd_uniform_ring(k, v);
 }
 
 /* Each consumer walks its own key range: the blocks its 64 query rows see, [c_lo, c_hi) within
  * the tile's [n_lo, n_hi), with the per-element mask decided for its rows alone; the tile's other
- * blocks it only releases (cd_sm90_release_block). Under causal masking a 192-row tile (d64) spans
- * two masked key blocks, a consumer's 64 rows at most one, and the top block is often invisible
- * to consumers 0 and 1 (§3.3). Compiled into the rows whose BLOCK_M is not BLOCK_N
- * (d64 M192): in 128-row tiles over 128-key blocks a causal consumer has nothing to skip, and the
- * short causal d64 configs there measured ~1% slower with it (SM90_CONSUMER_RANGE). */
+ * blocks it only releases (cd_sm90_fwd_release_block). Under causal masking a 192-row tile (d64)
+ * spans two masked key blocks, a consumer's 64 rows at most one, and the top block is often
+ * invisible to consumers 0 and 1 (§3.3). Compiled into the rows whose BLOCK_M is not BLOCK_N (d64
+ * M192): in 128-row tiles over 128-key blocks a causal consumer has nothing to skip, and the short
+ * causal d64 configs there measured ~1% slower with it (SM90_CONSUMER_RANGE). */
 
 /* A key block of the tile that none of this consumer's rows sees: take and pass the GEMM turn (so
  * that the turns keep going round in step with the other consumers) and free the block's K and V
  * stages once they have been loaded (an arrival before the load would count for the stage's
  * previous use). */
 template <int STAGES, bool kPingpong>
-__device__ __forceinline__ void cd_sm90_release_block(const cd_sm90_step_args<STAGES> &sa,
+__device__ __forceinline__ void cd_sm90_fwd_release_block(const cd_sm90_fwd_step_args<STAGES> &sa,
                                                    cd_sm90_pipe_state<STAGES> &k) {
   sa.k_ring.consumer_wait(k);
   if constexpr (kPingpong) {
@@ -229,7 +233,7 @@ struct cd_sm90_fwd_half_first {
  * Q K^T of the tile that last used the slot. */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_q(
-    const cd_sm90_tile &tc, const CUtensorMap *tm_q, uint32_t sQ,
+    const cd_sm90_fwd_tile_coord &tc, const CUtensorMap *tm_q, uint32_t sQ,
     const cd_sm90_pipeline<Tile::Q_STAGES> &q_ring,
     const cd_sm90_pipe_state<Tile::Q_STAGES> &qw SM90_TRACE_PARAMS) {
   typedef cd_sm90_fwd_smem<Tile> L;
@@ -251,7 +255,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
  * tile's blocks. */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_kv(
-    const cd_sm90_tile &tc, int n_lo, int n_hi, int hk, const CUtensorMap *tm_k,
+    const cd_sm90_fwd_tile_coord &tc, int n_lo, int n_hi, int hk, const CUtensorMap *tm_k,
     const CUtensorMap *tm_v, uint32_t sK, uint32_t sV, const cd_sm90_pipeline<Tile::STAGES> &k_ring,
     const cd_sm90_pipeline<Tile::STAGES> &v_ring, cd_sm90_pipe_state<Tile::STAGES, true> &kw) {
   typedef cd_sm90_fwd_smem<Tile> L;
@@ -284,17 +288,18 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
  * n_lo, fully masked; one whose rows all lie past seqlen_q computes what the last real row sees,
  * its output clipped, §8) with its mask decisions as a tile of 64 rows (kRange,
  * SM90_CONSUMER_RANGE), the tile's other blocks released. First block: S alone (its first half
- * only where cd_sm90_first_block_half); then the steps in three runs, those the right edge (end of
- * the keys, right window) cuts, the unmasked middle, those the left window cuts; then the last
+ * only where cd_sm90_fwd_first_block_half); then the steps in three runs, those the right edge (end
+ * of the keys, right window) cuts, the unmasked middle, those the left window cuts; then the last
  * P V. Returns with o, m, l complete and k past the tile's blocks. shift: seqlen_k - seqlen_q;
  * s, p, alpha: the caller's registers for S, P and the rescale factors (declared where the
  * kernel always had them: ptxas's register allocation follows their place). */
 template <class Tile, bool kFp16, bool kPingpong>
 __device__ __forceinline__ void cd_sm90_fwd_mainloop(
-    cd_sm90_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args, const cd_sm90_tile &tc,
-    int n_lo, int n_hi, int cw, int shift, float (&s)[Tile::BLOCK_N / 2],
-    uint32_t (&p)[Tile::BLOCK_N / 4], float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], float (&m)[2],
-    float (&l)[2], float (&alpha)[2], cd_sm90_pipe_state<Tile::STAGES> &k SM90_TRACE_PARAMS) {
+    cd_sm90_fwd_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args,
+    const cd_sm90_fwd_tile_coord &tc, int n_lo, int n_hi, int cw, int shift,
+    float (&s)[Tile::BLOCK_N / 2], uint32_t (&p)[Tile::BLOCK_N / 4],
+    float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], float (&m)[2], float (&l)[2], float (&alpha)[2],
+    cd_sm90_pipe_state<Tile::STAGES> &k SM90_TRACE_PARAMS) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int D = Tile::HEAD_DIM, BM = Tile::BLOCK_M, BN = Tile::BLOCK_N;
   constexpr int STAGES = Tile::STAGES, NCW = Tile::CONSUMER_WGS;
@@ -317,10 +322,10 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
   }
   sa.lazy_from = c_hi - 1 - SM90_EXACT_BLOCKS;
   if constexpr (kRange)
-    for (int n = n_hi - 1; n >= c_hi; --n) cd_sm90_release_block<STAGES, kPingpong>(sa, k);
+    for (int n = n_hi - 1; n >= c_hi; --n) cd_sm90_fwd_release_block<STAGES, kPingpong>(sa, k);
   {
     const int n = c_hi - 1;
-    const bool half = kHalfFirst && cd_sm90_first_block_half<BM, BN>(n, tc.m_block, cw, args);
+    const bool half = kHalfFirst && cd_sm90_fwd_first_block_half<BM, BN>(n, tc.m_block, cw, args);
     sa.k_ring.consumer_wait(k);
     if constexpr (kPingpong) sa.turns.wait();
     const uint64_t dk = cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES);
@@ -328,13 +333,13 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
      * them all: ptxas C7515, §8) */
     if (half) {
       cd_wgmma_fence();
-      cd_sm90_gemm_qk<D, BM, BH, kFp16, BN>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);
+      cd_sm90_fwd_gemm_qk<D, BM, BH, kFp16, BN>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);
       cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
       cd_wgmma_wait<0>();
     } else {
       cd_wgmma_fence();
-      cd_sm90_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, dk);
+      cd_sm90_fwd_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, dk);
       cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
       cd_wgmma_wait<0>();
@@ -350,18 +355,18 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
     if (half) {
       if (masked)
-        cd_sm90_mask<BH>(cd_sm90_head<BH / 2>(s), n * BN, row0, args.seqlen_k, shift,
+        cd_sm90_fwd_mask<BH>(cd_sm90_head<BH / 2>(s), n * BN, row0, args.seqlen_k, shift,
                          args.window_left, args.window_right, lane);
-      cd_sm90_softmax<BH, Tile::ROWSUM_MMA>(cd_sm90_head<BH / 2>(s), m, l, alpha, first,
+      cd_sm90_fwd_softmax<BH, Tile::ROWSUM_MMA>(cd_sm90_head<BH / 2>(s), m, l, alpha, first,
                                             args.scale_log2);
       cd_sm90_acc_to_a<BH, kFp16>(cd_sm90_head<BH / 2>(s), cd_sm90_head<BH / 4>(p));
 #pragma unroll
       for (int i = BH / 4; i < BN / 4; ++i) p[i] = 0u; /* keys past the half: P = 0 */
     } else {
       if (masked)
-        cd_sm90_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
+        cd_sm90_fwd_mask<BN>(s, n * BN, row0, args.seqlen_k, shift, args.window_left,
                          args.window_right, lane);
-      cd_sm90_softmax<BN, Tile::ROWSUM_MMA>(s, m, l, alpha, first, args.scale_log2);
+      cd_sm90_fwd_softmax<BN, Tile::ROWSUM_MMA>(s, m, l, alpha, first, args.scale_log2);
       cd_sm90_acc_to_a<BN, kFp16>(s, p);
     }
   }
@@ -369,39 +374,40 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
   v.stage = k.stage;
   v.phase = k.phase;
   k.advance();
-  if constexpr (Tile::RING_SHFL_LATE) cd_sm90_uniform_ring(k, v);
+  if constexpr (Tile::RING_SHFL_LATE) cd_sm90_fwd_uniform_ring(k, v);
   int n_right, n_left;
   cd_mask_unmasked_blocks<RM, BN>(sub, args.seqlen_q, args.seqlen_k, args.window_left,
                                args.window_right, &n_left, &n_right);
   int n = c_hi - 2;
   for (; n >= c_lo && n >= n_right; --n)
-    cd_sm90_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
                                                                n == c_lo, k, v SM90_TRACE_ARGS);
 #if SM90_EXACT_MAX_EARLY
   /* the unmasked blocks that take the exact softmax in any case: the row max under the P V
    * product */
   for (; n >= c_lo && n >= n_left && n > sa.lazy_from; --n)
-    cd_sm90_consumer_step<Tile, kFp16, kPingpong, false, true>(sa, args, s, p, o, m, l, n,
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, true>(sa, args, s, p, o, m, l, n,
                                                                n == c_lo, k, v SM90_TRACE_ARGS);
 #endif
   for (; n >= c_lo && n >= n_left; --n)
-    cd_sm90_consumer_step<Tile, kFp16, kPingpong, false, false>(sa, args, s, p, o, m, l, n,
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, false>(sa, args, s, p, o, m, l, n,
                                                                 n == c_lo, k, v SM90_TRACE_ARGS);
   for (; n >= c_lo; --n)
-    cd_sm90_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
                                                                n == c_lo, k, v SM90_TRACE_ARGS);
   /* last P V */
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
   cd_wgmma_fence();
-  cd_sm90_gemm_pv<Tile, kFp16>(o, p, cd_sm90_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
+  cd_sm90_fwd_gemm_pv<Tile, kFp16>(
+      o, p, cd_sm90_fwd_v_desc_add<Tile>(sa.desc_v0, v.stage * L::V_STAGE_BYTES));
   cd_wgmma_commit();
   cd_wgmma_wait<0>();
   cd_sm90_fence_regs(o);
   if (lane == 0) cd_mbar_arrive(sa.v_ring.empty_bar(v.stage));
   /* the tile's blocks below this consumer's range (a left window): released */
   if constexpr (kRange)
-    for (int n = c_lo - 1; n >= n_lo; --n) cd_sm90_release_block<STAGES, kPingpong>(sa, k);
+    for (int n = c_lo - 1; n >= n_lo; --n) cd_sm90_fwd_release_block<STAGES, kPingpong>(sa, k);
 }
 
 #endif /* CUDADENT_SM90_MAINLOOP_FWD_CUH */

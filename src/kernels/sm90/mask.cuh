@@ -11,7 +11,7 @@
 /* Accumulator fragment of wgmma m64nN (per warp 16 rows): element 4j + 2r + e is row
  * 16 warp + lane/4 + 8r, column 8j + 2 (lane%4) + e. */
 template <int BN, bool kLeft>
-__device__ __forceinline__ void cd_sm90_mask_apply(float (&s)[BN / 2], const int (&lo)[2],
+__device__ __forceinline__ void cd_sm90_fwd_mask_apply(float (&s)[BN / 2], const int (&lo)[2],
                                                 const int (&hi)[2]) {
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
@@ -23,8 +23,9 @@ __device__ __forceinline__ void cd_sm90_mask_apply(float (&s)[BN / 2], const int
 }
 
 template <int BN>
-__device__ __forceinline__ void cd_sm90_mask(float (&s)[BN / 2], int key0, int row0, int seqlen_k,
-                                          int shift, int window_left, int window_right, int lane) {
+__device__ __forceinline__ void cd_sm90_fwd_mask(float (&s)[BN / 2], int key0, int row0,
+                                                 int seqlen_k, int shift, int window_left,
+                                                 int window_right, int lane) {
   /* visible keys of each of the thread's two rows, relative to the thread's first column
    * key0 + 2 (lane % 4): [lo, hi], so each element compares its compile-time offset 8 j + e */
   const int c0 = key0 + 2 * (lane & 3);
@@ -35,8 +36,9 @@ __device__ __forceinline__ void cd_sm90_mask(float (&s)[BN / 2], int key0, int r
     lo[r] = row + shift - window_left - c0;
     hi[r] = (window_right >= 0 ? min(seqlen_k - 1, row + shift + window_right) : seqlen_k - 1) - c0;
   }
-  if (window_left < 0) cd_sm90_mask_apply<BN, false>(s, lo, hi); /* causal / right window only */
-  else cd_sm90_mask_apply<BN, true>(s, lo, hi);
+  if (window_left < 0)
+    cd_sm90_fwd_mask_apply<BN, false>(s, lo, hi); /* causal / right window only */
+  else cd_sm90_fwd_mask_apply<BN, true>(s, lo, hi);
 }
 
 #endif /* CUDADENT_SM90_MASK_CUH */

@@ -5,14 +5,14 @@
  * Usage: cd_named_bar_sync(CD_SM90_BAR_X + i, threads) / cd_named_bar_arrive(...) (ptx_sm90.cuh); the
  * thread count is that of every warp taking part (a multiple of 32). A kernel's entries are
  * listed under its name; a new kernel adds its own below (ids < CD_SM90_BAR_LIMIT).
- * Pingpong turns: cd_sm90_turns.
+ * Pingpong turns: cd_sm90_fwd_turns.
  */
 #ifndef CUDADENT_SM90_NAMED_BARRIERS_CUH
 #define CUDADENT_SM90_NAMED_BARRIERS_CUH
 
 #include "kernels/sm90/ptx_sm90.cuh"
 
-enum cd_sm90_named_barrier {
+enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_SYNCTHREADS = 0, /* __syncthreads: never named here */
   /* forward (fwd_kernel.cuh): consumer warpgroup w's turn to issue its GEMMs (pingpong), up to
    * CD_SM90_FWD_MAX_TURNS consumers */
@@ -26,14 +26,14 @@ static_assert(CD_SM90_BAR_FWD_TURN + CD_SM90_FWD_MAX_TURNS <= CD_SM90_BAR_LIMIT,
  * on barrier first + w, does its turn, then arrives on the next one's. Each barrier counts the
  * two warpgroups that meet there (256 threads). Before the first turn the last warpgroup calls
  * start(first) once, so that warpgroup 0 goes first. */
-struct cd_sm90_turns {
+struct cd_sm90_fwd_turns {
   int mine, next; /* barrier ids */
 
   /* the warpgroup after w (of nwg) */
   static __device__ __forceinline__ int next_of(int w, int nwg) { return w + 1 == nwg ? 0 : w + 1; }
   /* warpgroup w's turns, next_w = next_of(w, nwg) */
-  static __device__ __forceinline__ cd_sm90_turns make(int first, int w, int next_w) {
-    cd_sm90_turns t;
+  static __device__ __forceinline__ cd_sm90_fwd_turns make(int first, int w, int next_w) {
+    cd_sm90_fwd_turns t;
     t.mine = first + w;
     t.next = first + next_w;
     return t;

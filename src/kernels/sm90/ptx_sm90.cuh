@@ -34,7 +34,7 @@ __device__ __forceinline__ void cd_mbar_arrive(uint32_t bar) {
 }
 
 /* The same where pred is nonzero, as one predicated instruction: no branch, so no basic-block
- * boundary for ptxas between a wgmma and its wait (see cd_sm90_consumer_step). */
+ * boundary for ptxas between a wgmma and its wait (see cd_sm90_fwd_consumer_step). */
 __device__ __forceinline__ void cd_mbar_arrive_if(uint32_t bar, int pred) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),

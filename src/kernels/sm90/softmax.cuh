@@ -3,11 +3,12 @@
  * thread holds rows 16 warp + lane / 4 and + 8, element 4j + 2r + e at column 8j + 2 (lane % 4)
  * + e; a row's four threads are a quad).
  *
- * Three ways to take one block: the exact softmax (cd_sm90_row_max, then cd_sm90_softmax_exp; or
- * both in cd_sm90_softmax), the lazy one that keeps the running max as it stands and checks
- * (cd_sm90_softmax_lazy), and the bound that decides when the max must move (cd_sm90_row_bound,
- * config.cuh). Then O *= alpha (cd_sm90_rescale_o). Scores are raw (the scale folded into the
- * exp2); m is in log2 units; a row with no visible key so far keeps m = -inf and P = 0.
+ * Three ways to take one block: the exact softmax (cd_sm90_fwd_row_max, then
+ * cd_sm90_fwd_softmax_exp; or both in cd_sm90_fwd_softmax), the lazy one that keeps the running max
+ * as it stands and checks (cd_sm90_fwd_softmax_lazy), and the bound that decides when the max must
+ * move (cd_sm90_fwd_row_bound, config.cuh). Then O *= alpha (cd_sm90_fwd_rescale_o). Scores are raw
+ * (the scale folded into the exp2); m is in log2 units; a row with no visible key so far keeps m =
+ * -inf and P = 0.
  */
 #ifndef CUDADENT_SM90_SOFTMAX_CUH
 #define CUDADENT_SM90_SOFTMAX_CUH
@@ -20,7 +21,7 @@
 
 /* per-half max of two packed 16-bit pairs, NaN where either half is NaN */
 template <bool kFp16>
-__device__ __forceinline__ uint32_t cd_sm90_max_nan2(uint32_t a, uint32_t b) {
+__device__ __forceinline__ uint32_t cd_sm90_fwd_max_nan2(uint32_t a, uint32_t b) {
   uint32_t r;
   if constexpr (kFp16)
     asm("max.NaN.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
@@ -40,9 +41,10 @@ __device__ __forceinline__ uint32_t cd_sm90_max_nan2(uint32_t a, uint32_t b) {
  * far in units of the current m: the quad's fp32 partial sums l added up (a butterfly: the same
  * bits in all four lanes), or (kRowSumMma) the row-sum columns of the O accumulator (every
  * column of the ones block holds the whole sum; complete only after the P V wait). The exact
- * softmax takes it through cd_sm90_quad_min, which makes it uniform across the quad in any case. */
+ * softmax takes it through cd_sm90_fwd_quad_min, which makes it uniform across the quad in any
+ * case. */
 template <bool kRowSumMma, int NREG>
-__device__ __forceinline__ void cd_sm90_row_bound(const float (&o)[NREG], const float (&l)[2],
+__device__ __forceinline__ void cd_sm90_fwd_row_bound(const float (&o)[NREG], const float (&l)[2],
                                                float (&bound)[2]) {
   constexpr float kShare = SM90_STALE_SHARE_LOG2 >= 0 ? 1.f / (float)(1 << SM90_STALE_SHARE_LOG2)
                                                       : (float)(1 << -SM90_STALE_SHARE_LOG2);
@@ -60,7 +62,7 @@ __device__ __forceinline__ void cd_sm90_row_bound(const float (&o)[NREG], const 
   }
 }
 
-__device__ __forceinline__ void cd_sm90_quad_min(float (&x)[2]) {
+__device__ __forceinline__ void cd_sm90_fwd_quad_min(float (&x)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     x[r] = fminf(x[r], __shfl_xor_sync(0xffffffffu, x[r], 1));
@@ -72,7 +74,7 @@ __device__ __forceinline__ void cd_sm90_quad_min(float (&x)[2]) {
  * Four independent partial maxima per row: short dependency chains (the "wait" stall dominated
  * ncu's breakdown with one serial chain of 32). */
 template <int BN>
-__device__ __forceinline__ void cd_sm90_row_max(const float (&s)[BN / 2], float (&mx)[2]) {
+__device__ __forceinline__ void cd_sm90_fwd_row_max(const float (&s)[BN / 2], float (&mx)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mp[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -85,14 +87,14 @@ __device__ __forceinline__ void cd_sm90_row_max(const float (&s)[BN / 2], float 
   }
 }
 
-/* Online softmax of one block, in place, given its row maxima mx (cd_sm90_row_max): s becomes P
+/* Online softmax of one block, in place, given its row maxima mx (cd_sm90_fwd_row_max): s becomes P
  * (unnormalized, fp32); m is the running row max in log2 units (scaled; m moves to the block's
  * max only when that would bring a P above bound, which must be the same across the row's quad),
  * l the thread's partial row sum (not kept with kRowSumMma: the P V GEMM sums the rows), alpha
  * the factor O must be scaled by before P V is added. A row with no visible key so far keeps
  * m = -inf, P = 0. */
 template <int BN, bool kRowSumMma>
-__device__ __forceinline__ void cd_sm90_softmax_exp(float (&s)[BN / 2], const float (&mx)[2],
+__device__ __forceinline__ void cd_sm90_fwd_softmax_exp(float (&s)[BN / 2], const float (&mx)[2],
                                                  float (&m)[2], float (&l)[2], float (&alpha)[2],
                                                  const float (&bound)[2], float scale_log2) {
 #pragma unroll
@@ -118,14 +120,14 @@ __device__ __forceinline__ void cd_sm90_softmax_exp(float (&s)[BN / 2], const fl
   }
 }
 
-/* The exact online softmax of one block: cd_sm90_row_max, then cd_sm90_softmax_exp. */
+/* The exact online softmax of one block: cd_sm90_fwd_row_max, then cd_sm90_fwd_softmax_exp. */
 template <int BN, bool kRowSumMma>
-__device__ __forceinline__ void cd_sm90_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
-                                             float (&alpha)[2], const float (&bound)[2],
-                                             float scale_log2) {
+__device__ __forceinline__ void cd_sm90_fwd_softmax(float (&s)[BN / 2], float (&m)[2],
+                                                    float (&l)[2], float (&alpha)[2],
+                                                    const float (&bound)[2], float scale_log2) {
   float mx[2];
-  cd_sm90_row_max<BN>(s, mx);
-  cd_sm90_softmax_exp<BN, kRowSumMma>(s, mx, m, l, alpha, bound, scale_log2);
+  cd_sm90_fwd_row_max<BN>(s, mx);
+  cd_sm90_fwd_softmax_exp<BN, kRowSumMma>(s, mx, m, l, alpha, bound, scale_log2);
 }
 
 /* The main loop's softmax first tries the running max as it stands, without the block's max
@@ -134,8 +136,8 @@ __device__ __forceinline__ void cd_sm90_softmax(float (&s)[BN / 2], float (&m)[2
  * is at most the row's bound, i.e. that the exact softmax would not move m either and would
  * compute these same P (per row a NaN-propagating max over the packed P, 15 VHMNMX in all, and a
  * warp vote). Where it fails (a P past the bound; a row that has seen no key yet: m = -inf gives
- * P = inf or NaN, NaN from -inf scores), the warp runs the exact softmax (cd_sm90_softmax) on S,
- * which this path leaves intact. So the results are the exact path's (up to rounding at the
+ * P = inf or NaN, NaN from -inf scores), the warp runs the exact softmax (cd_sm90_fwd_softmax) on
+ * S, which this path leaves intact. So the results are the exact path's (up to rounding at the
  * bound itself and the order of the fp32 row-sum additions); the check fails on a row's first
  * blocks and then rarely (docs/kernels/sm90_fwd.md sections 4.1, 4.2). */
 
@@ -143,9 +145,11 @@ __device__ __forceinline__ void cd_sm90_softmax(float (&s)[BN / 2], float (&m)[2
  * whether the whole warp passed the check (warp-uniform). With fp32 row sums (!kRowSumMma) l
  * takes the block's sums only on success. */
 template <int BN, bool kRowSumMma, bool kFp16>
-__device__ __forceinline__ bool cd_sm90_softmax_lazy(const float (&s)[BN / 2], const float (&m)[2],
-                                                  float (&l)[2], uint32_t (&p)[BN / 4],
-                                                  const float (&bound)[2], float scale_log2) {
+__device__ __forceinline__ bool cd_sm90_fwd_softmax_lazy(const float (&s)[BN / 2],
+                                                         const float (&m)[2], float (&l)[2],
+                                                         uint32_t (&p)[BN / 4],
+                                                         const float (&bound)[2],
+                                                         float scale_log2) {
   float sp[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
@@ -163,10 +167,10 @@ __device__ __forceinline__ bool cd_sm90_softmax_lazy(const float (&s)[BN / 2], c
 #pragma unroll
   for (int j = 1; j < BN / 8; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) mx[r] = cd_sm90_max_nan2<kFp16>(mx[r], p[2 * j + r]);
+    for (int r = 0; r < 2; ++r) mx[r] = cd_sm90_fwd_max_nan2<kFp16>(mx[r], p[2 * j + r]);
   const uint32_t lows = __byte_perm(mx[0], mx[1], 0x5410), highs = __byte_perm(mx[0], mx[1], 0x7632);
   const uint32_t lim = cd_pack2<kFp16>(bound[0], bound[1]);
-  const uint32_t both = cd_sm90_max_nan2<kFp16>(cd_sm90_max_nan2<kFp16>(lows, highs), lim);
+  const uint32_t both = cd_sm90_fwd_max_nan2<kFp16>(cd_sm90_fwd_max_nan2<kFp16>(lows, highs), lim);
   const bool ok = __all_sync(0xffffffffu, both == lim);
   if constexpr (!kRowSumMma) {
     if (ok) {
@@ -181,7 +185,7 @@ __device__ __forceinline__ bool cd_sm90_softmax_lazy(const float (&s)[BN / 2], c
  * maximum, which after the first blocks of a long row is the common case; the test is a warp
  * vote, so the branch is uniform. */
 template <int NREG>
-__device__ __forceinline__ void cd_sm90_rescale_o(float (&o)[NREG], const float (&alpha)[2]) {
+__device__ __forceinline__ void cd_sm90_fwd_rescale_o(float (&o)[NREG], const float (&alpha)[2]) {
   if (!__any_sync(0xffffffffu, (alpha[0] != 1.f) | (alpha[1] != 1.f))) return;
 #pragma unroll
   for (int j = 0; j < NREG / 4; ++j) {
