@@ -59,6 +59,15 @@ var_build() {
   fi
   note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
 }
+# the var build's backward tests on the sm90 path (a wrong dQ turn order hangs: the timeout ends
+# it); timings follow only where they pass
+var_tests() {
+  ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
+  local rc=$?
+  note "var tests (sm90 gpu_bwd): rc $rc $(tail -1 "$logs/t.log")"
+  grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+  return $rc
+}
 for step in "${steps[@]}"; do
   case $step in
     tests)
@@ -113,10 +122,7 @@ for step in "${steps[@]}"; do
       done ;;
     abvar)
       # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
-      var_build || continue
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
-      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$logs/t.log")"
-      grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+      var_build && var_tests || continue
       for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
@@ -164,14 +170,15 @@ for step in "${steps[@]}"; do
       note "tests (default, all): rc $? $(tail -1 "$logs/all.log")"
       grep -E '^\[ FAIL' -B6 "$logs/all.log" | head -60 | tee -a "$summary" ;;
     det)
-      # the deterministic mode's cost: CLI timings with and without --deterministic, alternating
+      # the sm90 deterministic mode's cost (forced: the default gives its causal calls to sm80):
+      # CLI timings with and without --deterministic, alternating
       for shape in "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64" \
                    "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal"; do
         for mode in "" --deterministic "" --deterministic; do
-          r=$(timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+          r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
           note "det ${mode:-nondet} $shape: ms TFLOP/s $r"
         done
       done ;;
@@ -179,10 +186,7 @@ for step in "${steps[@]}"; do
       # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=1) against the working
       # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
       # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
-      var_build || continue
-      ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
-      note "var tests (sm90 gpu_bwd): rc $? $(tail -1 "$logs/t.log")"
-      grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+      var_build && var_tests || continue
       for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
