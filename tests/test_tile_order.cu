@@ -280,7 +280,44 @@ static int bwd_grouped_order(void) {
   return T_PASS;
 }
 
+/* The sm90 deterministic backward's rotated walks (bwd_schedule.cuh), nb <= nm: each key block's
+ * walk visits every query block once; at each query block the turns of the nb key blocks are
+ * 0 .. nb - 1 in the order of the steps at which they reach it; and a lockstep run (all key blocks
+ * at step j together) never finds a block whose turn has not come, so none waits. */
+static int bwd_rotated_turns(void) {
+  for (int nm = 1; nm <= 40; ++nm)
+    for (int nb = 1; nb <= nm; ++nb) {
+      std::vector<int> step_at(nb * nm, -1), done(nm, 0);
+      for (int n = 0; n < nb; ++n)
+        for (int j = 0; j < nm; ++j) {
+          const int m = cd_sm90_bwd_rotated_m(j, 0, nm, n);
+          T_CHECK(m >= 0 && m < nm && step_at[n * nm + m] < 0, "nm %d nb %d: block %d step %d -> %d",
+                  nm, nb, n, j, m);
+          step_at[n * nm + m] = j;
+        }
+      for (int m = 0; m < nm; ++m)
+        for (int n = 0; n < nb; ++n) {
+          int earlier = 0;
+          for (int o = 0; o < nb; ++o) earlier += step_at[o * nm + m] < step_at[n * nm + m];
+          const int turn = cd_sm90_bwd_rotated_turn(n, m, nb);
+          T_CHECK(turn == earlier, "nm %d nb %d: block %d at query block %d: turn %d, %d reach it first",
+                  nm, nb, n, m, turn, earlier);
+        }
+      for (int j = 0; j < nm; ++j) { /* lockstep: every block's turn has come when it arrives */
+        for (int n = 0; n < nb; ++n) {
+          const int m = cd_sm90_bwd_rotated_m(j, 0, nm, n);
+          T_CHECK(done[m] == cd_sm90_bwd_rotated_turn(n, m, nb),
+                  "nm %d nb %d step %d: block %d waits at query block %d (%d done, turn %d)", nm, nb,
+                  j, n, m, done[m], cd_sm90_bwd_rotated_turn(n, m, nb));
+        }
+        for (int n = 0; n < nb; ++n) ++done[cd_sm90_bwd_rotated_m(j, 0, nm, n)];
+      }
+    }
+  return T_PASS;
+}
+
 extern "C" void register_tile_order_tests(void) {
+  t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);

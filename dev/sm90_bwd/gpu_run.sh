@@ -122,8 +122,11 @@ for step in "${steps[@]}"; do
       done ;;
     abvar)
       # the working tree against itself built with VAR_FLAGS (dev knobs of config.cuh, e.g. -DSM90_EXACT_BLOCKS=8)
+      # ABVAR_SHAPES (one shape a line) replaces the list
       var_build && var_tests || continue
-      for shape in "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+      shapes=()
+      if [ -n "${ABVAR_SHAPES:-}" ]; then mapfile -t shapes <<< "$ABVAR_SHAPES"; else shapes=(
+                   "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
@@ -131,7 +134,8 @@ for step in "${steps[@]}"; do
                    "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 32 --seqlen-q 512 --heads 32 --head-dim 64" \
-                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"); fi
+      for shape in "${shapes[@]}"; do
         for rep in 1 2; do
           for lab in new var; do
             b=$bench; [ $lab = var ] && b="$var_run build-var/cudadent-bench"
@@ -170,16 +174,21 @@ for step in "${steps[@]}"; do
       note "tests (default, all): rc $? $(tail -1 "$logs/all.log")"
       grep -E '^\[ FAIL' -B6 "$logs/all.log" | head -60 | tee -a "$summary" ;;
     det)
-      # the sm90 deterministic mode's cost (forced: the default gives its causal calls to sm80):
-      # CLI timings with and without --deterministic, alternating
+      # the deterministic mode's cost: the sm90 backward without and with --deterministic, and the
+      # sm80 backward with it (what dispatch gave causal deterministic calls until session 17)
       for shape in "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
                    "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64" \
+                   "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128 --window 256,64" \
                    "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal"; do
-        for mode in "" --deterministic "" --deterministic; do
-          r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
-          note "det ${mode:-nondet} $shape: ms TFLOP/s $r"
+        for rep in 1 2; do
+          for run in sm90: sm90:--deterministic sm80:--deterministic; do
+            path=${run%%:*} mode=${run#*:}
+            r=$(CUDADENT_KERNEL_BWD=$path timeout 120 $bench $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+            note "det $path ${mode:-nondet} $shape: ms TFLOP/s $r"
+          done
         done
       done ;;
     detvar)

@@ -37,15 +37,29 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   return dtype_ok && dim_ok;
 }
 
-/* What the default dispatch gives this kernel: everything it supports except deterministic calls
- * whose mask has a right bound (causal included). Their dQ turns run in ascending key-block order
- * (bwd_kernel.cuh cd_sm90_bwd_reduce_dq), while key block n starts at a later query block than
- * block n - 1: every CTA then moves at the pace of its chain's first, which has the most work (H200,
- * session 16: b4 s4k 32/8 heads d128 causal, 177.6 TFLOP/s deterministic (CLI), against 440.7
- * without (package bench) and 262 for the sm80 backward without (session 15, CLI);
- * docs/kernels/sm90_bwd.md section 3). The sm80 backward takes them. */
+/* What the default dispatch gives this kernel: everything it supports. (Until session 17 the
+ * deterministic calls with a right mask bound went to the sm80 backward: their dQ turns ran in
+ * ascending key-block order, 177.6 TFLOP/s at b4 s4k 32/8 heads d128 causal on an H200, below the
+ * sm80 backward's 262 without determinism. Descending turns (config.cuh SM90_BWD_DET_DESCENDING)
+ * measured 275 there: docs/kernels/sm90_bwd.md section 3.) */
 extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) {
-  return !(p->deterministic && p->window_right >= 0);
+  (void)p;
+  return 1;
+}
+
+/* Whether a deterministic call takes rotated walks and turns (bwd_kernel.cuh cd_sm90_bwd_walk_m):
+ * no mask, at most as many key blocks as query blocks (the turn formula's premise), and a chain's
+ * key blocks resident at once with room to spare (half the SMs, one CTA per SM: a rotated turn
+ * may wait for a CTA launched later, so a chain that did not fit could hang). */
+static int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, int n_blocks, int m_blocks) {
+  if (!p->deterministic || p->window_left >= 0 || p->window_right >= 0 || n_blocks > m_blocks)
+    return 0;
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_sm_count(dev, &sms) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 2 * n_blocks <= sms;
 }
 
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
@@ -55,7 +69,7 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
-template <int D, bool kFp16, bool kDet>
+template <int D, bool kFp16, int kDet>
 static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
                                       cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D> tile;
@@ -137,11 +151,15 @@ template <int D>
 static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, void *workspace,
                                            cudaStream_t stream) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  if (p->deterministic && cd_sm90_bwd_det_rotates(p, (p->seqlen_k + BN - 1) / BN, (p->seqlen_q + BM - 1) / BM))
+    return fp16 ? cd_sm90_bwd_launch<D, true, CD_SM90_BWD_DET_ROTATED>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, false, CD_SM90_BWD_DET_ROTATED>(p, workspace, stream);
   if (p->deterministic)
-    return fp16 ? cd_sm90_bwd_launch<D, true, true>(p, workspace, stream)
-                : cd_sm90_bwd_launch<D, false, true>(p, workspace, stream);
-  return fp16 ? cd_sm90_bwd_launch<D, true, false>(p, workspace, stream)
-              : cd_sm90_bwd_launch<D, false, false>(p, workspace, stream);
+    return fp16 ? cd_sm90_bwd_launch<D, true, CD_SM90_BWD_DET>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, false, CD_SM90_BWD_DET>(p, workspace, stream);
+  return fp16 ? cd_sm90_bwd_launch<D, true, CD_SM90_BWD_NONDET>(p, workspace, stream)
+              : cd_sm90_bwd_launch<D, false, CD_SM90_BWD_NONDET>(p, workspace, stream);
 }
 
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,

@@ -139,46 +139,46 @@ __device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_arg
   return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
 }
 
+/* Deterministic calls without a mask whose chain of key blocks fits in the GPU at once (the host
+ * decides: bwd.cu cd_sm90_bwd_det_rotates): key block n walks its query blocks from block n on,
+ * wrapping (m = (n + j) mod nm at step j), and each query block's dQ turns go in the order in which
+ * the key blocks reach it. In lockstep no key block then waits: at every step the nb key blocks of
+ * a chain are at nb different query blocks, each the next in its turn order. Ascending turns
+ * instead make key block n wait n turns at query block 0 and the chain take nm + nb steps. A
+ * block may wait for one launched after it, so every CTA of the chain must be resident at once:
+ * the host allows rotation only where the chain's CTAs fit in half the GPU's SMs. The mode is a
+ * template value (kDet), not an argument: a larger argument struct made the d64 kernels spill. */
+enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
+template <int kDet>
+__device__ __forceinline__ int cd_sm90_bwd_walk_m(int j, int m_lo, int m_hi, int n_block) {
+  return kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_m(j, m_lo, m_hi, n_block) : j;
+}
+
 /* The (key block, KV head, batch) of this CTA. The hardware starts CTAs in linear block order
  * (x fastest), so the mapping is the launch order:
- *   - today (SM90_BWD_LPT_GROUP 0): chain by chain ((KV head, batch) = blockIdx.y, z), key blocks
- *     ascending within a chain;
- *   - SM90_BWD_LPT_GROUP G > 0 (non-deterministic calls): G chains at a time, key blocks ascending
- *     across them (n-major): under a causal mask the heaviest CTAs (low key blocks) of every chain
- *     start first instead of the last chain's starting last, while the CTAs in flight still share
- *     ~G chains' Q / dO in L2;
+ *   - non-deterministic with a right mask bound (causal included; SM90_BWD_LPT_GROUP = G > 0):
+ *     G chains at a time, key blocks ascending across them (n-major): the heaviest CTAs (low key
+ *     blocks) of every chain start first instead of the last chain's starting last, while the
+ *     CTAs in flight still share ~G chains' Q / dO in L2;
+ *   - otherwise chain by chain ((KV head, batch) = blockIdx.y, z), key blocks ascending within a
+ *     chain;
  *   - deterministic with descending turns (cd_sm90_bwd_det_descending): key blocks descending. */
-template <bool kDet>
+template <int kDet>
 __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
                                                           int &hk, int &b) {
   if (!kDet && SM90_BWD_LPT_GROUP > 0) {
+    /* a group of one chain is the chain-by-chain order: a select, not a branch (a branch here cost
+     * the d64 kernels a 40-byte spill) */
+    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
     const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
     cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
-                             SM90_BWD_LPT_GROUP, &n_block, &hk, &b);
+                             group, &n_block, &hk, &b);
     return;
   }
   n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
                                                      : (int)blockIdx.x;
   hk = blockIdx.y;
   b = blockIdx.z;
-}
-
-/* The first query block a CTA walks, as an offset into its range [m_lo, m_lo + nm) (it then
- * wraps): 0, or with SM90_BWD_STAGGER (non-deterministic calls) the key blocks spread evenly over
- * the range, so that the CTAs of one head do not all add into (and load) the same query block at
- * once. */
-template <bool kDet>
-__device__ __forceinline__ int cd_sm90_bwd_m_offset(int n_block, int nm) {
-  if (kDet || !SM90_BWD_STAGGER || nm <= 1) return 0;
-  return (int)((int64_t)n_block * nm / (int)gridDim.x);
-}
-
-/* The query block of step j (m_lo <= j < m_hi) of a walk that starts off blocks in and wraps. */
-template <bool kDet>
-__device__ __forceinline__ int cd_sm90_bwd_m_at(int j, int off, int m_lo, int m_hi) {
-  if (kDet || !SM90_BWD_STAGGER) return j;
-  const int m = j + off;
-  return m >= m_hi ? m - (m_hi - m_lo) : m;
 }
 
 /* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
@@ -200,7 +200,7 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
  * or descending where cd_sm90_bwd_det_descending) have completed theirs
  * (the query block's semaphore counts completed warp reductions), and counts its own once it is
  * complete. */
-template <int D, bool kDet>
+template <int D, int kDet>
 __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
                                                       uint32_t sDQ, int b, int h, int m, int n_block,
                                                       int cw, int warp, int lane) {
@@ -219,7 +219,8 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
     float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
     if constexpr (kDet) {
-      const int turn = cd_sm90_bwd_det_descending(args)
+      const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
+                       : cd_sm90_bwd_det_descending(args)
                            ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
                                                     args.window_right, (int)gridDim.x) - n_block
                            : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
@@ -239,7 +240,7 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
   }
 }
 
-template <int D, bool kFp16, bool kDet>
+template <int D, bool kFp16, int kDet>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -283,7 +284,6 @@ __global__ void __launch_bounds__(384, 1)
   cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
-  const int m_off = cd_sm90_bwd_m_offset<kDet>(n_block, m_hi - m_lo); /* the walk's first block */
 
   if (wg == 0) {
     /* ================================ producer ================================ */
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(384, 1)
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
       for (int j = m_lo; j < m_hi; ++j, ++it) {
-        const int m = cd_sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
+        const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         const uint32_t full = bar_q_full + 8 * s;
@@ -348,7 +348,7 @@ __global__ void __launch_bounds__(384, 1)
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
     for (int j = m_lo; j < m_hi; ++j, ++it) {
-      const int m = cd_sm90_bwd_m_at<kDet>(j, m_off, m_lo, m_hi);
+      const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
 

@@ -2,7 +2,7 @@
  * bwd_schedule.cuh - which (key block, KV head, batch) each CTA of the sm90 backward takes, as a
  * pure function of its linear launch index (the hardware starts CTAs in that order, x fastest).
  * Host and device (tests/test_tile_order.cu walks it on the CPU). The kernel's use and the knob:
- * bwd_kernel.cuh cd_sm90_bwd_work_of_block, config.cuh SM90_BWD_LPT_GROUP.
+ * bwd_kernel.cuh cd_sm90_bwd_work_of_block and cd_sm90_bwd_walk_m, config.cuh SM90_BWD_LPT_GROUP.
  */
 #ifndef CUDADENT_SM90_BWD_SCHEDULE_CUH
 #define CUDADENT_SM90_BWD_SCHEDULE_CUH
@@ -23,6 +23,22 @@ __host__ __device__ __forceinline__ void cd_sm90_bwd_grouped_work(int64_t linear
   *n_block = (int)(i / size);
   *hk = (int)(chain % heads_kv);
   *b = (int)(chain / heads_kv);
+}
+
+/* The deterministic mode's rotated walks (no mask; bwd_kernel.cuh cd_sm90_bwd_walk_m): the query
+ * block that key block n visits at walk index j (m_lo <= j < m_hi, n < m_hi - m_lo): step j - m_lo
+ * of a walk that starts at block m_lo + n and wraps. */
+__host__ __device__ __forceinline__ int cd_sm90_bwd_rotated_m(int j, int m_lo, int m_hi, int n) {
+  const int m = j + n;
+  return m >= m_hi ? m - (m_hi - m_lo) : m;
+}
+
+/* Key block n's turn at query block m in the rotated walks (n < nb <= nm query blocks, m < nm,
+ * m_lo = 0): how many key blocks reach m at an earlier step, those n' < nb in the cyclic range
+ * (n, m]. */
+__host__ __device__ __forceinline__ int cd_sm90_bwd_rotated_turn(int n, int m, int nb) {
+  const int upto = m < nb - 1 ? m : nb - 1;
+  return n <= m ? upto - n : (nb - 1 - n) + (m + 1 < nb ? m + 1 : nb);
 }
 
 #endif /* CUDADENT_SM90_BWD_SCHEDULE_CUH */

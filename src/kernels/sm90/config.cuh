@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_STAGGER) || defined(SM90_BWD_LPT_GROUP))
+     defined(SM90_BWD_LPT_GROUP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -123,33 +123,24 @@
 /* Deterministic calls with a right mask bound (causal included): 1 gives each query block's dQ
  * turns in descending key-block order, the diagonal block first, and launches the key blocks in
  * that order (FA3's), so that a block waits only for one that reached the same query block a
- * step earlier; 0 (the measured code): ascending, every CTA at the pace of its chain's first
- * (177.6 TFLOP/s at b4 s4k 32/8 d128 causal, H200; docs/kernels/sm90_bwd.md section 3). Not yet
- * run: a dev build's experiment until measured. */
+ * step earlier; 0: ascending, every CTA at the pace of its chain's first. Predicted (CPU
+ * simulation dev/sm90_bwd/det_turns.py) within ~10% of the non-deterministic kernel; measured
+ * (H200, session 17) 1.56-2.6x ascending but still 0.57-0.68x the non-deterministic kernel
+ * (b4 s4k 32/8 d128 causal 176 -> 275 TFLOP/s against 481; docs/kernels/sm90_bwd.md section 3). */
 #ifndef SM90_BWD_DET_DESCENDING
-#define SM90_BWD_DET_DESCENDING 0
+#define SM90_BWD_DET_DESCENDING 1
 #endif
 
-/* Non-deterministic calls: 1 starts each CTA's walk over its query blocks at an offset spread
- * evenly by key block (then wrapping), 0 (the measured code) at its first. Hypothesis: the d128
- * non-causal deficit at 2k-8k (0.956-0.983x cuDNN, where causal calls, whose CTAs start at
- * different query blocks anyway, are at 1.00-1.01x) is the CTAs of one head adding into and
- * loading the same query block at the same moment. Predicted: +2-5% at d128 non-causal 2k-8k,
- * +-1% causal; +-1% everywhere if the hypothesis is wrong (docs/kernels/sm90_bwd.md section 6).
- * Not yet run. */
-#ifndef SM90_BWD_STAGGER
-#define SM90_BWD_STAGGER 0
-#endif
-
-/* Non-deterministic calls: G > 0 launches the CTAs G (KV head, batch) chains at a time, key
- * blocks ascending across the group (under a causal mask: heaviest first), 0 (the measured code)
- * chain by chain. A list-scheduling model of today's order (dev/sm90_bwd/launch_order.py: 132
- * SMs, 3 us a CTA plus 2.6 us a 64 x 128 x 128 block, which reproduces the measured times of
- * d128 causal 4k and GQA 4k within 2%) puts the last chain's heavy CTAs in a tail: predicted
- * with G = 4, GQA 32/8 d128 causal 4k / 8k +13.9 / +11.4%, d128 causal 4k / 8k +6.7 / +5.6%,
- * d64 causal 4k / 8k +3.1 / +2.7%, 16k and <= 1k within 1%, non-causal unchanged. Not yet run. */
+/* Non-deterministic calls with a right mask bound (causal included), whose low key blocks are
+ * the heaviest: the CTAs are launched G (KV head, batch) chains at a time, key blocks ascending
+ * across the group (heaviest first), instead of chain by chain, which left the last chains' heavy
+ * CTAs in a tail. Predicted by a list-scheduling model (dev/sm90_bwd/launch_order.py) +13.9% GQA
+ * 32/8 d128 causal 4k, +6.7% d128 causal 4k; measured (H200, session 17) +10.8% and +3.7%. Other
+ * masks keep chain by chain: under no mask the grouping measured -5% at d128 4k and -2% at 16k
+ * (the model, which has no memory, predicted 0), so uniform work is not regrouped.
+ * 0 turns the grouping off (a dev build's override). */
 #ifndef SM90_BWD_LPT_GROUP
-#define SM90_BWD_LPT_GROUP 0
+#define SM90_BWD_LPT_GROUP 4
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
