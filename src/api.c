@@ -210,9 +210,10 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
                                sizeof fwd_layouts / sizeof fwd_layouts[0]));
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
-  /* the head dim alone (head_dim_v = head_dim, the normal form kernels' supports() read) */
+  /* the head dim alone: head_dim_v 0 (= head_dim), as the supported-head-dims query asks, so
+   * that the lists below are that query's */
   cudadent_attn_fwd_params_t probe = *p;
-  probe.head_dim_v = probe.head_dim;
+  probe.head_dim_v = 0;
   int dims[MAX_LISTED_DIMS];
   char list[256];
   if (!cudadent_any_fwd_takes_head_dim(&probe)) {
@@ -281,7 +282,7 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
   cudadent_attn_bwd_params_t probe = *p; /* the head dim alone, as in prepare_fwd */
-  probe.head_dim_v = probe.head_dim;
+  probe.head_dim_v = 0;
   int dims[MAX_LISTED_DIMS];
   char list[256];
   if (!cudadent_any_bwd_takes_head_dim(&probe)) {
