@@ -117,9 +117,17 @@ static void dims_list(const int *dims, int n, char *buf, size_t len) {
 enum { MAX_LISTED_DIMS = 64 };
 
 /* The first feature the call uses that no kernel taking its head_dim and dtype implements, as a
- * failure saying it is not implemented yet (cudadent.h, "features of layout v2"). */
+ * failure saying it is not implemented yet (cudadent.h, "features of layout v2"). missing == 0:
+ * kernels implement every feature the call uses, but none runs this combination (a head_dim_v
+ * past the supported set, or a tile this device's shared memory cannot hold): an
+ * UNSUPPORTED_HEAD_DIM naming both head dims and the supported set (list). */
 static cudadent_status_t refuse_feature(unsigned missing, const char *dir, int head_dim,
-                                        int head_dim_v, float softcap) {
+                                        int head_dim_v, float softcap, const char *list) {
+  if (missing == 0)
+    return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                         "no %s kernel runs head_dim = %d with head_dim_v = %d%s on this device "
+                         "(supported, for head_dim and head_dim_v each: %s)",
+                         dir, head_dim, head_dim_v, softcap != 0.0f ? " and softcap" : "", list);
   int bit = 0;
   while (bit < CUDADENT_FEATURE_COUNT && !(missing & (1u << bit))) ++bit;
   switch (1u << bit) {
@@ -202,10 +210,14 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
                                sizeof fwd_layouts / sizeof fwd_layouts[0]));
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
-  if (!cudadent_any_fwd_takes_head_dim(p)) {
-    int dims[MAX_LISTED_DIMS];
-    char list[256];
-    dims_list(dims, cudadent_fwd_head_dims(0, p->dtype, p, dims, MAX_LISTED_DIMS), list,
+  /* the head dim alone: head_dim_v 0 (= head_dim), as the supported-head-dims query asks, so
+   * that the lists below are that query's */
+  cudadent_attn_fwd_params_t probe = *p;
+  probe.head_dim_v = 0;
+  int dims[MAX_LISTED_DIMS];
+  char list[256];
+  if (!cudadent_any_fwd_takes_head_dim(&probe)) {
+    dims_list(dims, cudadent_fwd_head_dims(0, p->dtype, &probe, dims, MAX_LISTED_DIMS), list,
               sizeof list);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
                          "head_dim = %d has no forward kernel (supported: %s)", p->head_dim, list);
@@ -217,9 +229,12 @@ static cudadent_status_t prepare_fwd(const cudadent_attn_fwd_params_t *in,
   RETURN_IF_FAILED(cudadent_check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   if (p->lse != NULL) RETURN_IF_FAILED(cudadent_check_lse("lse", p->lse, &s));
   if (p->head_dim_v == 0) p->head_dim_v = p->head_dim;
-  if (!cudadent_any_fwd_supports(p))
-    return refuse_feature(cudadent_fwd_features(p) & ~cudadent_fwd_features_built(p), "forward",
-                          p->head_dim, p->head_dim_v, p->softcap);
+  if (!cudadent_any_fwd_supports(p)) {
+    dims_list(dims, cudadent_fwd_head_dims(0, p->dtype, &probe, dims, MAX_LISTED_DIMS), list,
+              sizeof list);
+    return refuse_feature(cudadent_fwd_features(p) & ~cudadent_fwd_features_built(&probe),
+                          "forward", p->head_dim, p->head_dim_v, p->softcap, list);
+  }
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return cudadent_check_workspace_bound(cudadent_fwd_workspace_bound(p));
 }
@@ -266,10 +281,12 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
                                sizeof bwd_layouts / sizeof bwd_layouts[0]));
   const cudadent_shape_t s = CUDADENT_SHAPE_OF(p);
   RETURN_IF_FAILED(cudadent_check_shape(&s));
-  if (!cudadent_any_bwd_takes_head_dim(p)) {
-    int dims[MAX_LISTED_DIMS];
-    char list[256];
-    dims_list(dims, cudadent_bwd_head_dims(0, p->dtype, p, dims, MAX_LISTED_DIMS), list,
+  cudadent_attn_bwd_params_t probe = *p; /* the head dim alone, as in prepare_fwd */
+  probe.head_dim_v = 0;
+  int dims[MAX_LISTED_DIMS];
+  char list[256];
+  if (!cudadent_any_bwd_takes_head_dim(&probe)) {
+    dims_list(dims, cudadent_bwd_head_dims(0, p->dtype, &probe, dims, MAX_LISTED_DIMS), list,
               sizeof list);
     return cudadent_fail(CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
                          "head_dim = %d has no backward kernel (supported: %s; the sm80 backward "
@@ -284,9 +301,12 @@ static cudadent_status_t prepare_bwd(const cudadent_attn_bwd_params_t *in,
   RETURN_IF_FAILED(cudadent_check_tensors(tensors, sizeof tensors / sizeof tensors[0], &s));
   RETURN_IF_FAILED(cudadent_check_lse("lse", p->lse, &s));
   if (p->head_dim_v == 0) p->head_dim_v = p->head_dim;
-  if (!cudadent_any_bwd_supports(p))
-    return refuse_feature(cudadent_bwd_features(p) & ~cudadent_bwd_features_built(p), "backward",
-                          p->head_dim, p->head_dim_v, p->softcap);
+  if (!cudadent_any_bwd_supports(p)) {
+    dims_list(dims, cudadent_bwd_head_dims(0, p->dtype, &probe, dims, MAX_LISTED_DIMS), list,
+              sizeof list);
+    return refuse_feature(cudadent_bwd_features(p) & ~cudadent_bwd_features_built(&probe),
+                          "backward", p->head_dim, p->head_dim_v, p->softcap, list);
+  }
   normalize_mask(p->seqlen_q, p->seqlen_k, &p->causal, &p->window_left, &p->window_right);
   return cudadent_check_workspace_bound(cudadent_bwd_workspace_bound(p));
 }

@@ -106,3 +106,53 @@ int t_expect_bwd(const cudadent_attn_bwd_params_t *p, cudadent_status_t want, co
   printf("    %-28s -> %s\n", what, msg);
   return T_PASS;
 }
+
+int t_accept_fwd(const cudadent_attn_fwd_params_t *p, const char *what) {
+  size_t bytes = UNTOUCHED;
+  const cudadent_status_t got = cudadent_attn_fwd_workspace_size(p, &bytes);
+  T_CHECK(got == CUDADENT_STATUS_SUCCESS, "%s: workspace query gave %d (%s), want success", what,
+          got, cudadent_get_last_error_message());
+  printf("    %-28s -> accepted (workspace %zu bytes)\n", what, bytes);
+  return T_PASS;
+}
+
+int t_accept_bwd(const cudadent_attn_bwd_params_t *p, const char *what) {
+  size_t bytes = UNTOUCHED;
+  const cudadent_status_t got = cudadent_attn_bwd_workspace_size(p, &bytes);
+  T_CHECK(got == CUDADENT_STATUS_SUCCESS, "%s: workspace query gave %d (%s), want success", what,
+          got, cudadent_get_last_error_message());
+  printf("    %-28s -> accepted (workspace %zu bytes)\n", what, bytes);
+  return T_PASS;
+}
+
+typedef cudadent_status_t (*dims_query_fn)(cudadent_dtype_t, int, int *, int, int *);
+
+/* The direction's head dims at compute capability cc (bf16), or -1 on a failing query. */
+static int query_dims(int bwd, int cc, int *dims, int capacity) {
+  const dims_query_fn q = bwd ? cudadent_attn_bwd_supported_head_dims
+                              : cudadent_attn_fwd_supported_head_dims;
+  int count = 0;
+  if (q(CUDADENT_DTYPE_BF16, cc, dims, capacity, &count) != CUDADENT_STATUS_SUCCESS) return -1;
+  return count < capacity ? count : capacity;
+}
+
+int t_portable_has_issue27(int bwd) {
+  int dims[64];
+  const int n = query_dims(bwd, 80, dims, 64);
+  if (n != 32) return 0;
+  for (int i = 0; i < 32; ++i)
+    if (dims[i] != 8 * (i + 1)) return 0;
+  return 1;
+}
+
+int t_unlisted_head_dim(int bwd) {
+  int a[64], b[64];
+  const int na = query_dims(bwd, 80, a, 64), nb = query_dims(bwd, 90, b, 64);
+  for (int d = 8; d <= 512; d += 8) {
+    int listed = 0;
+    for (int i = 0; i < na; ++i) listed |= a[i] == d;
+    for (int i = 0; i < nb; ++i) listed |= b[i] == d;
+    if (!listed) return d;
+  }
+  return 0;
+}

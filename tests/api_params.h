@@ -34,6 +34,21 @@ int t_expect_fwd(const cudadent_attn_fwd_params_t *p, cudadent_status_t want, co
 int t_expect_bwd(const cudadent_attn_bwd_params_t *p, cudadent_status_t want, const char *needle,
                  const char *what);
 
+/* T_PASS when the workspace query accepts p (the call itself is not made: the pointers are
+ * fake). */
+int t_accept_fwd(const cudadent_attn_fwd_params_t *p, const char *what);
+int t_accept_bwd(const cudadent_attn_bwd_params_t *p, const char *what);
+
+/* What this build's portable (sm80) kernels of a direction (bwd 0: forward) are, read from the
+ * supported-head-dims query at compute capability 8.0 (no device needed): 1 when it lists every
+ * multiple of 8 from 8 to 256, issue 27's kernels, which implement head_dim_v != head_dim and
+ * softcap too (the design brings the three together: notes of issue 27); 0 otherwise (the
+ * kernels from before: 64 and 128, those features refused as "not implemented yet"). */
+int t_portable_has_issue27(int bwd);
+/* The smallest multiple of 8 from 8 to 512 that the direction's query lists for neither compute
+ * capability 8.0 nor 9.0: a head dim every call refuses (UNSUPPORTED_HEAD_DIM). */
+int t_unlisted_head_dim(int bwd);
+
 /* Apply `mutation` to valid params named p, then expect status and a message naming needle. */
 #define EXPECT_FWD(mutation, status, needle)                 \
   do {                                                       \
@@ -48,6 +63,26 @@ int t_expect_bwd(const cudadent_attn_bwd_params_t *p, cudadent_status_t want, co
     mutation;                                                \
     int r_ = t_expect_bwd(&p, status, needle, #mutation);    \
     if (r_ != T_PASS) return r_;                             \
+  } while (0)
+
+/* A call using a layout-v2 feature (head_dim_v, softcap): accepted by the workspace query where
+ * the direction's portable kernels are issue 27's (t_portable_has_issue27), else refused with
+ * status and a message naming needle. */
+#define EXPECT_FEATURE_FWD(mutation, status, needle)                                      \
+  do {                                                                                    \
+    cudadent_attn_fwd_params_t p = t_valid_fwd();                                         \
+    mutation;                                                                             \
+    int r_ = t_portable_has_issue27(0) ? t_accept_fwd(&p, #mutation)                      \
+                                       : t_expect_fwd(&p, status, needle, #mutation);     \
+    if (r_ != T_PASS) return r_;                                                          \
+  } while (0)
+#define EXPECT_FEATURE_BWD(mutation, status, needle)                                      \
+  do {                                                                                    \
+    cudadent_attn_bwd_params_t p = t_valid_bwd();                                         \
+    mutation;                                                                             \
+    int r_ = t_portable_has_issue27(1) ? t_accept_bwd(&p, #mutation)                      \
+                                       : t_expect_bwd(&p, status, needle, #mutation);     \
+    if (r_ != T_PASS) return r_;                                                          \
   } while (0)
 
 #endif

@@ -18,7 +18,11 @@ expect() { # expected-exit expected-text args...
 }
 # the library's own refusals
 expect 2 "BAD_HEADS.*heads_q = 6 is not a multiple of heads_kv = 4" --heads 6 --heads-kv 4
-expect 2 "UNSUPPORTED_HEAD_DIM.*head_dim = 80" --head-dim 80
+expect 2 "UNSUPPORTED_HEAD_DIM.*head_dim = 264" --head-dim 264
+expect 2 "UNSUPPORTED_HEAD_DIM.*head_dim_v = 264" --head-dim 64 --head-dim-v 264
+expect 2 "BAD_SIZE.*head_dim_v = -8" --head-dim-v -8
+expect 2 "BAD_SCALE.*softcap = -1" --softcap -1
+expect 2 "--softcap expects a number" --softcap 3x
 expect 2 "BAD_WINDOW.*window_left = -3" --window -3,0
 expect 2 "UNSUPPORTED_DTYPE.*FP8" --dtype fp8
 expect 2 "BAD_SIZE.*batch = -1" --batch -1
@@ -47,8 +51,11 @@ expect 2 "--batch needs a value" --batch
 # --help: every flag with what it does and its default
 expect 0 "--heads-kv HKV .*(default: H)" --help
 expect 0 "--iters N .*(default 30)" -h
+expect 0 "--head-dim-v DV .*(default: D)" --help
 if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 --seed 7
+  expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 \
+    --layout gapped --bwd --check --seed 7
 fi
 echo "$passed passed, 0 skipped, $failed failed"
 if [ -n "${CUDADENT_TEST_COUNTS:-}" ]; then

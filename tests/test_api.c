@@ -50,7 +50,14 @@ static int test_fwd_rejects_bad_input(void) {
   EXPECT_FWD(p.heads_kv = 0, CUDADENT_STATUS_BAD_SIZE, "heads_kv = 0");
   EXPECT_FWD(p.head_dim = 0, CUDADENT_STATUS_BAD_SIZE, "head_dim = 0");
   EXPECT_FWD(p.heads_kv = 3, CUDADENT_STATUS_BAD_HEADS, "heads_kv = 3");
-  EXPECT_FWD(p.head_dim = 80, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 80");
+  { /* a head dim no kernel lists (the query's answer: 8 before issue 27's kernels, 264 after) */
+    const int unlisted = t_unlisted_head_dim(0);
+    char needle[32];
+    snprintf(needle, sizeof needle, "head_dim = %d", unlisted);
+    T_CHECK(unlisted > 0, "the query lists every multiple of 8 up to 512");
+    EXPECT_FWD(p.head_dim = unlisted, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, needle);
+  }
+  EXPECT_FWD(p.head_dim = 60, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 60");
   EXPECT_FWD(p.head_dim = 1000, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 1000");
   EXPECT_FWD(p.softmax_scale = NAN, CUDADENT_STATUS_BAD_SCALE, "softmax_scale");
   EXPECT_FWD(p.softmax_scale = INFINITY, CUDADENT_STATUS_BAD_SCALE, "softmax_scale");
@@ -87,7 +94,14 @@ static int test_bwd_rejects_bad_input(void) {
   EXPECT_BWD(p.dtype = CUDADENT_DTYPE_FP8_E4M3, CUDADENT_STATUS_UNSUPPORTED_DTYPE, "FP8");
   EXPECT_BWD(p.seqlen_k = -3, CUDADENT_STATUS_BAD_SIZE, "seqlen_k = -3");
   EXPECT_BWD(p.heads_q = 7, CUDADENT_STATUS_BAD_HEADS, "heads_q = 7");
-  EXPECT_BWD(p.head_dim = 48, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 48");
+  {
+    const int unlisted = t_unlisted_head_dim(1);
+    char needle[32];
+    snprintf(needle, sizeof needle, "head_dim = %d", unlisted);
+    T_CHECK(unlisted > 0, "the query lists every multiple of 8 up to 512");
+    EXPECT_BWD(p.head_dim = unlisted, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, needle);
+  }
+  EXPECT_BWD(p.head_dim = 44, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 44");
   EXPECT_BWD(p.softmax_scale = -INFINITY, CUDADENT_STATUS_BAD_SCALE, "softmax_scale");
   EXPECT_BWD(p.window_left = -9, CUDADENT_STATUS_BAD_WINDOW, "window_left = -9");
   EXPECT_BWD(p.lse = NULL, CUDADENT_STATUS_NULL_POINTER, "lse");

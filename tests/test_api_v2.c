@@ -4,9 +4,13 @@
  *   - every new field is validated on the host, each failure with its status and a message
  *     naming the field (head_dim_v, softcap, the varlen pointers and sizes, the tensors at their
  *     varlen sizes or at head_dim_v);
- *   - valid calls that use a feature no kernel implements yet (head_dim_v != head_dim, softcap,
- *     varlen, seqused_k, seqlens_report) are refused, by the workspace queries too, with
- *     UNSUPPORTED_HEAD_DIM / UNSUPPORTED_FEATURE and "not implemented yet";
+ *   - valid calls that use a feature no kernel implements yet (varlen, seqused_k,
+ *     seqlens_report) are refused, by the workspace queries too, with UNSUPPORTED_FEATURE and
+ *     "not implemented yet"; head_dim_v != head_dim and softcap likewise (UNSUPPORTED_HEAD_DIM /
+ *     UNSUPPORTED_FEATURE) where the build's portable kernels are from before issue 27, and
+ *     accepted where they are issue 27's (t_portable_has_issue27: the query at cc 8.0 lists
+ *     every multiple of 8 up to 256); a head_dim_v past every kernel's is refused either way,
+ *     naming head_dim_v;
  *   - cudadent_attn_{fwd,bwd}_supported_head_dims answer from the dispatch table, agree with what
  *     the calls accept, and the unsupported-head-dim message names that set.
  */
@@ -94,23 +98,54 @@ static int test_head_dim_v_and_softcap(void) {
   /* v and o are checked at head_dim_v: rows of 120 bytes, an o whose heads overlap */
   EXPECT_FWD(p.head_dim_v = 60, CUDADENT_STATUS_MISALIGNED, "v: head_dim_v = 60");
   EXPECT_FWD(p.head_dim_v = 128, CUDADENT_STATUS_BAD_SIZE, "head_dim_v = 128");
-  EXPECT_FWD((p.head_dim_v = 128, p.v = t_dense(FAKE(3), 120, 2, 128),
-              p.o = t_dense(FAKE(4), 100, 8, 128)),
-             CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 128 != head_dim = 64 is not implemented yet");
+  /* valid calls with the features: refused as not implemented yet by the kernels from before
+   * issue 27, accepted by issue 27's (the workspace query; t_portable_has_issue27) */
+  printf("    portable kernels of issue 27: forward %d, backward %d\n", t_portable_has_issue27(0),
+         t_portable_has_issue27(1));
+  EXPECT_FEATURE_FWD((p.head_dim_v = 128, p.v = t_dense(FAKE(3), 120, 2, 128),
+                      p.o = t_dense(FAKE(4), 100, 8, 128)),
+                     CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                     "head_dim_v = 128 != head_dim = 64 is not implemented yet");
+  EXPECT_FEATURE_FWD((p.head_dim = 192, p.q = t_dense(FAKE(1), 100, 8, 192),
+                      p.k = t_dense(FAKE(2), 120, 2, 192), p.head_dim_v = 128,
+                      p.v = t_dense(FAKE(3), 120, 2, 128), p.o = t_dense(FAKE(4), 100, 8, 128)),
+                     CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim = 192");
+  EXPECT_FEATURE_FWD(p.head_dim_v = 8, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                     "head_dim_v = 8 != head_dim = 64 is not implemented yet");
   EXPECT_FWD(p.softcap = -1.0f, CUDADENT_STATUS_BAD_SCALE, "softcap = -1");
   EXPECT_FWD(p.softcap = NAN, CUDADENT_STATUS_BAD_SCALE, "softcap");
   EXPECT_FWD(p.softcap = INFINITY, CUDADENT_STATUS_BAD_SCALE, "softcap = inf");
-  EXPECT_FWD(p.softcap = 30.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE, "softcap = 30 is not implemented yet");
+  EXPECT_FEATURE_FWD(p.softcap = 30.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+                     "softcap = 30 is not implemented yet");
+  EXPECT_FEATURE_FWD((p.softcap = 5.0f, p.head_dim_v = 32), CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                     k_not_yet);
   EXPECT_BWD(p.head_dim_v = -8, CUDADENT_STATUS_BAD_SIZE, "head_dim_v = -8");
   EXPECT_BWD(p.head_dim_v = 128, CUDADENT_STATUS_BAD_SIZE, "spanned by head_dim_v = 128");
   EXPECT_BWD((p.head_dim_v = 32, p.dv.stride_head = 16), CUDADENT_STATUS_BAD_SIZE,
              "dv.stride_head = 16");
-  EXPECT_BWD(p.head_dim_v = 32, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 32");
+  EXPECT_FEATURE_BWD(p.head_dim_v = 32, CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 32");
   EXPECT_BWD(p.softcap = -0.5f, CUDADENT_STATUS_BAD_SCALE, "softcap = -0.5");
-  EXPECT_BWD(p.softcap = 50.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
-  /* an unsupported head_dim is reported before the missing feature */
-  EXPECT_FWD((p.head_dim = 96, p.softcap = 30.0f), CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
-             "head_dim = 96");
+  EXPECT_FEATURE_BWD(p.softcap = 50.0f, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  EXPECT_FEATURE_BWD((p.softcap = 50.0f, p.head_dim_v = 32), CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+                     k_not_yet);
+  /* a head_dim_v past every kernel's (264 > 256; the tensors sized for it): refused in any build,
+   * naming head_dim_v */
+  EXPECT_FWD((p.head_dim_v = 264, p.v = t_dense(FAKE(3), 120, 2, 264),
+              p.o = t_dense(FAKE(4), 100, 8, 264)),
+             CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 264");
+  EXPECT_BWD((p.head_dim_v = 264, p.v = t_dense(FAKE(3), 120, 2, 264),
+              p.o = t_dense(FAKE(4), 100, 8, 264), p.dout = t_dense(FAKE(6), 100, 8, 264),
+              p.dv = t_dense(FAKE(9), 120, 2, 264)),
+             CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, "head_dim_v = 264");
+  /* an unsupported head_dim is reported before the feature (the query's answer: a head dim no
+   * kernel lists) */
+  {
+    const int unlisted = t_unlisted_head_dim(0);
+    char needle[32];
+    snprintf(needle, sizeof needle, "head_dim = %d", unlisted);
+    EXPECT_FWD((p.head_dim = unlisted, p.softcap = 30.0f), CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM,
+               needle);
+  }
   return T_PASS;
 }
 

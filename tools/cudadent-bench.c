@@ -3,8 +3,9 @@
  * against the double-precision CPU reference and time it.
  *
  *   cudadent-bench [--batch B] [--seqlen-q SQ] [--seqlen-k SK] [--heads H] [--heads-kv HKV]
- *                  [--head-dim D] [--dtype bf16|fp16] [--causal] [--window L,R] [--layout
- *                  contiguous|padded|heads-first] [--bwd] [--deterministic] [--check]
+ *                  [--head-dim D] [--head-dim-v DV] [--softcap C] [--dtype bf16|fp16] [--causal]
+ *                  [--window L,R] [--layout contiguous|padded|heads-first|gapped] [--bwd]
+ *                  [--deterministic] [--check]
  *                  [--iters N] [--graph N] [--seed S] [--outliers] [--no-lse]
  *   cudadent-bench SHAPE --check-seeds N   the forward checked on seeds S.. S+N-1 (S = --seed,
  *                                        default 1): the distribution of O's error ratio to the
@@ -14,10 +15,10 @@
  *
  * Timing: CUDA events around each call after 3 warm-up calls, L2 flushed (256 MiB memset) before
  * each, median of --iters (default 30); --graph N also reports GPU time per call of a CUDA graph of
- * N calls. TFLOP/s by the FlashAttention convention (4 B Hq Sq Sk D forward, halved for causal,
- * backward 2.5x). Exit status: 0 ok, 1 check failed or CUDA failure, 2 bad arguments or input
- * refused by the API, 3 no usable GPU (no driver, no device, or a driver too old). --help says
- * what each flag does and its default.
+ * N calls. TFLOP/s by the FlashAttention convention (4 B Hq Sq Sk D forward, 2 B Hq Sq Sk (D + Dv)
+ * with --head-dim-v; halved for causal, backward 2.5x). Exit status: 0 ok, 1 check failed or CUDA
+ * failure, 2 bad arguments or input refused by the API, 3 no usable GPU (no driver, no device, or
+ * a driver too old). --help says what each flag does and its default.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -52,13 +53,18 @@ static void usage(FILE *f) {
 "  --seqlen-k SK       key length (default: SQ)\n"
 "  --heads H           query heads (default 16; at most %d)\n"
 "  --heads-kv HKV      key/value heads, a divisor of H: GQA, or MQA with 1 (default: H)\n"
-"  --head-dim D        64 or 128 (default 128)\n"
+"  --head-dim D        head dim of Q and K (default 128; which ones run: the library's\n"
+"                      cudadent_attn_*_supported_head_dims)\n"
+"  --head-dim-v DV     head dim of V and O (default: D)\n"
+"  --softcap C         logit soft-capping, scores = C tanh(scores / C) (default 0: none)\n"
 "  --dtype bf16|fp16   element type (default bf16)\n"
 "  --causal            causal mask (aligned to the bottom-right corner when SQ != SK)\n"
 "  --window L,R        sliding window: row i sees keys i+SK-SQ-L .. i+SK-SQ+R; -1: unbounded\n"
 "                      side (default -1,-1: none)\n"
 "  --layout L          memory layout of every tensor: contiguous (default), padded (padded\n"
-"                      head and batch strides) or heads-first (a transposed view)\n"
+"                      head and batch strides), heads-first (a transposed view) or gapped\n"
+"                      (each head row followed by a gap of large values up to the kernel\n"
+"                      width: a read past the head dim shows)\n"
 "  --no-lse            forward without the log-sum-exp (inference); not with --bwd\n"
 "  --deterministic     bit-identical backward (slower)\n"
 "run options:\n"
@@ -185,7 +191,19 @@ static int parse_args(int argc, char **argv, options_t *o) {
     SIZE_FLAG("--seqlen-q", d->seqlen_q, SEQLEN_RANGE)
     SIZE_FLAG("--seqlen", d->seqlen_q, SEQLEN_RANGE)
     SIZE_FLAG("--heads", d->heads_q, "an integer from 1 to " STR(CUDADENT_MAX_HEADS))
-    SIZE_FLAG("--head-dim", d->head_dim, "an integer (64 or 128)")
+    SIZE_FLAG("--head-dim", d->head_dim, "an integer (a multiple of 8 up to 256)")
+    SIZE_FLAG("--head-dim-v", d->head_dim_v, "an integer (a multiple of 8 up to 256)")
+    else if (!strcmp(a, "--softcap")) {
+      TAKES_VALUE;
+      char *end = NULL;
+      errno = 0;
+      const double c = strtod(val, &end);
+      if (val[0] == '\0' || isspace((unsigned char)val[0]) || errno != 0 || *end != '\0') {
+        fprintf(stderr, "cudadent-bench: --softcap expects a number (0: none), got '%s'\n", val);
+        return -1;
+      }
+      d->softcap = (float)c; /* negative, inf, nan: the library's BAD_SCALE message */
+    }
     else if (!strcmp(a, "--seqlen-k")) {
       TAKES_VALUE;
       seqlen_k_given = 1;
@@ -215,7 +233,8 @@ static int parse_args(int argc, char **argv, options_t *o) {
       if (!strcmp(val, "contiguous")) d->layout = LAYOUT_CONTIGUOUS;
       else if (!strcmp(val, "padded")) d->layout = LAYOUT_PADDED;
       else if (!strcmp(val, "heads-first")) d->layout = LAYOUT_HEADS_FIRST;
-      else { fprintf(stderr, "cudadent-bench: unknown --layout '%s' (contiguous, padded, heads-first)\n", val); return -1; }
+      else if (!strcmp(val, "gapped")) d->layout = LAYOUT_GAPPED;
+      else { fprintf(stderr, "cudadent-bench: unknown --layout '%s' (contiguous, padded, heads-first, gapped)\n", val); return -1; }
     } else if (!strcmp(a, "--suite")) {
       TAKES_VALUE;
       if (strcmp(val, "default") != 0) { fprintf(stderr, "cudadent-bench: unknown suite '%s' (default)\n", val); return -1; }
@@ -256,12 +275,14 @@ static int validate(const options_t *o) {
   problem_tensor_t *ts[] = {&fake.q, &fake.k, &fake.v, &fake.o, &fake.dout, &fake.dq, &fake.dk, &fake.dv};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; ++i) {
     const int is_q = i == 0 || i == 3 || i == 4 || i == 5;
+    const int is_v = i == 2 || i == 3 || i == 4 || i == 7; /* v, o, dout, dv: head_dim_v */
     const int64_t h = is_q ? d->heads_q : d->heads_kv, s = is_q ? d->seqlen_q : d->seqlen_k;
+    const int64_t dim = is_v && d->head_dim_v > 0 ? d->head_dim_v : d->head_dim;
     ts[i]->t.data = (void *)(uintptr_t)(0x100000000ull * (i + 1));
     ts[i]->t.stride_dim = 1;
-    ts[i]->t.stride_head = d->head_dim;
-    ts[i]->t.stride_seq = h * d->head_dim;
-    ts[i]->t.stride_batch = s * h * d->head_dim;
+    ts[i]->t.stride_head = dim;
+    ts[i]->t.stride_seq = h * dim;
+    ts[i]->t.stride_batch = s * h * dim;
   }
   fake.lse = (float *)(uintptr_t)0x1000000000ull;
   size_t bytes = 0;
@@ -298,6 +319,11 @@ static int run_shape(const options_t *o, int print_header) {
   int failed = 0;
   const char *check = "-";
   cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  if (st == CUDADENT_STATUS_SUCCESS && o->bwd && problem_gap_o_for_bwd(&pr) != 0) {
+    printf("%-58s CUDA failure filling O's gaps: %s\n", desc, cudaGetErrorString(cudaGetLastError()));
+    problem_destroy(&pr);
+    return 1;
+  }
   if (st == CUDADENT_STATUS_SUCCESS && o->bwd) st = problem_run_bwd(&pr, NULL);
   if (st != CUDADENT_STATUS_SUCCESS) {
     printf("%-58s %s: %s\n", desc, cudadent_get_error_string(st), cudadent_get_last_error_message());

@@ -47,15 +47,23 @@ const char *problem_dtype_name(cudadent_dtype_t dtype) {
 }
 
 void problem_describe(const problem_desc_t *d, char *buf, size_t len) {
-  static const char *layouts[] = {"contiguous", "padded", "heads-first", "huge-batch-stride"};
-  char mask[48] = "";
+  static const char *layouts[] = {"contiguous", "padded", "heads-first", "huge-batch-stride",
+                                  "gapped"};
+  char mask[48] = "", dims[32], cap[32] = "";
   if (d->causal) snprintf(mask, sizeof mask, " causal");
   if (d->window_left >= 0 || d->window_right >= 0)
     snprintf(mask + strlen(mask), sizeof mask - strlen(mask), " window(%d,%d)", d->window_left,
              d->window_right);
-  snprintf(buf, len, "b%d sq%d sk%d h%d/%d d%d %s%s %s%s%s", d->batch, d->seqlen_q, d->seqlen_k,
-           d->heads_q, d->heads_kv, d->head_dim, problem_dtype_name(d->dtype), mask,
-           layouts[d->layout], d->outliers ? " outliers" : "", d->late_max ? " late-max" : "");
+  if (d->head_dim_v > 0 && d->head_dim_v != d->head_dim)
+    snprintf(dims, sizeof dims, "d%d/%d", d->head_dim, d->head_dim_v);
+  else
+    snprintf(dims, sizeof dims, "d%d", d->head_dim);
+  if (d->softcap != 0.0f) snprintf(cap, sizeof cap, " softcap %g", (double)d->softcap);
+  const int layout_ok = (int)d->layout >= 0 && (size_t)d->layout < sizeof layouts / sizeof *layouts;
+  snprintf(buf, len, "b%d sq%d sk%d h%d/%d %s %s%s%s %s%s%s", d->batch, d->seqlen_q, d->seqlen_k,
+           d->heads_q, d->heads_kv, dims, problem_dtype_name(d->dtype), mask, cap,
+           layout_ok ? layouts[d->layout] : "?", d->outliers ? " outliers" : "",
+           d->late_max ? " late-max" : "");
 }
 
 int problem_gpu_present(char *reason, size_t reason_len) {
@@ -86,11 +94,29 @@ int problem_gpu_present(char *reason, size_t reason_len) {
 
 /* ---- layouts ------------------------------------------------------------------------------------ */
 
-/* Strides for dims {batch, seqlen, heads, head_dim}; returns the elements to allocate. */
-static size_t layout_strides(problem_layout_t layout, const int dims[4], cudadent_tensor_t *t) {
+/* The widest row a kernel may read of a problem: max(head_dim, head_dim_v) rounded up to 64 (the
+ * portable kernels' widths: one of 64, 128, 192, 256), or desc->gap_width where that is larger. */
+static int kernel_width(const problem_desc_t *d) {
+  const int dv = problem_head_dim_v(d), m = d->head_dim > dv ? d->head_dim : dv;
+  const int w = m <= 64 ? 64 : (m + 63) / 64 * 64;
+  return d->gap_width > w ? d->gap_width : w;
+}
+
+/* Strides for dims {batch, seqlen, heads, head_dim}; returns the elements to allocate. width:
+ * kernel_width of the problem (LAYOUT_GAPPED's rows). */
+static size_t layout_strides(problem_layout_t layout, const int dims[4], int width,
+                             cudadent_tensor_t *t) {
   const int64_t b = dims[0], s = dims[1], h = dims[2], d = dims[3];
   t->stride_dim = 1;
   switch (layout) {
+    case LAYOUT_GAPPED: { /* head rows of width + 8 elements (a gap of width - d + 8), a gap row
+                             after each batch */
+      const int64_t head = (width > d ? width : d) + 8, row = h * head, batch = (s + 1) * row;
+      t->stride_head = head;
+      t->stride_seq = row;
+      t->stride_batch = batch;
+      return (size_t)(b * batch);
+    }
     case LAYOUT_PADDED: { /* each head row padded by 8 elements, each batch by 2 rows */
       const int64_t head = d + 8, row = h * head, batch = (s + 2) * row;
       t->stride_head = head;
@@ -126,13 +152,13 @@ static size_t layout_strides(problem_layout_t layout, const int dims[4], cudaden
     }                                                                                       \
   } while (0)
 
-static int tensor_alloc(problem_tensor_t *pt, problem_layout_t layout, int b, int s, int h, int d,
-                        char *err, size_t err_len) {
+static int tensor_alloc(problem_tensor_t *pt, problem_layout_t layout, int width, int b, int s,
+                        int h, int d, char *err, size_t err_len) {
   pt->dims[0] = b;
   pt->dims[1] = s;
   pt->dims[2] = h;
   pt->dims[3] = d;
-  pt->alloc_elems = layout_strides(layout, pt->dims, &pt->t);
+  pt->alloc_elems = layout_strides(layout, pt->dims, width, &pt->t);
   size_t bytes = pt->alloc_elems * 2;
   if (bytes == 0) bytes = 16;
   CUDA_OR_FAIL(cudaMalloc(&pt->device, bytes));
@@ -140,10 +166,31 @@ static int tensor_alloc(problem_tensor_t *pt, problem_layout_t layout, int b, in
   return 0;
 }
 
-/* Random input: dense host copy (returned) scattered into the device layout. */
+/* A gap element of LAYOUT_GAPPED's inputs: large, finite in fp16 and bf16, random sign and
+ * size (a constant would shift every score of a row alike, which the softmax does not see). */
+static uint16_t gap_bits(cudadent_dtype_t dtype, uint64_t *gap_rng) {
+  const double x = 5e3 + 1e4 * rng_uniform(gap_rng);
+  return to_bits(dtype, rng_uniform(gap_rng) < 0.5 ? -x : x);
+}
+
+/* The elements of an allocation outside the tensor: the gaps (and padding) of its layout. */
+static unsigned char *outside_mask(const problem_tensor_t *pt) {
+  const int *dm = pt->dims;
+  unsigned char *outside = malloc(pt->alloc_elems ? pt->alloc_elems : 1);
+  if (!outside) return NULL;
+  memset(outside, 1, pt->alloc_elems);
+  for (int b = 0; b < dm[0]; ++b)
+    for (int s = 0; s < dm[1]; ++s)
+      for (int h = 0; h < dm[2]; ++h)
+        memset(outside + offset_of(&pt->t, b, s, h, 0), 0, (size_t)dm[3]);
+  return outside;
+}
+
+/* Random input: dense host copy (returned) scattered into the device layout. Elements outside
+ * the tensor hold the poison, or with gap_rng (LAYOUT_GAPPED) large values (gap_bits). */
 static int tensor_fill_random(problem_tensor_t *pt, cudadent_dtype_t dtype, int outliers,
-                              int big_rows, uint64_t *rng, uint16_t **host_dense, char *err,
-                              size_t err_len) {
+                              int big_rows, uint64_t *rng, uint64_t *gap_rng,
+                              uint16_t **host_dense, char *err, size_t err_len) {
   const int *dm = pt->dims;
   const size_t n = (size_t)dm[0] * dm[1] * dm[2] * dm[3];
   uint16_t *dense = malloc((n ? n : 1) * sizeof *dense);
@@ -155,6 +202,18 @@ static int tensor_fill_random(problem_tensor_t *pt, cudadent_dtype_t dtype, int 
     return -1;
   }
   memset(strided, 0xFF, pt->alloc_elems * sizeof *strided); /* POISON_BITS between elements */
+  if (gap_rng != NULL) {
+    unsigned char *outside = outside_mask(pt);
+    if (!outside) {
+      free(dense);
+      free(strided);
+      snprintf(err, err_len, "out of host memory");
+      return -1;
+    }
+    for (size_t j = 0; j < pt->alloc_elems; ++j)
+      if (outside[j]) strided[j] = gap_bits(dtype, gap_rng);
+    free(outside);
+  }
   size_t i = 0;
   for (int b = 0; b < dm[0]; ++b)
     for (int s = 0; s < dm[1]; ++s)
@@ -187,23 +246,30 @@ int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t 
     d->seed = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec;
   }
   uint64_t rng = d->seed;
+  /* the gaps' own stream: the inputs of a seed are the same in every layout */
+  uint64_t gap_state = d->seed ^ 0x6A09E667F3BCC909ull, *gap_rng = NULL;
+  if (d->layout == LAYOUT_GAPPED) gap_rng = &gap_state;
   const problem_layout_t L = d->layout;
-  if (tensor_alloc(&pr->q, L, d->batch, d->seqlen_q, d->heads_q, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->k, L, d->batch, d->seqlen_k, d->heads_kv, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->v, L, d->batch, d->seqlen_k, d->heads_kv, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->o, L, d->batch, d->seqlen_q, d->heads_q, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->dout, L, d->batch, d->seqlen_q, d->heads_q, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->dq, L, d->batch, d->seqlen_q, d->heads_q, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->dk, L, d->batch, d->seqlen_k, d->heads_kv, d->head_dim, err, err_len) ||
-      tensor_alloc(&pr->dv, L, d->batch, d->seqlen_k, d->heads_kv, d->head_dim, err, err_len))
+  const int D = d->head_dim, Dv = problem_head_dim_v(d), W = kernel_width(d);
+  const int B = d->batch, Sq = d->seqlen_q, Sk = d->seqlen_k, Hq = d->heads_q, Hkv = d->heads_kv;
+  if (tensor_alloc(&pr->q, L, W, B, Sq, Hq, D, err, err_len) ||
+      tensor_alloc(&pr->k, L, W, B, Sk, Hkv, D, err, err_len) ||
+      tensor_alloc(&pr->v, L, W, B, Sk, Hkv, Dv, err, err_len) ||
+      tensor_alloc(&pr->o, L, W, B, Sq, Hq, Dv, err, err_len) ||
+      tensor_alloc(&pr->dout, L, W, B, Sq, Hq, Dv, err, err_len) ||
+      tensor_alloc(&pr->dq, L, W, B, Sq, Hq, D, err, err_len) ||
+      tensor_alloc(&pr->dk, L, W, B, Sk, Hkv, D, err, err_len) ||
+      tensor_alloc(&pr->dv, L, W, B, Sk, Hkv, Dv, err, err_len))
     return -1;
   size_t lse_n = (size_t)d->batch * d->heads_q * d->seqlen_q;
   CUDA_OR_FAIL(cudaMalloc((void **)&pr->lse, (lse_n ? lse_n : 1) * sizeof(float)));
-  if (tensor_fill_random(&pr->q, d->dtype, d->outliers, 0, &rng, &pr->host_q, err, err_len) ||
-      tensor_fill_random(&pr->k, d->dtype, d->outliers, d->late_max ? 64 : 0, &rng, &pr->host_k,
-                         err, err_len) ||
-      tensor_fill_random(&pr->v, d->dtype, d->outliers, 0, &rng, &pr->host_v, err, err_len) ||
-      tensor_fill_random(&pr->dout, d->dtype, 0, 0, &rng, &pr->host_dout, err, err_len))
+  if (tensor_fill_random(&pr->q, d->dtype, d->outliers, 0, &rng, gap_rng, &pr->host_q, err,
+                         err_len) ||
+      tensor_fill_random(&pr->k, d->dtype, d->outliers, d->late_max ? 64 : 0, &rng, gap_rng,
+                         &pr->host_k, err, err_len) ||
+      tensor_fill_random(&pr->v, d->dtype, d->outliers, 0, &rng, gap_rng, &pr->host_v, err,
+                         err_len) ||
+      tensor_fill_random(&pr->dout, d->dtype, 0, 0, &rng, gap_rng, &pr->host_dout, err, err_len))
     return -1;
   if (problem_poison(pr, 0) != 0 || problem_poison(pr, 1) != 0) {
     snprintf(err, err_len, "poisoning outputs failed");
@@ -214,7 +280,10 @@ int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t 
 
 void problem_destroy(problem_t *pr) {
   problem_tensor_t *ts[] = {&pr->q, &pr->k, &pr->v, &pr->o, &pr->dout, &pr->dq, &pr->dk, &pr->dv};
-  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; ++i) cudaFree(ts[i]->device);
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; ++i) {
+    cudaFree(ts[i]->device);
+    free(ts[i]->expect_gaps);
+  }
   cudaFree(pr->lse);
   cudaFree(pr->workspace);
   free(pr->host_q);
@@ -244,6 +313,8 @@ void problem_destroy(problem_t *pr) {
     (p)->window_left = (pr)->d.window_left;                                            \
     (p)->window_right = (pr)->d.window_right;                                          \
     (p)->deterministic = (pr)->d.deterministic;                                        \
+    (p)->head_dim_v = (pr)->d.head_dim_v;                                              \
+    (p)->softcap = (pr)->d.softcap;                                                    \
   } while (0)
 
 void problem_fwd_params(const problem_t *pr, cudadent_attn_fwd_params_t *p) {
@@ -266,15 +337,49 @@ int problem_poison(problem_t *pr, int bwd) {
   problem_tensor_t *fwd_outs[] = {&pr->o}, *bwd_outs[] = {&pr->dq, &pr->dk, &pr->dv};
   problem_tensor_t **outs = bwd ? bwd_outs : fwd_outs;
   const int n = bwd ? 3 : 1;
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    free(outs[i]->expect_gaps); /* poisoned again: the gaps must hold the poison */
+    outs[i]->expect_gaps = NULL;
     if (cudaMemset(outs[i]->device, 0xFF, (outs[i]->alloc_elems ? outs[i]->alloc_elems : 8) * 2) !=
         cudaSuccess)
       return -1;
+  }
+  if (!bwd) pr->o_gap_clobbered = 0;
   if (!bwd) {
     size_t lse_n = (size_t)pr->d.batch * pr->d.heads_q * pr->d.seqlen_q;
     if (cudaMemset(pr->lse, 0xFF, (lse_n ? lse_n : 1) * sizeof(float)) != cudaSuccess) return -1;
   }
   return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
+}
+
+int problem_gap_o_for_bwd(problem_t *pr) {
+  problem_tensor_t *o = &pr->o;
+  if (pr->d.layout != LAYOUT_GAPPED || o->alloc_elems == 0) return 0;
+  uint16_t *raw = malloc(o->alloc_elems * 2);
+  unsigned char *outside = outside_mask(o);
+  int rc = -1;
+  if (!raw || !outside || cudaDeviceSynchronize() != cudaSuccess ||
+      cudaMemcpy(raw, o->device, o->alloc_elems * 2, cudaMemcpyDeviceToHost) != cudaSuccess)
+    goto done;
+  uint64_t gap_state = pr->d.seed ^ 0xBB67AE8584CAA73Bull;
+  long clobbered = 0;
+  for (size_t j = 0; j < o->alloc_elems; ++j)
+    if (outside[j]) {
+      const uint16_t want = o->expect_gaps ? o->expect_gaps[j] : (uint16_t)POISON_BITS;
+      clobbered += raw[j] != want;
+      raw[j] = gap_bits(pr->d.dtype, &gap_state);
+    }
+  if (cudaMemcpy(o->device, raw, o->alloc_elems * 2, cudaMemcpyHostToDevice) != cudaSuccess)
+    goto done;
+  pr->o_gap_clobbered += clobbered;
+  free(o->expect_gaps);
+  o->expect_gaps = raw; /* the elements inside are not compared against it */
+  raw = NULL;
+  rc = 0;
+done:
+  free(raw);
+  free(outside);
+  return rc;
 }
 
 static cudadent_status_t ensure_workspace(problem_t *pr, size_t bytes) {

@@ -28,11 +28,18 @@ typedef enum problem_layout {
   LAYOUT_CONTIGUOUS = 0, /* (batch, seqlen, heads, head_dim) dense, as after a reshape */
   LAYOUT_PADDED = 1,     /* heads and batch padded: non-contiguous head and batch strides */
   LAYOUT_HEADS_FIRST = 2, /* stored (batch, heads, seqlen, head_dim): a transposed view */
-  LAYOUT_HUGE_BATCH_STRIDE = 3 /* batch stride past 2^31 elements: int64 offsets (GBs each) */
+  LAYOUT_HUGE_BATCH_STRIDE = 3, /* batch stride past 2^31 elements: int64 offsets (GBs each) */
+  LAYOUT_GAPPED = 4      /* each head's row followed by a gap of columns, up to the kernel width
+                            W = max(head_dim, head_dim_v) rounded up to 64 (or gap_width), plus 8
+                            (so W - dim + 8 columns), and each batch by one gap row. The gaps of
+                            the inputs hold large finite values of random sign and size (|x| in
+                            [5e3, 1.5e4]), so a kernel that reads past the real dim (or past the
+                            last row) fails the criterion visibly; the gaps of the outputs hold
+                            the poison and must still hold it after the call */
 } problem_layout_t;
 
 typedef struct problem_desc {
-  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim; /* head_dim: of Q and K */
   cudadent_dtype_t dtype;
   int causal, window_left, window_right;
   float softmax_scale; /* 0: 1/sqrt(head_dim) */
@@ -43,13 +50,25 @@ typedef struct problem_desc {
   int deterministic;
   int no_lse;          /* 1: the forward is called with lse = NULL (so LSE is not checked) */
   uint64_t seed;       /* 0: drawn from the clock */
+  int head_dim_v;      /* of V, O, dO, dV; 0: = head_dim (passed to the params as given) */
+  float softcap;       /* > 0: scores = softcap * tanh(scores / softcap); 0: none */
+  int gap_width;       /* LAYOUT_GAPPED: the row width W the gaps reach (0: the kernel width,
+                          max(head_dim, head_dim_v) rounded up to 64) */
 } problem_desc_t;
+
+/* V's head dim of a problem: head_dim_v, or head_dim where that is 0. */
+static inline int problem_head_dim_v(const problem_desc_t *d) {
+  return d->head_dim_v > 0 ? d->head_dim_v : d->head_dim;
+}
 
 typedef struct problem_tensor {
   void *device;            /* allocation (16-bit elements) */
   size_t alloc_elems;
   cudadent_tensor_t t;     /* view into it */
   int dims[4];
+  uint16_t *expect_gaps;   /* NULL: every element of the allocation outside the tensor must be
+                              the poison after a call; else the allocation's expected content
+                              there (an output refilled as an input: problem_gap_o_for_bwd) */
 } problem_tensor_t;
 
 typedef struct problem {
@@ -59,6 +78,7 @@ typedef struct problem {
   void *workspace;
   size_t workspace_bytes;
   uint16_t *host_q, *host_k, *host_v, *host_dout; /* the inputs, as uploaded (dense) */
+  long o_gap_clobbered; /* problem_gap_o_for_bwd: O's gap elements the forward overwrote */
 } problem_t;
 
 typedef struct error_figure {
@@ -90,6 +110,13 @@ void problem_bwd_params(const problem_t *pr, cudadent_attn_bwd_params_t *p);
 /* NaN-fill the forward's outputs (o, lse) or, with bwd != 0, the backward's (dq, dk, dv),
  * synchronously. */
 int problem_poison(problem_t *pr, int bwd);
+
+/* LAYOUT_GAPPED, between the forward and the backward: the O the backward reads is an input, so
+ * its gaps get large values like the other inputs' (a backward reading O past head_dim_v then
+ * shows). Counts first the gap elements the forward overwrote (reported by problem_check as bad
+ * O elements), and from then on the check expects those values, not the poison, in O's gaps.
+ * Synchronous; a no-op for other layouts. Returns 0, or -1 on a CUDA failure. */
+int problem_gap_o_for_bwd(problem_t *pr);
 
 /* Calls through the public API on stream (workspace sized on first use). */
 cudadent_status_t problem_run_fwd(problem_t *pr, void *stream);
@@ -125,14 +152,16 @@ double problem_time_ms(problem_t *pr, int bwd, int iters, char *err, size_t err_
 double problem_graph_us(problem_t *pr, int bwd, int calls, char *err, size_t err_len);
 
 /* FLOPs by the FlashAttention convention: 4 * B * Hq * (visible (i, j) pairs) * D forward, which
- * is 4 B Hq Sq Sk D unmasked and about half of it causal; backward is 2.5x forward. */
+ * is 4 B Hq Sq Sk D unmasked and about half of it causal (with head_dim_v: 2 (D + Dv) for 4 D);
+ * backward is 2.5x forward. */
 double problem_flops(const problem_desc_t *d, int bwd);
 
 /* 1 if a CUDA device is present; otherwise 0 and why in reason. */
 int problem_gpu_present(char *reason, size_t reason_len);
 
 const char *problem_dtype_name(cudadent_dtype_t dtype);
-/* A one-line description: "b2 sq1000 sk1000 h16/2 d64 bf16 causal padded". */
+/* A one-line description: "b2 sq1000 sk1000 h16/2 d64 bf16 causal padded"; with head_dim_v
+ * "d192/128", with softcap "softcap 30". */
 void problem_describe(const problem_desc_t *d, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -28,7 +28,8 @@ static double *dense_to_double(const uint16_t *bits, size_t n, cudadent_dtype_t 
 }
 
 /* Downloads a 16-bit output; returns a dense double array (caller frees) and counts padding
- * elements that are no longer poison into *clobbered. */
+ * (gap) elements that no longer hold what they held before the call (the poison, or
+ * pt->expect_gaps) into *clobbered. */
 static double *download_output(const problem_tensor_t *pt, cudadent_dtype_t dtype,
                                long *clobbered) {
   const int *dm = pt->dims;
@@ -54,7 +55,8 @@ static double *download_output(const problem_tensor_t *pt, cudadent_dtype_t dtyp
         }
   long bad = 0;
   for (size_t j = 0; j < pt->alloc_elems; ++j)
-    if (!inside[j] && raw[j] != POISON_BITS) ++bad;
+    if (!inside[j] && raw[j] != (pt->expect_gaps ? pt->expect_gaps[j] : (uint16_t)POISON_BITS))
+      ++bad;
   *clobbered = bad;
   free(raw);
   free(inside);
@@ -98,6 +100,8 @@ static void ref_problem_of(const problem_desc_t *d, ref_problem_t *rp, int round
   rp->heads_q = d->heads_q;
   rp->heads_kv = d->heads_kv;
   rp->head_dim = d->head_dim;
+  rp->head_dim_v = problem_head_dim_v(d);
+  rp->softcap = d->softcap;
   rp->softmax_scale = d->softmax_scale;
   rp->causal = d->causal;
   rp->window_left = d->window_left;
@@ -110,14 +114,18 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   memset(r, 0, sizeof *r);
   if (cudaDeviceSynchronize() != cudaSuccess) return -1;
   const problem_desc_t *d = &pr->d;
+  const int Dv = problem_head_dim_v(d);
+  /* q, dq: nq; k, dk: nk; v, dv: nv; o, dout: no */
   const size_t nq = (size_t)d->batch * d->seqlen_q * d->heads_q * d->head_dim;
   const size_t nk = (size_t)d->batch * d->seqlen_k * d->heads_kv * d->head_dim;
+  const size_t no = (size_t)d->batch * d->seqlen_q * d->heads_q * Dv;
+  const size_t nv = (size_t)d->batch * d->seqlen_k * d->heads_kv * Dv;
   const size_t nl = (size_t)d->batch * d->heads_q * d->seqlen_q;
   double *q = dense_to_double(pr->host_q, nq, d->dtype);
   double *k = dense_to_double(pr->host_k, nk, d->dtype);
-  double *v = dense_to_double(pr->host_v, nk, d->dtype);
-  double *dout = dense_to_double(pr->host_dout, nq, d->dtype);
-  double *o_ref = malloc((nq + 1) * sizeof(double)), *o_low = malloc((nq + 1) * sizeof(double));
+  double *v = dense_to_double(pr->host_v, nv, d->dtype);
+  double *dout = dense_to_double(pr->host_dout, no, d->dtype);
+  double *o_ref = malloc((no + 1) * sizeof(double)), *o_low = malloc((no + 1) * sizeof(double));
   double *lse_ref = malloc((nl + 1) * sizeof(double));
   float *lse_f = malloc((nl + 1) * sizeof(float));
   double *lse = malloc((nl + 1) * sizeof(double));
@@ -134,6 +142,7 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
 
   o = download_output(&pr->o, d->dtype, &r->o.bad_elements);
   if (!o) goto done;
+  r->o.bad_elements += pr->o_gap_clobbered; /* by the forward, seen before the backward */
   if (d->no_lse) {
     for (size_t row = 0; row < nl; ++row) lse_f[row] = -INFINITY; /* not asked for */
   } else if (cudaMemcpy(lse_f, pr->lse, nl * sizeof(float), cudaMemcpyDeviceToHost) !=
@@ -146,13 +155,13 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
     const int b = (int)(row / ((size_t)d->heads_q * d->seqlen_q));
     const int h = (int)(row / d->seqlen_q % d->heads_q), i = (int)(row % d->seqlen_q);
     if (!(isinf(lse_f[row]) && lse_f[row] < 0)) ++r->lse.bad_elements;
-    const double *orow = o + (((size_t)b * d->seqlen_q + i) * d->heads_q + h) * d->head_dim;
-    for (int c = 0; c < d->head_dim; ++c)
+    const double *orow = o + (((size_t)b * d->seqlen_q + i) * d->heads_q + h) * Dv;
+    for (int c = 0; c < Dv; ++c)
       if (orow[c] != 0.0) ++r->o.bad_elements;
   }
-  compare(&r->o, o, o_ref, o_low, nq, d->dtype);
-  if (nq > 0) {
-    const size_t i = r->o.worst / d->head_dim; /* (b, s, h) of the worst O element */
+  compare(&r->o, o, o_ref, o_low, no, d->dtype);
+  if (no > 0) {
+    const size_t i = r->o.worst / Dv; /* (b, s, h) of the worst O element */
     const size_t h = i % d->heads_q, s = i / d->heads_q % d->seqlen_q,
                  b = i / ((size_t)d->heads_q * d->seqlen_q);
     const size_t row = (b * d->heads_q + h) * d->seqlen_q + s;
@@ -181,8 +190,9 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   r->pass = r->o.pass && r->lse.pass;
 
   if (bwd) {
+    const size_t n_of[3] = {nq, nk, nv}; /* dq, dk, dv */
     for (int t = 0; t < 3; ++t) {
-      const size_t n = t == 0 ? nq : nk;
+      const size_t n = n_of[t];
       g_ref[t] = malloc((n + 1) * sizeof(double));
       g_low[t] = malloc((n + 1) * sizeof(double));
       if (!g_ref[t] || !g_low[t]) goto done;
@@ -197,7 +207,7 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
     for (int t = 0; t < 3; ++t) {
       g[t] = download_output(gt[t], d->dtype, &gf[t]->bad_elements);
       if (!g[t]) goto done;
-      compare(gf[t], g[t], g_ref[t], g_low[t], t == 0 ? nq : nk, d->dtype);
+      compare(gf[t], g[t], g_ref[t], g_low[t], n_of[t], d->dtype);
       r->pass = r->pass && gf[t]->pass;
     }
   }

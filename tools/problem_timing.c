@@ -124,6 +124,7 @@ double problem_flops(const problem_desc_t *d, int bwd) {
       if (hi >= lo) pairs += hi - lo + 1;
     }
   }
-  double f = 4.0 * d->batch * d->heads_q * pairs * d->head_dim;
+  /* Q K^T over head_dim, P V over head_dim_v: 2 FLOPs a multiply-add each */
+  double f = 2.0 * d->batch * d->heads_q * pairs * (d->head_dim + problem_head_dim_v(d));
   return bwd ? 2.5 * f : f;
 }

@@ -9,10 +9,12 @@ disables the automatic registration.
 The attention function follows transformers' flash-attention integration: q/k/v arrive as
 (batch, heads, seq, head_dim) and are transposed (a view, no copy); is_causal comes from the call
 or else module.is_causal; sliding_window=W becomes window (W-1, W-1) like flash-attn's, with the
-right bound folded into causal. The mask function registered with it is transformers' own
-flash_attention_mask, which passes None when there is no padding; a real padding mask (or a
-static cache's slicing mask) raises NotImplementedError, as do dropout during training, softcap
-and attention sinks.
+right bound folded into causal; softcap (Gemma 2's attn_logit_softcapping, which its attention
+passes to the interface as the `softcap` keyword, None when the config has none) goes to the
+kernels' logit soft-capping; V's head dim is the value tensor's own (DeepSeek's 192/128 needs no
+padding). The mask function registered with it is transformers' own flash_attention_mask, which
+passes None when there is no padding; a real padding mask (or a static cache's slicing mask)
+raises NotImplementedError, as do dropout during training and attention sinks.
 """
 import importlib.abc
 import os
@@ -42,7 +44,7 @@ def _target_dtype(query, module):
 def cudadent_attention_forward(module, query, key, value, attention_mask, dropout=0.0,
                                scaling=None, sliding_window=None, softcap=None, is_causal=None,
                                **kwargs):
-    """transformers AttentionInterface function; returns (attn_output [B, S, H, D], None)."""
+    """transformers AttentionInterface function; returns (attn_output [B, S, H, Dv], None)."""
     from .functional import attention
 
     if attention_mask is not None:
@@ -57,10 +59,6 @@ def cudadent_attention_forward(module, query, key, value, attention_mask, dropou
             "implements them yet")
     if dropout and module.training:
         raise NotImplementedError(f"cudadent attention: dropout={dropout} is not supported")
-    if softcap:
-        raise NotImplementedError(f"cudadent attention: softcap={softcap} is not supported: "
-                                  f"soft-capping is in the C API (params layout v2) but no "
-                                  f"kernel implements it yet")
     if kwargs.get("s_aux") is not None:
         raise NotImplementedError("cudadent attention: attention sinks (s_aux) are not supported")
     if is_causal is None:
@@ -72,7 +70,8 @@ def cudadent_attention_forward(module, query, key, value, attention_mask, dropou
     window = (-1, -1)
     if sliding_window is not None and k.shape[1] > sliding_window:
         window = (sliding_window - 1, sliding_window - 1)
-    out = attention(q, k, v, causal=bool(is_causal), softmax_scale=scaling, window=window)
+    out = attention(q, k, v, causal=bool(is_causal), softmax_scale=scaling, window=window,
+                    softcap=float(softcap) if softcap else 0.0)
     return out, None
 
 

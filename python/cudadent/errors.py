@@ -70,8 +70,10 @@ class UnsupportedHeadDimError(CudadentError, ValueError):
 
 
 class HeadDimVNotImplementedError(UnsupportedHeadDimError, NotImplementedError):
-    """v's head dim differs from q and k's (head_dim_v != head_dim): in the C API (params layout
-    v2), not implemented by any kernel yet (found in Python)."""
+    """v's head dim differs from q and k's (head_dim_v != head_dim) and the loaded library has
+    no kernel for that (its UNSUPPORTED_HEAD_DIM saying head_dim_v is not implemented yet: a
+    build from before issue 27, or a device without such a kernel). Libraries with the kernels
+    run such calls."""
 
 
 class UnsupportedDtypeError(CudadentError, TypeError):
@@ -135,10 +137,15 @@ _BY_STATUS = {cls.status: cls for cls in (
 
 
 def error_for_status(status, message, function=None):
-    """The exception (not raised) for a non-success cudadent_status_t."""
+    """The exception (not raised) for a non-success cudadent_status_t. UNSUPPORTED_HEAD_DIM
+    refusing head_dim_v != head_dim as not implemented is a HeadDimVNotImplementedError (also
+    an UnsupportedHeadDimError and a NotImplementedError)."""
     try:
         status = Status(status)
     except ValueError:
         return CudadentError(f"unknown status {int(status)}: {message}", None, function)
     cls = _BY_STATUS.get(status, CudadentError)
+    if cls is UnsupportedHeadDimError and "head_dim_v" in message and \
+            "not implemented" in message:
+        cls = HeadDimVNotImplementedError
     return cls(message, status, function)

@@ -31,27 +31,50 @@ def _autocast(q, k, v):
     return q, k, v
 
 
+def _pad_last(t, n):
+    """t with its last dimension padded by n zero columns (a copy), or t itself for n == 0."""
+    return torch.nn.functional.pad(t, (0, n)) if n else t
+
+
 def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), deterministic=False,
-              return_lse=False):
+              return_lse=False, softcap=0.0):
     """Scaled dot-product attention on (batch, seqlen, heads, head_dim) tensors.
 
-    q: [B, Sq, Hq, D]; k, v: [B, Sk, Hkv, D] with Hq % Hkv == 0 (GQA/MQA); fp16 or bf16 on one
-    CUDA device; any batch/seq/head strides. softmax_scale defaults to 1/sqrt(D). window =
-    (left, right), -1 unbounded: query row i sees key j when
+    q: [B, Sq, Hq, D]; k: [B, Sk, Hkv, D]; v: [B, Sk, Hkv, Dv] with Hq % Hkv == 0 (GQA/MQA);
+    V's head dim Dv may differ from Q and K's D (e.g. 192 and 128). fp16 or bf16 on one CUDA
+    device; any batch/seq/head strides.
+    Head dims: D and Dv each up to 256 (above: UnsupportedHeadDimError naming the supported
+    set, cudadent.supported_head_dims()). Multiples of 8 go to the kernels as they are; other
+    sizes are padded with zeros to the next multiple of 8 through a copy of the tensors
+    concerned (q and k for D, v for Dv), as flash-attn does, and the output is sliced back
+    (a copy): zero columns add nothing to q.k, so results and gradients are those of the real
+    dims. softmax_scale defaults to 1/sqrt(D), of the real D.
+    window = (left, right), -1 unbounded: query row i sees key j when
     j >= i + Sk - Sq - left and j <= i + Sk - Sq + right (bottom-right aligned, as flash-attn);
-    causal=True is right = 0. deterministic=True makes the backward bit-reproducible.
-    Returns out [B, Sq, Hq, D] (contiguous), and with return_lse=True also lse [B, Hq, Sq] fp32
+    causal=True is right = 0. softcap > 0 caps the scaled scores, s = softcap * tanh(s /
+    softcap), before the mask and softmax (flash-attn's and Gemma 2's logit soft-capping); 0:
+    none. deterministic=True makes the backward bit-reproducible.
+    Returns out [B, Sq, Hq, Dv] (contiguous), and with return_lse=True also lse [B, Hq, Sq] fp32
     (natural log of the softmax denominator; -inf for rows that see no key). Differentiable
     with respect to q, k, v. Where no gradient will be taken and return_lse is False (inference),
     the forward computes no LSE; on Hopper that kernel sums the softmax rows on the tensor core,
     a few percent faster with the same output accuracy.
     """
     q, k, v = _autocast(q, k, v)
+    D, Dv = q.shape[-1], v.shape[-1]
     if softmax_scale is None:
-        softmax_scale = 1.0 / math.sqrt(q.shape[-1])
+        softmax_scale = 1.0 / math.sqrt(D)
     left, right = _window(window, "window")
+    softcap = 0.0 if softcap is None else float(softcap)
+    pad, pad_v = -D % 8, -Dv % 8
+    if pad or pad_v:
+        # checked at the real sizes (messages name them; above 256 is refused before padding)
+        ops.check_qkv(q, k, v)
+        q, k, v = _pad_last(q, pad), _pad_last(k, pad), _pad_last(v, pad_v)
     out, lse = ops.attention_fwd(q, k, v, float(softmax_scale), bool(causal), left, right,
-                                 bool(deterministic), need_lse=bool(return_lse))
+                                 bool(deterministic), softcap, need_lse=bool(return_lse))
+    if pad_v:
+        out = out[..., :Dv].contiguous()
     return (out, lse) if return_lse else out
 
 
@@ -68,16 +91,17 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     q: (batch, seqlen_q, nheads, headdim); k, v: (batch, seqlen_k, nheads_k, headdim).
     Returns out, or (out, softmax_lse, None) when return_attn_probs=True (softmax_lse:
     (batch, nheads, seqlen_q) float32; cudadent never materializes the attention probabilities).
+    v may have a head dim other than q and k's (cudadent.attention: up to 256 each; sizes that
+    are not a multiple of 8 are padded to the next one with zeros through a copy, as flash-attn
+    does, and the output sliced back). softcap > 0: flash-attn's logit soft-capping.
     Arguments cudadent does not implement raise NotImplementedError naming the argument:
-    dropout_p != 0, softcap != 0, alibi_slopes; and so does a v whose head dim differs from q's
-    (HeadDimVNotImplementedError). Ragged batches (flash-attn's flash_attn_varlen_func) have no
+    dropout_p != 0, alibi_slopes. A library without a kernel for a head dim, head_dim_v or
+    softcap refuses the call (UnsupportedHeadDimError, HeadDimVNotImplementedError,
+    UnsupportedFeatureError). Ragged batches (flash-attn's flash_attn_varlen_func) have no
     kernel yet, so the package has no such function: code that looks for it finds none.
     """
     if dropout_p is None or float(dropout_p) != 0.0:
         _unsupported("dropout_p", dropout_p, "cudadent has no attention dropout; pass 0.0")
-    if softcap is not None and float(softcap) != 0.0:
-        _unsupported("softcap", softcap, "logit soft-capping is in the C API (softcap, params "
-                     "layout v2) but not implemented by any kernel yet; pass 0.0")
     if alibi_slopes is not None:
         _unsupported("alibi_slopes", "<tensor>" if isinstance(alibi_slopes, torch.Tensor)
                      else alibi_slopes, "no ALiBi kernel; pass None")
@@ -86,7 +110,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     left, right = _window(window_size, "window_size")
     if return_attn_probs:
         out, lse = attention(q, k, v, causal=causal, softmax_scale=softmax_scale,
-                             window=(left, right), deterministic=deterministic, return_lse=True)
+                             window=(left, right), deterministic=deterministic, return_lse=True,
+                             softcap=softcap)
         return out, lse, None
     return attention(q, k, v, causal=causal, softmax_scale=softmax_scale, window=(left, right),
-                     deterministic=deterministic)
+                     deterministic=deterministic, softcap=softcap)

@@ -1,15 +1,21 @@
 """The torch custom ops cudadent::attn_fwd and cudadent::attn_bwd.
 
-    cudadent::attn_fwd(q, k, v, softmax_scale, causal, window_left, window_right, deterministic)
-        -> (out, lse)
+    cudadent::attn_fwd(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
+                       softcap=0.0) -> (out, lse)
     cudadent::attn_bwd(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right,
-                       deterministic) -> (dq, dk, dv)
+                       deterministic, softcap=0.0) -> (dq, dk, dv)
 
-q: [batch, seqlen_q, heads_q, head_dim]; k, v: [batch, seqlen_k, heads_kv, head_dim]; fp16 or bf16
-on one CUDA device. Masking is cudadent.h's: windows aligned to the bottom-right corner, causal is
-window_right = 0. Both ops have fake (meta) implementations, so torch.compile traces them without
-graph breaks; attn_fwd has an autograd formula that calls attn_bwd. The gradient of lse is not
-propagated (lse is an auxiliary output, as in flash-attn).
+q: [batch, seqlen_q, heads_q, head_dim]; k: [batch, seqlen_k, heads_kv, head_dim]; v: [batch,
+seqlen_k, heads_kv, head_dim_v] (V's head dim may differ from Q and K's); out, dout: [batch,
+seqlen_q, heads_q, head_dim_v]; fp16 or bf16 on one CUDA device. Head dims here go to the C
+library as they are: it runs multiples of 8 up to 256 (cudadent.supported_head_dims says which in
+this build); cudadent.attention and flash_attn_func pad other sizes. A head dim above 256 is
+refused here (UnsupportedHeadDimError naming the supported set). softcap > 0: scores = softcap *
+tanh(scores / softcap) (flash-attn's semantics, cudadent.h). Masking is cudadent.h's: windows
+aligned to the bottom-right corner, causal is window_right = 0. Both ops have fake (meta)
+implementations, so torch.compile traces them without graph breaks; attn_fwd has an autograd
+formula that calls attn_bwd. The gradient of lse is not propagated (lse is an auxiliary output,
+as in flash-attn).
 
 Memory: out is allocated contiguous, lse as float32 [batch, heads_q, seqlen_q]; dq, dk, dv like
 q, k, v (their strides when those are dense with a contiguous head_dim, else contiguous). Inputs
@@ -25,16 +31,21 @@ import threading
 import torch
 
 from . import _abi, _library
-from .errors import (BadHeadsError, DeviceMismatchError, HeadDimVNotImplementedError,
-                     ShapeError, UnsupportedDtypeError)
+from .errors import (BadHeadsError, DeviceMismatchError, ShapeError, UnsupportedDtypeError,
+                     UnsupportedHeadDimError)
 
-__all__ = ["attn_fwd", "attn_bwd", "attention_fwd", "fwd_impl", "bwd_impl", "DTYPES"]
+__all__ = ["attn_fwd", "attn_bwd", "attention_fwd", "fwd_impl", "bwd_impl", "DTYPES",
+           "MAX_HEAD_DIM", "supported_head_dims_text"]
 
 DTYPES = {torch.float16: _abi.DType.FP16, torch.bfloat16: _abi.DType.BF16}
 
 # Tests set this to True: outputs are NaN-filled before the C call, so an element the kernel
 # does not write fails the comparison (docs/DESIGN.md: poison outputs).
 POISON_OUTPUTS = False
+
+# The largest head dim (Q/K's and V's) any kernel of the C API takes (cudadent.h: multiples of 8
+# up to 256; include/cudadent.h, issue 27).
+MAX_HEAD_DIM = 256
 
 _FWD_SIZE = ctypes.sizeof(_abi.AttnFwdParams)
 _BWD_SIZE = ctypes.sizeof(_abi.AttnBwdParams)
@@ -52,6 +63,32 @@ def _check_tensor(name, t, ndim):
         raise ShapeError(f"{name} has shape {_shape(t)}; expected a {ndim}-d tensor {what}")
     if t.device.type != "cuda":
         raise DeviceMismatchError(f"{name} is on device '{t.device}'; expected a CUDA tensor")
+
+
+def supported_head_dims_text(dtype=None):
+    """The head dims the loaded library runs, for messages: the current device's list where there
+    is one, else the union of the lists for compute capabilities 8.0 and 9.0 (no device needed),
+    else what cudadent.h promises."""
+    from . import _library
+    name = "bf16" if dtype is None or dtype == torch.bfloat16 else "fp16"
+    for queries in ((("fwd", 0),), (("fwd", 80), ("fwd", 90))):
+        try:
+            dims = sorted(set().union(*(_library.supported_head_dims(d, name, cc)
+                                        for d, cc in queries)))
+        except Exception:  # no library, no device: try the next answer
+            continue
+        if dims:
+            where = "on this device" if queries[0][1] == 0 else "in this build"
+            return f"{', '.join(map(str, dims))} ({where}: cudadent.supported_head_dims())"
+    return ("multiples of 8 up to 256 where the library has kernels for them "
+            "(cudadent.supported_head_dims())")
+
+
+def _check_head_dim(name, dim, dtype):
+    if dim > MAX_HEAD_DIM:
+        raise UnsupportedHeadDimError(
+            f"{name} = {dim} is above {MAX_HEAD_DIM}, the largest head dim cudadent runs "
+            f"(supported: {supported_head_dims_text(dtype)})")
 
 
 def check_qkv(q, k, v):
@@ -75,28 +112,27 @@ def check_qkv(q, k, v):
     if k.shape[3] != D:
         raise ShapeError(f"k has head_dim {k.shape[3]} but q has head_dim {D} "
                          f"(q: {_shape(q)}, k: {_shape(k)}); expected the same head_dim")
-    if v.shape[:3] == k.shape[:3] and v.shape[3] != k.shape[3]:
-        raise HeadDimVNotImplementedError(
-            f"v has head_dim {v.shape[3]} but q and k have head_dim {D} (v: {_shape(v)}, k: "
-            f"{_shape(k)}): a V head dim other than Q and K's (head_dim_v) is in the C API "
-            f"(params layout v2) but not implemented by any kernel yet; expected v's head_dim "
-            f"{D}")
-    if v.shape != k.shape:
-        raise ShapeError(f"v has shape {_shape(v)}; expected k's shape {_shape(k)}")
+    if v.shape[:3] != k.shape[:3]:
+        raise ShapeError(f"v has shape {_shape(v)}; expected k's (batch, seqlen, heads) "
+                         f"{_shape(k)[:3]} (k: {_shape(k)}; v's head_dim may differ)")
+    _check_head_dim("head_dim (q and k's last dimension)", D, q.dtype)
+    _check_head_dim("head_dim_v (v's last dimension)", v.shape[3], q.dtype)
     if k.shape[2] == 0 or Hq % k.shape[2] != 0:
         raise BadHeadsError(f"q has {Hq} heads, which is not a multiple of the {k.shape[2]} heads "
                             f"of k and v (GQA/MQA need heads_q % heads_kv == 0)")
 
 
-def check_bwd_extra(dout, out, lse, q):
-    """Checks of the backward-only tensors against q."""
+def check_bwd_extra(dout, out, lse, q, v):
+    """Checks of the backward-only tensors against q and v."""
+    want = tuple(q.shape[:3]) + (v.shape[3],)
     for name, t in (("dout", dout), ("out", out)):
         _check_tensor(name, t, 4)
         if t.device != q.device:
             raise DeviceMismatchError(
                 f"{name} is on device '{t.device}' but q is on '{q.device}'; expected one device")
-        if t.shape != q.shape:
-            raise ShapeError(f"{name} has shape {_shape(t)}; expected q's shape {_shape(q)}")
+        if tuple(t.shape) != want:
+            raise ShapeError(f"{name} has shape {_shape(t)}; expected (batch, seqlen_q, heads_q, "
+                             f"head_dim_v) = {want} from q {_shape(q)} and v {_shape(v)}")
         if t.dtype != q.dtype:
             raise UnsupportedDtypeError(f"{name} has dtype {t.dtype}; expected q's dtype {q.dtype}")
     _check_tensor("lse", lse, 3)
@@ -281,19 +317,25 @@ def _launch_prepared(hit, lib_launch, device, function):
         _library.check(status, function)
 
 
+def _head_dim_v(D, Dv):
+    """params.head_dim_v: 0 (= head_dim, layout v1's call) where V's head dim is Q's."""
+    return 0 if Dv == D else Dv
+
+
 def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
-             need_lse=True):
+             softcap=0.0, need_lse=True):
     """The real forward (shared by the custom op and the eager fast path). need_lse=False
     passes lse = NULL (returns (out, None)): on Hopper the kernel then sums P's rows on the
     tensor core, a few percent faster with the same O (cudadent.h)."""
     key = _signature((q, k, v), (softmax_scale, causal, window_left, window_right,
-                                 deterministic, need_lse))
+                                 deterministic, softcap, need_lse))
     cache = _caches()[0]
     hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)
     B, Sq, Hq, D = q.shape
-    out = q.new_empty((B, Sq, Hq, D))
+    Dv = v.shape[3]
+    out = q.new_empty((B, Sq, Hq, Dv))
     lse = q.new_empty((B, Hq, Sq), dtype=torch.float32) if need_lse else None
     if POISON_OUTPUTS:
         out.fill_(math.nan)
@@ -314,6 +356,8 @@ def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, determin
                            _desc(qi), _desc(ki), _desc(vi), _desc(out),
                            lse.data_ptr() if lse is not None else None,
                            softmax_scale, causal, window_left, window_right, deterministic)
+    p.head_dim_v = _head_dim_v(D, Dv)
+    p.softcap = softcap
     nbytes = _launch(lib.cudadent_attn_fwd_workspace_size, lib.cudadent_attn_fwd, p, q.device,
                      "cudadent_attn_fwd")
     if qi is q and ki is k and vi is v:
@@ -322,15 +366,15 @@ def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, determin
 
 
 def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right,
-             deterministic):
+             deterministic, softcap=0.0):
     """The real backward (shared by the custom op and the eager fast path)."""
     key = _signature((dout, q, k, v, out, lse), (softmax_scale, causal, window_left,
-                                                 window_right, deterministic))
+                                                 window_right, deterministic, softcap))
     cache = _caches()[1]
     hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)
-        check_bwd_extra(dout, out, lse, q)
+        check_bwd_extra(dout, out, lse, q, v)
     dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
     if POISON_OUTPUTS:
         for t in (dq, dk, dv):
@@ -355,6 +399,8 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
                            _desc(qi), _desc(ki), _desc(vi), _desc(oi), _desc(doi),
                            _desc(dq), _desc(dk), _desc(dv), lse_i.data_ptr(),
                            softmax_scale, causal, window_left, window_right, deterministic)
+    p.head_dim_v = _head_dim_v(D, v.shape[3])
+    p.softcap = softcap
     nbytes = _launch(lib.cudadent_attn_bwd_workspace_size, lib.cudadent_attn_bwd, p, q.device,
                      "cudadent_attn_bwd")
     if qi is q and ki is k and vi is v and oi is out and doi is dout and lse_i is lse:
@@ -365,16 +411,18 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
 @torch.library.custom_op("cudadent::attn_fwd", mutates_args=())
 def attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float,
              causal: bool = False, window_left: int = -1, window_right: int = -1,
-             deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    return fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic)
+             deterministic: bool = False,
+             softcap: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    return fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
+                    softcap)
 
 
 @attn_fwd.register_fake
 def _attn_fwd_fake(q, k, v, softmax_scale, causal=False, window_left=-1, window_right=-1,
-                   deterministic=False):
+                   deterministic=False, softcap=0.0):
     check_qkv(q, k, v)
-    B, Sq, Hq, D = q.shape
-    out = q.new_empty((B, Sq, Hq, D))
+    B, Sq, Hq, _ = q.shape
+    out = q.new_empty((B, Sq, Hq, v.shape[3]))
     lse = q.new_empty((B, Hq, Sq), dtype=torch.float32)
     return out, lse
 
@@ -382,21 +430,22 @@ def _attn_fwd_fake(q, k, v, softmax_scale, causal=False, window_left=-1, window_
 @torch.library.custom_op("cudadent::attn_bwd", mutates_args=())
 def attn_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              out: torch.Tensor, lse: torch.Tensor, softmax_scale: float, causal: bool = False,
-             window_left: int = -1, window_right: int = -1,
-             deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+             window_left: int = -1, window_right: int = -1, deterministic: bool = False,
+             softcap: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right,
-                    deterministic)
+                    deterministic, softcap)
 
 
 @attn_bwd.register_fake
 def _attn_bwd_fake(dout, q, k, v, out, lse, softmax_scale, causal=False, window_left=-1,
-                   window_right=-1, deterministic=False):
+                   window_right=-1, deterministic=False, softcap=0.0):
     check_qkv(q, k, v)
-    check_bwd_extra(dout, out, lse, q)
+    check_bwd_extra(dout, out, lse, q, v)
     return _grad_like(q), _grad_like(k), _grad_like(v)
 
 
-_FWD_DEFAULTS = (False, -1, -1, False)  # causal, window_left, window_right, deterministic
+# causal, window_left, window_right, deterministic, softcap
+_FWD_DEFAULTS = (False, -1, -1, False, 0.0)
 
 
 def _fwd_setup_context(ctx, inputs, output):
@@ -413,7 +462,7 @@ def _fwd_backward(ctx, dout, dlse):
     if dout is None:
         dout = torch.zeros_like(out)
     dq, dk, dv = attn_bwd(dout, q, k, v, out, lse, *ctx.attn_args)
-    return dq, dk, dv, None, None, None, None, None
+    return dq, dk, dv, None, None, None, None, None, None
 
 
 attn_fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
@@ -440,8 +489,8 @@ def use_fast_path(q, k, v):
 
 
 class _EagerAttention(torch.autograd.Function):
-    """attn_args: (softmax_scale, causal, window_left, window_right, deterministic) as one
-    argument (apply's cost grows with the argument count)."""
+    """attn_args: (softmax_scale, causal, window_left, window_right, deterministic, softcap) as
+    one argument (apply's cost grows with the argument count)."""
     @staticmethod
     def forward(ctx, q, k, v, attn_args):
         out, lse = fwd_impl(q, k, v, *attn_args)
@@ -461,15 +510,15 @@ class _EagerAttention(torch.autograd.Function):
 
 
 def attention_fwd(q, k, v, softmax_scale, causal, window_left, window_right, deterministic,
-                  need_lse=True):
+                  softcap=0.0, need_lse=True):
     """(out, lse) through the eager fast path when possible, else through the custom op. On the
     eager path, where no gradient will be taken and need_lse is False, lse is None (the forward
     without LSE); the custom op always returns it."""
     if use_fast_path(q, k, v):
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
             return _EagerAttention.apply(q, k, v, (softmax_scale, causal, window_left,
-                                                   window_right, deterministic))
+                                                   window_right, deterministic, softcap))
         return fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right,
-                        deterministic, need_lse)
+                        deterministic, softcap, need_lse=need_lse)
     return torch.ops.cudadent.attn_fwd(q, k, v, softmax_scale, causal, window_left,
-                                       window_right, deterministic)
+                                       window_right, deterministic, softcap)

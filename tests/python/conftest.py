@@ -103,6 +103,29 @@ def poison_outputs():
     ops.POISON_OUTPUTS = old
 
 
+def portable_has_issue27(direction="fwd"):
+    """What this build's portable (sm80) kernels of direction are, from the supported-head-dims
+    query at compute capability 8.0 (no device needed): True when it lists every multiple of 8
+    from 8 to 256, issue 27's kernels, which implement head_dim_v != head_dim and softcap too
+    (the design brings the three together); False otherwise (the kernels from before: such calls
+    are refused as not implemented yet); None when the library does not load."""
+    try:
+        from cudadent import _library
+        dims = _library.supported_head_dims(direction, "bf16", 80)
+    except Exception:
+        return None
+    return tuple(dims) == tuple(range(8, 257, 8))
+
+
+def unlisted_head_dim(direction="fwd"):
+    """The smallest multiple of 8 from 8 to 512 that the query lists for neither compute
+    capability 8.0 nor 9.0: a head dim every call of the library refuses."""
+    from cudadent import _library
+    listed = set(_library.supported_head_dims(direction, "bf16", 80)) | \
+        set(_library.supported_head_dims(direction, "bf16", 90))
+    return next(d for d in range(8, 520, 8) if d not in listed)
+
+
 def skip_if_kernel_missing(exc):
     """Call from an except clause: skip (or, strict, fail) for a kernel that is not built."""
     import cudadent

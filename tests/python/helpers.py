@@ -26,12 +26,15 @@ def visible(Sq, Sk, causal, window_left, window_right, device):
     return ok
 
 
-def attention_ref(q, k, v, scale, causal=False, window=(-1, -1), dtype=torch.float64):
-    """out [B,Sq,Hq,D] and lse [B,Hq,Sq] by plain torch ops in `dtype`, differentiable.
+def attention_ref(q, k, v, scale, causal=False, window=(-1, -1), dtype=torch.float64,
+                  softcap=0.0):
+    """out [B,Sq,Hq,Dv] and lse [B,Hq,Sq] by plain torch ops in `dtype`, differentiable.
 
-    dtype=float64: the ground truth. dtype=q.dtype: the low-precision reference of the criterion
-    (scores, probabilities P and output rounded to the input dtype). Rows that see no key: out 0,
-    lse -inf, zero gradients (no NaN anywhere)."""
+    v's head dim Dv may differ from q and k's. softcap > 0: scores = softcap * tanh(scores /
+    softcap) before the mask (cudadent.h, flash-attn). dtype=float64: the ground truth.
+    dtype=q.dtype: the low-precision reference of the criterion (scores, probabilities P and
+    output rounded to the input dtype). Rows that see no key: out 0, lse -inf, zero gradients
+    (no NaN anywhere)."""
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
     g = Hq // Hkv
@@ -39,6 +42,8 @@ def attention_ref(q, k, v, scale, causal=False, window=(-1, -1), dtype=torch.flo
     kd = k.to(dtype).repeat_interleave(g, dim=2)
     vd = v.to(dtype).repeat_interleave(g, dim=2)
     s = torch.einsum("bqhd,bkhd->bhqk", qd * scale, kd)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     ok = visible(Sq, Sk, causal, window[0], window[1], q.device)
     row_any = ok.any(-1)[:, None].expand(Sq, Sk)
     s_masked = s.masked_fill(~ok, -math.inf)

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, portable_has_issue27, unlisted_head_dim
 
 from cudadent import _abi, _library, errors
 
@@ -171,7 +171,6 @@ def test_struct_size_v1_caller_gets_defaults(lib, build):
 
 
 @pytest.mark.parametrize("overrides,status,word", [
-    (dict(softcap=30.0), _abi.Status.UNSUPPORTED_FEATURE, "softcap = 30 is not implemented yet"),
     (dict(softcap=-1.0), _abi.Status.BAD_SCALE, "softcap"),
     (dict(head_dim_v=-1), _abi.Status.BAD_SIZE, "head_dim_v"),
     (dict(total_q=4), _abi.Status.BAD_SIZE, "total_q = 4 is set in a dense call"),
@@ -181,6 +180,47 @@ def test_struct_size_v1_caller_gets_defaults(lib, build):
 def test_v2_fields_through_ctypes(lib, overrides, status, word):
     got, _, msg = _query(lib, _fwd_params(**overrides))
     assert got == status and word in msg, msg
+
+
+def test_softcap_through_ctypes(lib):
+    """softcap > 0: accepted where the portable kernels are issue 27's (the query at cc 8.0 lists
+    every multiple of 8 up to 256), else refused as not implemented yet."""
+    issue27 = portable_has_issue27("fwd")  # (a query: before the call whose message is read)
+    got, _, msg = _query(lib, _fwd_params(softcap=30.0))
+    if issue27:
+        assert got == _abi.Status.SUCCESS, msg
+    else:
+        assert got == _abi.Status.UNSUPPORTED_FEATURE, msg
+        assert "softcap = 30 is not implemented yet" in msg
+        with pytest.raises(errors.UnsupportedFeatureError, match="softcap") as info:
+            _library.check(got, "cudadent_attn_fwd_workspace_size")
+        assert isinstance(info.value, NotImplementedError)
+
+
+def _fwd_params_dv(head_dim, head_dim_v, **overrides):
+    """Forward params with q, k at head_dim and v, o at head_dim_v (dense)."""
+    p = _fwd_params(head_dim=head_dim, head_dim_v=head_dim_v, **overrides)
+    for i, name in enumerate(("q", "k", "v", "o")):
+        _tensor(getattr(p, name), i, 4, head_dim_v if name in ("v", "o") else head_dim)
+    return p
+
+
+def test_head_dim_v_through_ctypes(lib):
+    """head_dim_v != head_dim: accepted with issue 27's portable kernels, else refused with
+    UNSUPPORTED_HEAD_DIM (a HeadDimVNotImplementedError in Python); past 256 refused in any
+    build, naming head_dim_v."""
+    issue27 = portable_has_issue27("fwd")  # (a query: before the call whose message is read)
+    got, _, msg = _query(lib, _fwd_params_dv(128, 64))
+    if issue27:
+        assert got == _abi.Status.SUCCESS, msg
+    else:
+        assert got == _abi.Status.UNSUPPORTED_HEAD_DIM and "head_dim_v = 64" in msg, msg
+        with pytest.raises(errors.HeadDimVNotImplementedError, match="head_dim_v") as info:
+            _library.check(got, "cudadent_attn_fwd_workspace_size")
+        assert isinstance(info.value, NotImplementedError)
+        assert isinstance(info.value, errors.UnsupportedHeadDimError)
+    got, _, msg = _query(lib, _fwd_params_dv(64, 264))
+    assert got == _abi.Status.UNSUPPORTED_HEAD_DIM and "head_dim_v = 264" in msg, msg
 
 
 def test_supported_head_dims(lib):
@@ -196,8 +236,14 @@ def test_supported_head_dims(lib):
                     status, _, msg = _query(lib, p)
                     assert status == _abi.Status.SUCCESS, msg
         assert _library.supported_head_dims(direction, "bf16", 75) == ()
-    status, _, msg = _query(lib, _fwd_params(head_dim=96))
+        # the portable rows: 64 and 128 before issue 27, every multiple of 8 to 256 after
+        assert _library.supported_head_dims(direction, "bf16", 80) in (
+            (64, 128), tuple(range(8, 257, 8)))
+    # a head dim no kernel lists (the query's answer: 8 before issue 27's kernels, 264 after)
+    unlisted = unlisted_head_dim("fwd")
+    status, _, msg = _query(lib, _fwd_params(head_dim=unlisted))
     assert status == _abi.Status.UNSUPPORTED_HEAD_DIM and "supported: " in msg
+    assert f"head_dim = {unlisted}" in msg, msg
     listed = ", ".join(str(d) for d in sorted(set(_library.supported_head_dims("fwd", "bf16", 80))
                                               | set(_library.supported_head_dims("fwd", "bf16", 90))))
     assert f"supported: {listed}" in msg, msg

@@ -221,3 +221,76 @@ def test_empty_and_degenerate_sizes():
     except cudadent.CudadentError as e:
         skip_if_kernel_missing(e)
     assert torch.count_nonzero(dq) == 0 and dk.shape == k.shape
+
+
+# ---- issue 27: every head dim up to 256, head_dim_v != head_dim, softcap -------------------------
+# (batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v, causal, window, softcap,
+#  dtype). Head dims that are not a multiple of 8 go through flash_attn_func, which pads them
+# (a copy) and slices the output back; the reference computes at the real dims.
+DIMS_CASES = [
+    (2, 128, 128, 4, 2, 80, 80, True, (-1, -1), 0.0, "bf16"),
+    (1, 113, 203, 4, 4, 96, 96, False, (-1, -1), 0.0, "fp16"),
+    (1, 203, 113, 4, 2, 192, 128, True, (-1, -1), 0.0, "bf16"),   # DeepSeek's q/k 192, v 128
+    (2, 64, 96, 2, 2, 256, 256, False, (32, 8), 0.0, "fp16"),
+    (1, 128, 128, 4, 1, 64, 128, False, (-1, -1), 0.0, "bf16"),   # v wider than q/k
+    (2, 96, 160, 4, 2, 128, 128, True, (-1, -1), 30.0, "bf16"),   # Gemma 2's softcap
+    (1, 100, 100, 2, 2, 64, 64, False, (-1, -1), 5.0, "fp16"),    # a softcap that binds
+    (1, 150, 150, 4, 2, 256, 128, True, (64, -1), 30.0, "fp16"),
+    (1, 77, 77, 2, 2, 59, 59, False, (-1, -1), 0.0, "bf16"),      # padded to 64
+    (2, 64, 96, 4, 2, 111, 111, True, (-1, -1), 0.0, "fp16"),     # padded to 112
+    (1, 64, 64, 2, 1, 72, 59, False, (-1, -1), 5.0, "bf16"),      # v padded, q/k not
+]
+
+
+def _dims_id(c):
+    B, Sq, Sk, Hq, Hkv, D, Dv, causal, w, cap, dt = c
+    return (f"B{B}-Sq{Sq}-Sk{Sk}-H{Hq}x{Hkv}-D{D}" + (f"v{Dv}" if Dv != D else "") +
+            ("-causal" if causal else "") + (f"-w{w[0]}_{w[1]}" if w != (-1, -1) else "") +
+            (f"-cap{cap:g}" if cap else "") + f"-{dt}")
+
+
+@pytest.mark.parametrize("direction", ["fwd", "bwd"])
+@pytest.mark.parametrize("case", DIMS_CASES, ids=_dims_id)
+def test_head_dims_against_float64_reference(case, direction, poison_outputs):
+    B, Sq, Sk, Hq, Hkv, D, Dv, causal, window, softcap, dt = case
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dt]
+    seed = sum(c if isinstance(c, int) else 0 for c in case)
+    backward = direction == "bwd"
+    q = randn((B, Sq, Hq, D), dtype, seed).requires_grad_(backward)
+    k = randn((B, Sk, Hkv, D), dtype, seed + 1).requires_grad_(backward)
+    v = randn((B, Sk, Hkv, Dv), dtype, seed + 2).requires_grad_(backward)
+    padded = D % 8 or Dv % 8
+    try:
+        if padded:  # flash-attn's entry point, as a model would call it
+            out, lse, _ = cudadent.flash_attn_func(q, k, v, causal=causal, window_size=window,
+                                                   softcap=softcap, return_attn_probs=True)
+        else:
+            out, lse = cudadent.attention(q, k, v, causal=causal, window=window,
+                                          softcap=softcap, return_lse=True)
+        assert out.shape == (B, Sq, Hq, Dv)
+        if backward:
+            dout = randn(out.shape, dtype, seed + 3)
+            dq, dk, dv = torch.autograd.grad(out, (q, k, v), dout)
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+    torch.cuda.synchronize()
+    scale = D ** -0.5  # the real head dim's
+    cid = _dims_id(case)
+    leaves64 = [t.detach().double().requires_grad_(backward) for t in (q, k, v)]
+    ref, ref_lse = attention_ref(*leaves64, scale, causal, window, torch.float64, softcap)
+    leaves_lp = [t.detach().clone().requires_grad_(backward) for t in (q, k, v)]
+    lowp, lowp_lse = attention_ref(*leaves_lp, scale, causal, window, dtype, softcap)
+    if backward:
+        ref_grads = torch.autograd.grad(ref, leaves64, dout.double())
+        lowp_grads = torch.autograd.grad(lowp, leaves_lp, dout)
+        for qty, x, r, lp in zip(("dq", "dk", "dv"), (dq, dk, dv), ref_grads, lowp_grads):
+            assert x.shape == r.shape, f"{cid}: {qty} shape {tuple(x.shape)}"
+            check_criterion("dims-bwd", cid, qty, x, r, lp)
+        return
+    check_criterion("dims-fwd", cid, "out", out, ref, lowp)
+    dead = torch.isinf(ref_lse)
+    assert torch.equal(torch.isinf(lse) & (lse < 0), dead), f"{cid}: lse -inf rows differ"
+    live = ~dead
+    if live.any():
+        check_criterion("dims-fwd", cid, "lse", lse[live], ref_lse[live], lowp_lse[live],
+                        slack=1e-4)

@@ -31,6 +31,22 @@ def test_fake_shapes_without_gpu():
         assert dq.stride() == qt.stride() and dk.shape == k.shape
 
 
+def test_fake_shapes_head_dim_v_and_softcap_without_gpu():
+    """v's head dim may differ from q/k's: out and dout have v's, dv has v's shape; the fake
+    implementations agree (torch.compile traces them)."""
+    with FakeTensorMode():
+        q = torch.empty(2, 100, 8, 192, dtype=torch.bfloat16, device="cuda")
+        k = torch.empty(2, 70, 2, 192, dtype=torch.bfloat16, device="cuda")
+        v = torch.empty(2, 70, 2, 128, dtype=torch.bfloat16, device="cuda")
+        out, lse = torch.ops.cudadent.attn_fwd(q, k, v, 0.07, True, -1, -1, False, 30.0)
+        assert out.shape == (2, 100, 8, 128) and lse.shape == (2, 8, 100)
+        dq, dk, dv = torch.ops.cudadent.attn_bwd(out, q, k, v, out, lse, 0.07, True, -1, -1,
+                                                 False, 30.0)
+        assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+        with pytest.raises(cudadent.ShapeError, match=r"dout has shape .*head_dim_v"):
+            torch.ops.cudadent.attn_bwd(q, q, k, v, out, lse, 0.07)
+
+
 def test_export_has_no_graph_break_without_gpu():
     class M(torch.nn.Module):
         def forward(self, q, k, v):
@@ -126,6 +142,64 @@ def test_compile_flash_attn_func_and_strided_qkv():
     (gw,) = torch.autograd.grad(got, (w,))
     torch.testing.assert_close(got, ref, atol=1e-1, rtol=1e-2)
     torch.testing.assert_close(gw, gw_ref, atol=1e-1, rtol=5e-2)
+
+
+# head_dim_v != head_dim with softcap (issue 27's kernels), and a head dim the package pads (59):
+# compiled with fullgraph=True, forward and backward, against eager; and captured in a CUDA graph.
+COMPILE_DIMS = [(192, 128, 30.0), (59, 59, 0.0)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("D,Dv,softcap", COMPILE_DIMS, ids=["d192v128-cap30", "d59-padded"])
+def test_compile_fullgraph_head_dims_and_softcap(D, Dv, softcap):
+    torch._dynamo.reset()
+
+    def loss_fn(q, k, v):
+        out = cudadent.flash_attn_func(q, k, v, causal=True, softcap=softcap, deterministic=True)
+        return (out.float() ** 2).mean()
+
+    q = randn((2, 96, 4, D), torch.bfloat16, 40).requires_grad_(True)
+    k = randn((2, 96, 2, D), torch.bfloat16, 41).requires_grad_(True)
+    v = randn((2, 96, 2, Dv), torch.bfloat16, 42).requires_grad_(True)
+    ref = _call_or_skip(lambda: loss_fn(q, k, v))
+    ref_grads = _call_or_skip(lambda: torch.autograd.grad(ref, (q, k, v)))
+    got = torch.compile(loss_fn, fullgraph=True)(q, k, v)
+    grads = torch.autograd.grad(got, (q, k, v))
+    torch.testing.assert_close(got, ref)
+    for a, b in zip(grads, ref_grads):
+        assert a.shape == b.shape
+        torch.testing.assert_close(a, b, atol=2e-3, rtol=2e-2)
+
+
+@requires_cuda
+@pytest.mark.parametrize("D,Dv,softcap", COMPILE_DIMS, ids=["d192v128-cap30", "d59-padded"])
+def test_cuda_graph_capture_head_dims_and_softcap(D, Dv, softcap):
+    q, k = (randn((2, 80, 4 // h, D), torch.bfloat16, 50 + h).requires_grad_(True)
+            for h in (1, 2))
+    v = randn((2, 80, 2, Dv), torch.bfloat16, 53).requires_grad_(True)
+    dout = randn((2, 80, 4, Dv), torch.bfloat16, 54)
+
+    def step():
+        out = cudadent.flash_attn_func(q, k, v, causal=True, softcap=softcap, deterministic=True)
+        return (out,) + torch.autograd.grad(out, (q, k, v), dout)
+
+    _call_or_skip(step)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside capture, on the capture stream
+        step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static = step()
+    with torch.no_grad():
+        for t, seed in ((q, 60), (k, 61), (v, 62), (dout, 63)):
+            t.copy_(randn(t.shape, t.dtype, seed))
+    g.replay()
+    torch.cuda.synchronize()
+    eager = step()
+    for a, b in zip(static, eager):
+        assert torch.equal(a, b)
 
 
 @requires_cuda

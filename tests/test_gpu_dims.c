@@ -1,0 +1,375 @@
+/*
+ * test_gpu_dims.c - every head dim up to 256, head_dim_v != head_dim and softcap (issue 27),
+ * forward and backward on the GPU through the public API against the double-precision CPU
+ * reference (tools/problem.h: fresh random inputs, poisoned outputs, flash-attn's criterion).
+ * Skipped with 'skipped: no CUDA device' where there is none.
+ *
+ * Tests:
+ *   gpu_dims_fwd/<case>, gpu_dims_bwd/<case>   the case list below, each named
+ *       "NN-d<head_dim>[v<head_dim_v>][-cap<softcap>]": head dims 8, 32, 40, 64, 80, 96, 104,
+ *       128, 160, 192, 224, 256 (two cases each, one fp16 and one bf16), the pairs (192,128),
+ *       (128,64), (64,128), (256,128), (96,256) and a few odd ones, softcap 30 and 5 at several
+ *       widths; causal, windows and none; GQA and MQA; seqlen_q != seqlen_k both ways, lengths 1,
+ *       17, 127, 1000; most in LAYOUT_GAPPED (each head row followed by large values up to the
+ *       kernel width, so a kernel reading past the real dim fails the criterion; outputs' gaps
+ *       must still hold the poison), the others packed (a read past the dim reads the next head),
+ *       padded or heads-first. A case fails on the criterion, on a clobbered gap, on a
+ *       non-finite output, or on a refusal (no kernel for it in this build: after issue 27 every
+ *       case here must run).
+ *   gpu_dims_bwd_deterministic     d104 causal GQA softcap 30: five backward calls bit-identical
+ *                                  and right.
+ *   gpu_dims_gap_overread_fails    the harness's own check: calls that read (or write) past the
+ *                                  real dim on purpose (params naming a wider head dim over the
+ *                                  same gapped buffers) must fail the check; variants this build
+ *                                  refuses are skipped (all refused: the test skips).
+ *
+ * Cost: the fp64 reference dominates (about 2 ns per score and head-dim column on one core of
+ * this project's CPUs: a fwd check computes it twice, a bwd check about ten times); the cases
+ * below add up to about 45 core-seconds, a few seconds on a 16-core GPU host. Long lengths
+ * (1000) are kept to five cases.
+ * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test (dispatch.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "harness.h"
+#include "problem.h"
+
+void register_gpu_dims_tests(void);
+
+#define NONE 0, -1, -1
+#define CAUSAL 1, -1, -1
+#define WINDOW 0, 33, 7      /* sliding window, both sides */
+#define LOCAL 1, 64, -1      /* causal local window */
+#define RIGHT0 0, -1, 0      /* causal written as window_right = 0 */
+
+/* b, sq, sk, hq, hkv, head_dim, head_dim_v, dtype, mask (3 values), softcap, layout */
+#define DC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                                  \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 0}
+#define DC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                         \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 1}
+
+typedef struct dims_case {
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v;
+  cudadent_dtype_t dtype;
+  int mask[3]; /* causal, window_left, window_right */
+  float softcap;
+  problem_layout_t layout;
+  int outliers;
+} dims_case_t;
+
+static const dims_case_t cases[] = {
+    /* every head dim, twice (fp16 and bf16) */
+    DC(2, 127, 127, 4, 4, 8, 0, BF16, NONE, 0, GAPPED),
+    DC(1, 17, 1000, 4, 1, 8, 0, FP16, CAUSAL, 0, CONTIGUOUS),     /* MQA, sq < sk */
+    DC(2, 127, 300, 4, 2, 32, 0, FP16, WINDOW, 0, GAPPED),
+    DC(1, 1000, 1000, 2, 1, 32, 0, BF16, CAUSAL, 0, CONTIGUOUS),
+    DC(2, 17, 17, 4, 4, 40, 0, BF16, NONE, 0, CONTIGUOUS),
+    DC(1, 300, 127, 8, 2, 40, 0, FP16, CAUSAL, 0, GAPPED),        /* sq > sk: rows with no key */
+    DC(1, 1, 1000, 4, 4, 64, 0, BF16, NONE, 0, GAPPED),           /* one query (decoding) */
+    DC(2, 257, 257, 4, 2, 64, 0, FP16, CAUSAL, 30.0f, CONTIGUOUS),
+    DC(2, 127, 127, 4, 2, 80, 0, BF16, CAUSAL, 0, GAPPED),
+    DC(1, 1000, 1000, 2, 2, 80, 0, FP16, NONE, 0, HEADS_FIRST),
+    DC(1, 1000, 17, 4, 1, 96, 0, BF16, NONE, 0, GAPPED),          /* MQA, sq > sk */
+    DC(2, 200, 200, 4, 4, 96, 0, FP16, LOCAL, 5.0f, CONTIGUOUS),
+    DC(2, 17, 127, 4, 2, 104, 0, FP16, CAUSAL, 0, GAPPED),
+    DC(1, 333, 333, 2, 1, 104, 0, BF16, WINDOW, 0, CONTIGUOUS),
+    DC(1, 1000, 1000, 2, 1, 128, 0, BF16, CAUSAL, 30.0f, GAPPED),
+    DC(2, 127, 1, 4, 4, 128, 0, FP16, NONE, 0, CONTIGUOUS),        /* one key */
+    DC(2, 127, 127, 4, 4, 160, 0, BF16, NONE, 0, GAPPED),
+    DC(1, 500, 300, 4, 2, 160, 0, FP16, CAUSAL, 0, CONTIGUOUS),
+    DC(1, 300, 300, 4, 1, 192, 0, FP16, RIGHT0, 0, GAPPED),
+    DC(2, 17, 17, 2, 2, 192, 0, BF16, NONE, 5.0f, CONTIGUOUS),
+    DC(1, 257, 1000, 4, 2, 224, 0, BF16, NONE, 0, GAPPED),
+    DC(2, 127, 127, 4, 4, 224, 0, FP16, CAUSAL, 0, PADDED),
+    DC(1, 1000, 1000, 2, 2, 256, 0, BF16, CAUSAL, 0, GAPPED),
+    DC(2, 127, 300, 4, 1, 256, 0, FP16, WINDOW, 30.0f, CONTIGUOUS),
+    /* head_dim_v != head_dim */
+    DC(1, 1000, 1000, 4, 2, 192, 128, BF16, CAUSAL, 0, GAPPED),   /* DeepSeek's training shape */
+    DC(1, 127, 300, 8, 8, 192, 128, FP16, NONE, 30.0f, CONTIGUOUS),
+    DC(2, 127, 127, 4, 1, 128, 64, BF16, WINDOW, 0, GAPPED),
+    DC(1, 1, 300, 4, 2, 128, 64, FP16, CAUSAL, 0, CONTIGUOUS),
+    DC(1, 300, 127, 4, 2, 64, 128, FP16, CAUSAL, 0, GAPPED),
+    DC(2, 17, 17, 4, 4, 64, 128, BF16, NONE, 0, CONTIGUOUS),
+    DC(2, 17, 1000, 4, 2, 256, 128, BF16, NONE, 5.0f, GAPPED),
+    DC(1, 257, 257, 4, 4, 256, 128, FP16, LOCAL, 0, CONTIGUOUS),
+    DC(1, 257, 257, 4, 4, 96, 256, FP16, CAUSAL, 0, CONTIGUOUS),
+    DC(1, 127, 127, 2, 2, 96, 256, BF16, NONE, 0, GAPPED),
+    DC(1, 127, 127, 4, 2, 8, 256, BF16, CAUSAL, 0, GAPPED),      /* the widest gap of V's rows */
+    DC(2, 200, 200, 4, 2, 40, 104, FP16, LOCAL, 0, GAPPED),
+    DC(1, 127, 300, 4, 1, 136, 184, BF16, RIGHT0, 5.0f, GAPPED),
+    /* more of softcap: outliers (scores far into tanh's flat part), many heads */
+    DC_OUTLIERS(2, 127, 127, 4, 2, 80, 0, BF16, NONE, 5.0f, GAPPED),
+    DC_OUTLIERS(1, 300, 300, 4, 4, 160, 0, FP16, CAUSAL, 30.0f, GAPPED),
+    DC(4, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 30.0f, GAPPED),
+};
+enum { N_CASES = sizeof cases / sizeof cases[0] };
+
+static problem_desc_t case_desc(int i) {
+  const dims_case_t *c = &cases[i];
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = c->batch;
+  d.seqlen_q = c->seqlen_q;
+  d.seqlen_k = c->seqlen_k;
+  d.heads_q = c->heads_q;
+  d.heads_kv = c->heads_kv;
+  d.head_dim = c->head_dim;
+  d.head_dim_v = c->head_dim_v;
+  d.dtype = c->dtype;
+  d.causal = c->mask[0];
+  d.window_left = c->mask[1];
+  d.window_right = c->mask[2];
+  d.softcap = c->softcap;
+  d.layout = c->layout;
+  d.outliers = c->outliers;
+  return d;
+}
+
+/* Forward, then (bwd) the backward with O's gaps refilled as an input's, then the check. */
+static int run_dims_case(const problem_desc_t *desc, int bwd) {
+  T_REQUIRE_GPU();
+  problem_t pr;
+  char err[256] = "", name[200];
+  problem_describe(desc, name, sizeof name);
+  if (problem_create(&pr, desc, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: setup: %s", name, err);
+  }
+  printf("    %s seed %llu\n", name, (unsigned long long)pr.d.seed);
+  cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  if (st == CUDADENT_STATUS_SUCCESS && bwd) {
+    if (problem_gap_o_for_bwd(&pr) != 0) {
+      problem_destroy(&pr);
+      return T_FAILF("%s: CUDA failure refilling O's gaps: %s", name,
+                     cudaGetErrorString(cudaGetLastError()));
+    }
+    st = problem_run_bwd(&pr, NULL);
+  }
+  if (st != CUDADENT_STATUS_SUCCESS) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: %s: %s", name, cudadent_get_error_string(st),
+                   cudadent_get_last_error_message());
+  }
+  check_result_t r;
+  const int rc = problem_check(&pr, bwd, &r);
+  problem_destroy(&pr);
+  if (rc != 0) return T_FAILF("%s: CUDA failure: %s", name, cudaGetErrorString(cudaGetLastError()));
+  problem_print_check(&r, bwd);
+  return r.pass ? T_PASS : T_FAILF("%s: outside the criterion (or a clobbered gap, or a "
+                                   "non-finite output: 'bad' above)", name);
+}
+
+/* One test function per case and direction: C has no closures, so a table of thunks. */
+#define DIMS_FN(i)                                                                            \
+  static int dims_fwd_##i(void) {                                                             \
+    if (i >= N_CASES) return T_FAILF("no case %d", i);                                        \
+    problem_desc_t d = case_desc(i);                                                          \
+    return run_dims_case(&d, 0);                                                              \
+  }                                                                                           \
+  static int dims_bwd_##i(void) {                                                             \
+    if (i >= N_CASES) return T_FAILF("no case %d", i);                                        \
+    problem_desc_t d = case_desc(i);                                                          \
+    return run_dims_case(&d, 1);                                                              \
+  }
+#define DIMS_10(t) DIMS_FN(t##0) DIMS_FN(t##1) DIMS_FN(t##2) DIMS_FN(t##3) DIMS_FN(t##4) \
+  DIMS_FN(t##5) DIMS_FN(t##6) DIMS_FN(t##7) DIMS_FN(t##8) DIMS_FN(t##9)
+DIMS_FN(0) DIMS_FN(1) DIMS_FN(2) DIMS_FN(3) DIMS_FN(4) DIMS_FN(5) DIMS_FN(6) DIMS_FN(7)
+DIMS_FN(8) DIMS_FN(9) DIMS_10(1) DIMS_10(2) DIMS_10(3) DIMS_10(4)
+#define DIMS_PTRS(i) {dims_fwd_##i, dims_bwd_##i}
+#define DIMS_PTRS_10(t) DIMS_PTRS(t##0), DIMS_PTRS(t##1), DIMS_PTRS(t##2), DIMS_PTRS(t##3), \
+  DIMS_PTRS(t##4), DIMS_PTRS(t##5), DIMS_PTRS(t##6), DIMS_PTRS(t##7), DIMS_PTRS(t##8),      \
+  DIMS_PTRS(t##9)
+static const t_fn dims_fns[][2] = {
+    DIMS_PTRS(0), DIMS_PTRS(1), DIMS_PTRS(2), DIMS_PTRS(3), DIMS_PTRS(4),
+    DIMS_PTRS(5), DIMS_PTRS(6), DIMS_PTRS(7), DIMS_PTRS(8), DIMS_PTRS(9),
+    DIMS_PTRS_10(1), DIMS_PTRS_10(2), DIMS_PTRS_10(3), DIMS_PTRS_10(4)};
+_Static_assert(sizeof dims_fns / sizeof dims_fns[0] >= N_CASES, "add DIMS_FN rows for new cases");
+
+/* ---- deterministic backward at an odd width ---------------------------------------------------- */
+static int test_dims_bwd_deterministic(void) {
+  T_REQUIRE_GPU();
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.batch = 2; d.seqlen_q = 300; d.seqlen_k = 300; d.heads_q = 4; d.heads_kv = 2;
+  d.head_dim = 104; d.dtype = CUDADENT_DTYPE_BF16; d.causal = 1; d.window_left = -1;
+  d.window_right = -1; d.softcap = 30.0f; d.deterministic = 1; d.layout = LAYOUT_GAPPED;
+  char err[256] = "", name[200];
+  problem_describe(&d, name, sizeof name);
+  problem_t pr;
+  if (problem_create(&pr, &d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  printf("    %s deterministic, seed %llu\n", name, (unsigned long long)pr.d.seed);
+  int result = T_PASS;
+  uint16_t *first[3] = {NULL, NULL, NULL};
+  if (problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+    result = T_FAILF("fwd: %s", cudadent_get_last_error_message());
+    goto done;
+  }
+  if (problem_gap_o_for_bwd(&pr) != 0) {
+    result = T_FAILF("refilling O's gaps failed");
+    goto done;
+  }
+  for (int run = 0; run < 5 && result == T_PASS; ++run) {
+    problem_poison(&pr, 1);
+    if (problem_run_bwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+      result = T_FAILF("bwd: %s", cudadent_get_last_error_message());
+      break;
+    }
+    uint16_t *g[3] = {NULL, NULL, NULL};
+    if (problem_download_grads(&pr, &g[0], &g[1], &g[2]) != 0) {
+      result = T_FAILF("download failed");
+    } else if (run == 0) {
+      for (int t = 0; t < 3; ++t) first[t] = g[t];
+      continue;
+    } else {
+      const problem_tensor_t *ts[3] = {&pr.dq, &pr.dk, &pr.dv};
+      for (int t = 0; t < 3; ++t)
+        if (memcmp(g[t], first[t], ts[t]->alloc_elems * 2) != 0)
+          result = T_FAILF("run %d: %s differs from run 0", run, t == 0 ? "dq" : t == 1 ? "dk" : "dv");
+    }
+    for (int t = 0; t < 3; ++t) free(g[t]);
+  }
+  if (result == T_PASS) {
+    check_result_t r;
+    if (problem_check(&pr, 1, &r) != 0) {
+      result = T_FAILF("check: CUDA failure");
+    } else {
+      problem_print_check(&r, 1);
+      if (!r.pass) result = T_FAILF("deterministic gradients outside the criterion");
+      else printf("    5 runs bit-identical\n");
+    }
+  }
+done:
+  for (int t = 0; t < 3; ++t) free(first[t]);
+  problem_destroy(&pr);
+  return result;
+}
+
+/* ---- the harness catches reads past the real dim -----------------------------------------------
+ * A gapped problem of head dims (64, 64) whose gaps reach 128 columns would be read by a kernel
+ * of width 128 that does not zero-fill: params naming head_dim (and/or head_dim_v) 128 over the
+ * same buffers make the library's own kernels do exactly that. Each such call must fail the
+ * check of the (64, 64) problem: Q/K's gaps in the scores (the criterion), V's gaps and O's
+ * writes past 64 (O's gap no longer poison), dO's and O's gaps in the backward. A variant this
+ * build refuses (UNSUPPORTED_*: no kernel for it) is reported and skipped. */
+typedef struct overread {
+  const char *what;
+  int bwd;          /* 0: the forward mutated; 1: a right forward, then the backward mutated */
+  int head_dim, head_dim_v; /* the params' (0: the problem's) */
+} overread_t;
+
+static cudadent_status_t run_mutated(problem_t *pr, const overread_t *m, void **ws, size_t *ws_bytes) {
+  size_t need = 0;
+  cudadent_status_t st;
+  cudadent_attn_fwd_params_t f;
+  cudadent_attn_bwd_params_t b;
+  if (!m->bwd) {
+    problem_fwd_params(pr, &f);
+    if (m->head_dim) f.head_dim = m->head_dim;
+    if (m->head_dim_v) f.head_dim_v = m->head_dim_v;
+    st = cudadent_attn_fwd_workspace_size(&f, &need);
+  } else {
+    problem_bwd_params(pr, &b);
+    if (m->head_dim) b.head_dim = m->head_dim;
+    if (m->head_dim_v) b.head_dim_v = m->head_dim_v;
+    st = cudadent_attn_bwd_workspace_size(&b, &need);
+  }
+  if (st != CUDADENT_STATUS_SUCCESS) return st;
+  if (need > *ws_bytes) {
+    cudaFree(*ws);
+    *ws = NULL;
+    *ws_bytes = 0;
+    if (cudaMalloc(ws, need) != cudaSuccess) return CUDADENT_STATUS_CUDA_ERROR;
+    *ws_bytes = need;
+  }
+  return m->bwd ? cudadent_attn_bwd(&b, *ws, *ws_bytes, NULL)
+                : cudadent_attn_fwd(&f, *ws, *ws_bytes, NULL);
+}
+
+static int test_gap_overread_fails(void) {
+  T_REQUIRE_GPU();
+  static const overread_t variants[] = {
+      {"fwd reads Q, K to 128 (head_dim 128, head_dim_v 64)", 0, 128, 64},
+      {"fwd reads V to 128, writes O to 128 (head_dim_v 128)", 0, 0, 128},
+      {"fwd reads Q, K, V to 128, writes O to 128 (head_dim 128)", 0, 128, 0},
+      {"bwd reads V, O, dO to 128, writes dV to 128 (head_dim_v 128)", 1, 0, 128},
+      {"bwd reads everything to 128, writes dQ, dK, dV to 128 (head_dim 128)", 1, 128, 0},
+  };
+  int ran = 0, result = T_PASS;
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; ++i) {
+    const overread_t *m = &variants[i];
+    problem_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.batch = 2; d.seqlen_q = 100; d.seqlen_k = 130; d.heads_q = 4; d.heads_kv = 2;
+    d.head_dim = 64; d.dtype = CUDADENT_DTYPE_BF16; d.window_left = -1; d.window_right = -1;
+    d.layout = LAYOUT_GAPPED; d.gap_width = 128;
+    problem_t pr;
+    char err[256] = "";
+    if (problem_create(&pr, &d, err, sizeof err) != 0) {
+      problem_destroy(&pr);
+      return T_FAILF("setup: %s", err);
+    }
+    void *ws = NULL;
+    size_t ws_bytes = 0;
+    cudadent_status_t st = CUDADENT_STATUS_SUCCESS;
+    if (m->bwd) {
+      st = problem_run_fwd(&pr, NULL);
+      if (st == CUDADENT_STATUS_SUCCESS && problem_gap_o_for_bwd(&pr) != 0)
+        st = CUDADENT_STATUS_CUDA_ERROR;
+    }
+    if (st == CUDADENT_STATUS_SUCCESS) st = run_mutated(&pr, m, &ws, &ws_bytes);
+    cudaFree(ws);
+    if (st == CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM || st == CUDADENT_STATUS_UNSUPPORTED_FEATURE ||
+        st == CUDADENT_STATUS_UNSUPPORTED_ARCH) {
+      printf("    %s: refused by this build (%s), not run\n", m->what,
+             cudadent_get_last_error_message());
+      problem_destroy(&pr);
+      continue;
+    }
+    if (st != CUDADENT_STATUS_SUCCESS) {
+      result = T_FAILF("%s: %s: %s", m->what, cudadent_get_error_string(st),
+                       cudadent_get_last_error_message());
+      problem_destroy(&pr);
+      break;
+    }
+    check_result_t r;
+    const int rc = problem_check(&pr, m->bwd, &r);
+    problem_destroy(&pr);
+    if (rc != 0) {
+      result = T_FAILF("%s: CUDA failure in the check", m->what);
+      break;
+    }
+    ++ran;
+    const error_figure_t *f = m->bwd ? (r.dq.pass ? (r.dk.pass ? &r.dv : &r.dk) : &r.dq) : &r.o;
+    printf("    %s: check %s (%s max_err %.3e tol %.3e bad %ld)\n", m->what,
+           r.pass ? "PASSED" : "failed, as it must", m->bwd ? "first failing gradient" : "o",
+           f->max_err, f->tolerance, f->bad_elements);
+    if (r.pass) result = T_FAILF("%s: the check did not see it", m->what);
+  }
+  if (result == T_PASS && ran == 0) return t_skip("no kernel of this build takes the wider calls");
+  return result;
+}
+
+void register_gpu_dims_tests(void) {
+  static char names[2][N_CASES][48];
+  for (int i = 0; i < N_CASES; ++i) {
+    const dims_case_t *c = &cases[i];
+    char tail[32] = "", cap[24] = "";
+    if (c->head_dim_v && c->head_dim_v != c->head_dim) snprintf(tail, sizeof tail, "v%d", c->head_dim_v);
+    if (c->softcap != 0.0f) snprintf(cap, sizeof cap, "-cap%g", (double)c->softcap);
+    for (int dir = 0; dir < 2; ++dir) {
+      snprintf(names[dir][i], sizeof names[dir][i], "gpu_dims_%s/%02d-d%d%s%s",
+               dir ? "bwd" : "fwd", i, c->head_dim, tail, cap);
+      t_register(names[dir][i], dims_fns[i][dir]);
+    }
+  }
+  t_register("gpu_dims_bwd_deterministic", test_dims_bwd_deterministic);
+  t_register("gpu_dims_gap_overread_fails", test_gap_overread_fails);
+}
