@@ -6,7 +6,7 @@
  *   forward:  sm90  Hopper (wgmma, TMA)   cc 9.0 only; preferred from SM90_FWD_MIN_WORK on
  *             sm80  portable (mma.sync)   cc >= 8.0
  *   backward: sm90  Hopper (wgmma, TMA)   cc 9.0 only; the default there (SM90_BWD_DEFAULT),
- *                                         but for deterministic masked calls (its preferred())
+ *                                         deterministic calls included (its preferred())
  *             sm80  portable (mma.sync)   cc >= 8.0 (where the device has its shared memory)
  * Each row lists the head dims its family is compiled for, its dtypes and the optional features
  * it implements (dispatch.h); the head-dim queries of cudadent.h answer from those lists.
