@@ -196,17 +196,32 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
 
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
  * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. Deterministic
- * (kDet): the warp waits until the 8 warps of every earlier key block (in the turn order: ascending,
- * or descending where cd_sm90_bwd_det_descending) have completed theirs
- * (the query block's semaphore counts completed warp reductions), and counts its own once it is
- * complete. */
+ * (kDet): the warp waits until the 8 warps of every earlier key block in the turn order (section 3
+ * of docs/kernels/sm90_bwd.md) have completed theirs (the query block's semaphore counts completed
+ * warp reductions), and counts its own once it is complete: not at once, but at its next call (or
+ * in cd_sm90_bwd_release_dq after the last), so that the reduce lands while the next block's
+ * products run. The count never waits for another CTA (it comes before this call's own turn), so
+ * the delay adds no dependency. sem_pending (lane 0's): the semaphore owed a count, or NULL. */
+/* Deterministic mode: the count owed for this warp's previous reduce, once it has completed (lane
+ * 0; see cd_sm90_bwd_reduce_dq). */
+__device__ __forceinline__ void cd_sm90_bwd_release_dq(int *&sem_pending) {
+  if (sem_pending == nullptr) return;
+  cd_tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
+  cd_sm90_bwd_fence_proxy_global();
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+  sem_pending = nullptr;
+}
+
 template <int D, int kDet>
 __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
                                                       uint32_t sDQ, int b, int h, int m, int n_block,
-                                                      int cw, int warp, int lane) {
+                                                      int cw, int warp, int lane, int *&sem_pending) {
   constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
   const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
-  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+  if (lane == 0) {
+    if constexpr (kDet) cd_sm90_bwd_release_dq(sem_pending); /* also: the staging is read */
+    cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+  }
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < 8; ++i)
@@ -232,11 +247,7 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
     }
     cd_bulk_reduce_add_f32(dst, stage_dq, cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
     cd_tma_store_commit();
-    if constexpr (kDet) {
-      cd_tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
-      cd_sm90_bwd_fence_proxy_global();
-      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(cd_sm90_bwd_sems(args) + tile) : "memory");
-    }
+    if constexpr (kDet) sem_pending = cd_sm90_bwd_sems(args) + tile;
   }
 }
 
@@ -344,6 +355,7 @@ __global__ void __launch_bounds__(384, 1)
   if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
   float dq[32];
+  int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq) */
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
@@ -459,9 +471,12 @@ __global__ void __launch_bounds__(384, 1)
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
       cd_wgmma_wait<0>();
       cd_sm90_fence_regs(dq);
-      cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane);
+      cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
     }
-  if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
+  if (lane == 0) {
+    if constexpr (kDet) cd_sm90_bwd_release_dq(sem_pending);
+    cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
+  }
 
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
    * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
