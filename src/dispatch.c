@@ -39,16 +39,22 @@ static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 
 /* The head dims each family is compiled for (its tile tables: src/kernels/<arch>/). */
 static const int dims_64_128[] = {64, 128, 0};
+/* the portable forward: every multiple of 8 up to 256 (widths 64 / 128 / 192 / 256, zero-padded
+ * to the next; its supports() checks head_dim_v, which may be any of them too) */
+static const int sm80_fwd_dims[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
+                                    96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
+                                    184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
 
-/* None of the layout-v2 features (head_dim_v != head_dim, softcap, varlen) has a kernel yet:
- * every row's features are 0, so dispatch refuses them (api.c says which is missing). */
+/* The layout-v2 features a row does not list are refused (api.c says which is missing): the
+ * portable forward implements head_dim_v != head_dim and softcap; varlen has no kernel yet. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_fwd_supports,
      cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
 #endif
 #if CUDADENT_HAVE_SM80_FWD
-    {"sm80", 80, 0, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm80_fwd_supports, NULL,
+    {"sm80", 80, 0, sm80_fwd_dims, CUDADENT_DTYPES_16BIT,
+     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP, cudadent_sm80_fwd_supports, NULL,
      cudadent_sm80_fwd_workspace_size, cudadent_sm80_fwd},
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};

@@ -5,7 +5,10 @@ run_gpu.sh) through ctypes on torch tensors, so our kernel and SDPA run side by 
 
   python3 fwd80.py LIB check   correctness: fp64 reference on the GPU (torch), flash-attn's
                                criterion max|out-ref| <= 2 max|out_lowp-ref| + 1e-5 (out_lowp: P
-                               rounded to the input dtype), NaN-poisoned outputs, guard bands
+                               rounded to the input dtype), NaN-poisoned outputs, guard bands;
+                               head dims 64 / 128, then every width (issue 27: head_dim,
+                               head_dim_v multiples of 8 up to 256, softcap)
+  python3 fwd80.py LIB check27 only the issue-27 cases (widths, head_dim_v, softcap)
   python3 fwd80.py LIB exp     the experiments of exp_variants.cu against the production launcher
   python3 fwd80.py LIB bench   FA3 suite (bf16, 16k tokens, hidden 2048) vs SDPA flash / cudnn,
                                CUDA events, median; small shapes as a CUDA graph of 100 calls
@@ -33,7 +36,12 @@ class FwdParams(ctypes.Structure):
                 ("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor),
                 ("lse", ctypes.c_void_p), ("softmax_scale", ctypes.c_float),
                 ("causal", ctypes.c_int), ("window_left", ctypes.c_int),
-                ("window_right", ctypes.c_int), ("deterministic", ctypes.c_int)]
+                ("window_right", ctypes.c_int), ("deterministic", ctypes.c_int),
+                # layout v2 (cudadent.h)
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                ("seqused_k", ctypes.c_void_p), ("seqlens_report", ctypes.c_void_p),
+                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
+                ("head_dim_v", ctypes.c_int), ("softcap", ctypes.c_float)]
 
 
 LIB = None
@@ -56,7 +64,7 @@ def normalize(sq, sk, causal, wl, wr):
     return wl, wr
 
 
-def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None, fn=None):
+def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None, fn=None, softcap=0.0):
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
     wl, wr = normalize(Sq, Sk, causal, wl, wr)
@@ -64,6 +72,8 @@ def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None, fn=None
     p.struct_size = ctypes.sizeof(FwdParams)
     p.dtype = 1 if q.dtype == torch.bfloat16 else 0
     p.batch, p.seqlen_q, p.seqlen_k, p.heads_q, p.heads_kv, p.head_dim = B, Sq, Sk, Hq, Hkv, D
+    p.head_dim_v = v.shape[3]  # normalized, as api.c hands it to a launcher
+    p.softcap = softcap
     p.q, p.k, p.v, p.o = tdesc(q), tdesc(k), tdesc(v), tdesc(o)
     p.lse = lse.data_ptr() if lse is not None else None
     p.softmax_scale = scale
@@ -75,8 +85,9 @@ def fwd(q, k, v, o, lse, scale, causal=False, wl=-1, wr=-1, stream=None, fn=None
         raise RuntimeError(f"cudadent_sm80_fwd returned cudaError {err}")
 
 
-def reference(q, k, v, scale, causal, wl, wr, round_dtype=None):
-    """fp64 on the GPU; returns O [B,Sq,Hq,D] and LSE [B,Hq,Sq] (O=0, LSE=-inf on empty rows)"""
+def reference(q, k, v, scale, causal, wl, wr, round_dtype=None, softcap=0.0):
+    """fp64 on the GPU; returns O [B,Sq,Hq,Dv] and LSE [B,Hq,Sq] (O=0, LSE=-inf on empty rows);
+    softcap > 0: s = softcap * tanh(s / softcap) before the mask (src/reference/reference.c)"""
     B, Sq, Hq, D = q.shape
     Sk, Hkv = k.shape[1], k.shape[2]
     wl, wr = normalize(Sq, Sk, causal, wl, wr)
@@ -84,6 +95,8 @@ def reference(q, k, v, scale, causal, wl, wr, round_dtype=None):
     kd = k.double().permute(0, 2, 1, 3).repeat_interleave(Hq // Hkv, dim=1)
     vd = v.double().permute(0, 2, 1, 3).repeat_interleave(Hq // Hkv, dim=1)
     s = torch.matmul(qd, kd.transpose(-1, -2)) * scale
+    if softcap > 0:
+        s = softcap * torch.tanh(s / softcap)
     i = torch.arange(Sq, device=q.device).view(-1, 1)
     j = torch.arange(Sk, device=q.device).view(1, -1)
     vis = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device)
@@ -126,23 +139,26 @@ def make(B, S, H, D, dtype, layout, outliers, gen):
 
 
 def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="bshd",
-              outliers=False, seed=0, with_lse=True, fn=None):
+              outliers=False, seed=0, with_lse=True, fn=None, Dv=None, softcap=0.0, qmul=1.0):
+    Dv = D if Dv is None else Dv
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
     q, _ = make(B, Sq, Hq, D, dtype, layout, outliers, gen)
+    if qmul != 1.0:  # larger scores (softcap cases): scale q's values in place
+        q.copy_((q.float() * qmul).to(dtype))
     k, _ = make(B, Sk, Hkv, D, dtype, layout, outliers, gen)
-    v, _ = make(B, Sk, Hkv, D, dtype, layout, outliers, gen)
-    o, obase = make(B, Sq, Hq, D, dtype, layout, False, gen)
+    v, _ = make(B, Sk, Hkv, Dv, dtype, layout, outliers, gen)
+    o, obase = make(B, Sq, Hq, Dv, dtype, layout, False, gen)
     obase.fill_(float("nan"))  # poison: unwritten elements fail
     guard = torch.full((B * Hq * Sq + 64,), 12345.0, device="cuda")
     lse = guard[32:32 + B * Hq * Sq].view(B, Hq, Sq) if with_lse else None
     if with_lse:
         lse.fill_(float("nan"))
     scale = 1.0 / math.sqrt(D)
-    fwd(q, k, v, o, lse, scale, causal, wl, wr, fn=fn)
+    fwd(q, k, v, o, lse, scale, causal, wl, wr, fn=fn, softcap=softcap)
     torch.cuda.synchronize()
-    ref_o, ref_lse = reference(q, k, v, scale, causal, wl, wr)
-    low_o, _ = reference(q, k, v, scale, causal, wl, wr, round_dtype=dtype)
+    ref_o, ref_lse = reference(q, k, v, scale, causal, wl, wr, softcap=softcap)
+    low_o, _ = reference(q, k, v, scale, causal, wl, wr, round_dtype=dtype, softcap=softcap)
     od = o.double()
     nan_o = int(torch.isnan(od).sum())
     err = (od - ref_o).abs().max().item() if nan_o == 0 else float("nan")
@@ -162,7 +178,7 @@ def check_one(B, Sq, Sk, Hq, Hkv, D, dtype, causal=False, wl=-1, wr=-1, layout="
     # elements outside the O view must be untouched (still NaN)
     outside = obase.clone()
     if layout == "padded":
-        outside[:, :Sq, :Hq, :D] = float("nan")
+        outside[:, :Sq, :Hq, :Dv] = float("nan")
         ok = ok and bool(torch.isnan(outside).all())
     return ok, ok_r, err, low, low_r, lse_err, nan_o
 
@@ -223,6 +239,54 @@ def run_check(fn=None, only=None):
     print(f"check: {len(cases) - fails}/{len(cases)} passed (lowp = P rounded), "
           f"{len(cases) - fails_r}/{len(cases)} passed (lowp = P and O rounded)")
     return fails_r
+
+
+def run_check27(fn=None):
+    """issue 27: every width (64, 128, 192, 256) with head dims below it, head_dim_v != head_dim,
+    softcap; ragged lengths, masks, GQA, padded layouts (columns past the head dims are NaN there:
+    a read shows as NaN, a write outside O as a non-NaN), LSE on and off"""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    bf, hf = torch.bfloat16, torch.float16
+    dims = [(8, 8), (16, 40), (40, 40), (56, 64), (64, 8), (72, 72), (96, 96), (120, 120),
+            (128, 64), (64, 128), (80, 128), (136, 136), (160, 160), (192, 192), (192, 128),
+            (128, 192), (184, 96), (200, 200), (224, 224), (256, 256), (256, 128), (128, 256),
+            (8, 256), (256, 8), (248, 240)]
+    # (B, Sq, Sk, Hq, Hkv, causal, wl, wr, layout, outliers)
+    shapes = [(2, 127, 127, 4, 2, False, -1, -1, "padded", False),
+              (1, 300, 517, 2, 1, True, -1, -1, "bshd", False),
+              (2, 513, 129, 2, 2, False, 64, 7, "bhsd", True),
+              (1, 1, 33, 2, 1, False, -1, -1, "padded", False),
+              (3, 1000, 1000, 2, 1, True, -1, -1, "bshd", False)]
+    cases = []
+    for n, (D, Dv) in enumerate(dims):
+        for m, sh in enumerate(shapes):
+            dt = (bf, hf)[(n + m) % 2]
+            cases.append((D, Dv, dt, sh, 0.0, 1.0))
+    # softcap: small caps (scores saturate), flash-attn's 50 with larger scores, outliers
+    for n, (D, Dv) in enumerate([(64, 64), (128, 128), (96, 96), (192, 128), (256, 256), (40, 72)]):
+        for dt in (bf, hf):
+            for cap, qmul, sh in ((5.0, 1.0, shapes[0]), (50.0, 8.0, shapes[1]),
+                                  (30.0, 4.0, shapes[2]), (1.0, 1.0, shapes[4])):
+                cases.append((D, Dv, dt, sh, cap, qmul))
+    fails = 0
+    worst = {False: 0.0, True: 0.0}  # err / lowp err, without / with softcap
+    print(f"{'case':<78} {'err':>9} {'lowp+rO':>9} {'ratio':>6} {'lse_err':>8}")
+    for n, (D, Dv, dt, sh, cap, qmul) in enumerate(cases):
+        B, Sq, Sk, Hq, Hkv, causal, wl, wr, layout, outl = sh
+        ok, ok_r, err, low, low_r, lse_err, nan_o = check_one(
+            B, Sq, Sk, Hq, Hkv, D, dt, causal, wl, wr, layout, outl, seed=1000 + n,
+            with_lse=(n % 4 != 3), fn=fn, Dv=Dv, softcap=cap, qmul=qmul)
+        ratio = err / (low_r + 1e-12)
+        worst[cap > 0] = max(worst[cap > 0], ratio if ratio == ratio else float("inf"))
+        name = (f"D{D}/{Dv} B{B} Sq{Sq} Sk{Sk} H{Hq}/{Hkv} {str(dt)[6:]} "
+                f"{'causal' if causal else f'win{wl},{wr}'} {layout}{' outl' if outl else ''}"
+                f"{f' cap{cap:g} q*{qmul:g}' if cap else ''}")
+        print(f"{name:<78} {err:9.3e} {low_r:9.3e} {ratio:6.2f} {lse_err:8.1e}  "
+              f"{'PASS' if ok_r else 'FAIL'}" + (f" nan={nan_o}" if nan_o else ""))
+        fails += not ok_r
+    print(f"check27: {len(cases) - fails}/{len(cases)} passed (lowp = P and O rounded); "
+          f"worst err / lowp err {worst[False]:.2f} (no softcap), {worst[True]:.2f} (softcap)")
+    return fails
 
 
 def time_ms(fn, iters=30, warmup=5):
@@ -342,6 +406,12 @@ if __name__ == "__main__":
         for name in ("exp07_large", "exp07_small"):
             print(f"== {name}")
             rc += run_check(entry(name))
+    if what in ("check", "check27", "all"):
+        print("== issue 27 (widths, head_dim_v, softcap), the launcher's choice")
+        rc += run_check27()
+        for name in ("exp07_large", "exp07_small"):
+            print(f"== issue 27, {name}")
+            rc += run_check27(entry(name))
     if what in ("bench", "all"):
         run_bench()
     if what == "exp":

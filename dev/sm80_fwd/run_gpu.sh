@@ -4,12 +4,14 @@
 # experiments, sanitizers on the GPU
 # machine. Logs under $OUT (or ./out).
 # Usage: dev/sm80_fwd/run_gpu.sh ["build check bench exp prof sanitize"]
+# EXTRA="-DSM80_FWD_TANH_APPROX": more nvcc flags (that one: softcap's tanh by tanh.approx.f32,
+# to measure its error with 'check'; fwd80.py check27 prints the worst error ratio)
 set -o pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 B=build-fwd80/gpu; mkdir -p $B
 STEPS=${1:-"build check bench exp sanitize"}
 ARCH=${ARCH:-"-gencode=arch=compute_90,code=sm_90"}
-FLAGS="-O3 -DCUDADENT_DEV -I include -I src --expt-relaxed-constexpr -lineinfo $ARCH -Xcompiler -fPIC"
+FLAGS="-O3 -DCUDADENT_DEV -I include -I src --expt-relaxed-constexpr -lineinfo $ARCH -Xcompiler -fPIC ${EXTRA:-}"
 SRCS="src/kernels/sm80/fwd.cu src/device_info.c dev/sm80_fwd/exp_variants.cu"
 PY="env PYTHONUNBUFFERED=1 python3 dev/sm80_fwd/fwd80.py $B/libfwd80.so"
 if [[ $STEPS == *build* ]]; then

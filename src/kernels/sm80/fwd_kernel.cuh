@@ -1,11 +1,25 @@
 /*
  * fwd_kernel.cuh - the portable attention forward (FlashAttention-2 style), mma.sync path.
  *
- * Computes, for one (query tile, head, batch) per CTA,
- *     O[i,:] = sum_j softmax_j(scale * Q[i,:] . K[j,:]) V[j,:]   over the visible keys j,
- *     LSE[i] = log sum_j exp(scale * Q[i,:] . K[j,:])             (natural log; -inf if none)
- * with bottom-right aligned causal / sliding-window masking (common/mask_rule.cuh), GQA/MQA (query head h
- * reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
+ * Computes, for one (query tile, head, batch) per CTA, with s_ij = scale * Q[i,:] . K[j,:]
+ * (softcap c > 0: s_ij = c * tanh(s_ij / c), before the mask),
+ *     O[i,:] = sum_j softmax_j(s_ij) V[j,:]   over the visible keys j,
+ *     LSE[i] = log sum_j exp(s_ij)             (natural log; -inf if none)
+ * with bottom-right aligned causal / sliding-window masking (common/mask_rule.cuh), GQA/MQA (query
+ * head h reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
+ *
+ * Width: the kernel is compiled for a width D in {64, 128, 192, 256} (every tile row holds D
+ * columns); Q and K have head_dim <= D columns, V and O head_dim_v <= D. With PAD (a template
+ * bool; compiled where head_dim or head_dim_v may be below D) loads zero-fill the 16-byte chunks
+ * at columns >= head_dim (Q, K) and >= head_dim_v (V) without reading them, and the O store skips
+ * the chunks at columns >= head_dim_v: zero columns add exactly 0 to Q K^T and only produce O
+ * columns that are never stored, so nothing else knows about the padding. Without PAD (D = 64,
+ * 128 only) head_dim = head_dim_v = D and the loads and stores are unpredicated in columns.
+ * SOFTCAP (a template bool): scores are capped right after S = Q K^T as t = tanh(s * scale / c)
+ * (CD_SM80_FWD_TANH), kept in units of c: the softmax runs on t with scale_log2 = c * log2(e)
+ * (log2(e) applied after the tanh) and the LSE is m_t * c + log(l), as flash-attn's kernels do
+ * (the launcher sets the args so; without SOFTCAP the same code runs on raw q.k with
+ * scale_log2 = scale * log2(e)).
  *
  * Warps: WARPS warps, all alike. Warp w owns query rows [w*ROWS_W, (w+1)*ROWS_W) of the tile
  * (ROWS_W = BLOCK_M / WARPS = 16 * M_TILES); it computes its S = Q K^T slab, its online softmax
@@ -16,8 +30,9 @@
  *     sK [2][BLOCK_N][D]              key tiles, double buffered
  *     sV [2][BLOCK_N][D]              value tiles, double buffered
  * Rows are split in 16-byte chunks; chunk c of row r sits at position c ^ (r % 8) of that row
- * (XOR swizzle), so the 8 row addresses of each ldmatrix 8x8 matrix (8 consecutive rows, one
- * logical chunk) hit 8 different 16-byte bank groups: conflict-free for D = 64, 128, 256.
+ * (XOR swizzle inside each group of 8 chunks, 64 columns), so the 8 row addresses of each
+ * ldmatrix 8x8 matrix (8 consecutive rows, one logical chunk) hit 8 different 16-byte bank
+ * groups: conflict-free for D = 64, 128, 192, 256 (D / 8 chunks a row, a multiple of 8).
  *
  * Pipeline (cp.async, one commit group per tile load), key tiles visited from the last to the
  * first (the partially masked diagonal / ragged-end tiles first):
@@ -26,6 +41,7 @@
  *         wait K[n], V[n]; barrier                      (also: all warps are done with b^1)
  *         issue {K[n-1]} {V[n-1]} into b^1               (empty groups after the last tile)
  *         S = Q K[n]^T  (ldmatrix Q and K fragments, mma.sync m16n8k16, fp32 accumulators)
+ *         SOFTCAP: S = tanh(S * scale / c)
  *         element mask, only if the tile is partially masked (cd_mask_tile_partial)
  *         online softmax in registers (softmax.cuh); P converted to 16-bit A fragments in place
  *         O += P V[n]   (V fragments by ldmatrix.trans)
@@ -35,7 +51,8 @@
  *
  * Epilogue: O /= rowsum (0 for a row that saw no key), rounded to 16 bits, staged through the
  * warp's own rows of sQ (same swizzle), stored with 16-byte coalesced stores, rows >= seqlen_q
- * skipped; LSE = max * scale + log(sum) written by one thread per row.
+ * (and with PAD chunks at columns >= head_dim_v) skipped; LSE = max * scale + log(sum) written
+ * by one thread per row.
  *
  * Grid: 1-D, batch * heads_q * m_blocks CTAs; the (batch, head) index runs fastest and the query
  * tile index runs from the last (heaviest under a causal mask) to the first.
@@ -51,6 +68,15 @@
 #include "kernels/sm80/ptx_sm80.cuh"
 #include "kernels/sm80/softmax.cuh"
 
+/* The tanh of softcap: cd_tanh_exp2 (absolute error a few 1e-7; docs/kernels/sm80_fwd.md
+ * section 1).
+ * Dev builds may take tanh.approx instead (-DSM80_FWD_TANH_APPROX) to measure its error. */
+#if defined(CUDADENT_DEV) && defined(SM80_FWD_TANH_APPROX)
+#define CD_SM80_FWD_TANH cd_tanh_approx
+#else
+#define CD_SM80_FWD_TANH cd_tanh_exp2
+#endif
+
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_sm80_fwd_args {
   const void *q, *k, *v;
@@ -63,8 +89,12 @@ typedef struct cd_sm80_fwd_args {
   int batch, heads_q, group; /* group = heads_q / heads_kv */
   int m_blocks;              /* ceil(seqlen_q / BLOCK_M) */
   cd_mask_t mask;            /* seqlen_q, seqlen_k, windows */
-  float scale;               /* softmax_scale */
-  float scale_log2;          /* softmax_scale * log2(e) */
+  float scale;               /* softmax_scale; SOFTCAP: softcap (scores are in units of it) */
+  float scale_log2;          /* scale * log2(e) */
+  /* after the fields above, so that the kernels without PAD and SOFTCAP read their arguments
+   * at the offsets they always had */
+  int qk_chunks, v_chunks;   /* head_dim / 8, head_dim_v / 8 (16-byte chunks of a real row) */
+  float softcap_pre;         /* SOFTCAP: softmax_scale / softcap (t = tanh(q.k * softcap_pre)) */
 } cd_sm80_fwd_args_t;
 
 /* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
@@ -79,36 +109,56 @@ CUDADENT_DEVICE uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base, int row_off_b
   return (lane_base ^ (uint32_t)((kk & 3) * 32)) + (uint32_t)((kk >> 2) * 128 + row_off_bytes);
 }
 
-/* Start cp.async loads of this thread's share of a ROWS x D tile. The thread copies the 16-byte
- * chunk tid % CHUNKS of rows r0 + it * ROWS_PER_PASS, r0 = tid / CHUNKS (ROWS_PER_PASS = THREADS /
- * CHUNKS, a multiple of 8, so the swizzle repeats and shared offsets are immediates).
- *   dst:  shared address of the thread's first chunk, cd_sm80_fwd_swz(r0, tid % CHUNKS) into
- *         the tile
+/* 16-byte chunks a thread-row of a tile load covers: the whole row where it divides the
+ * threads into row passes of a multiple of 8 rows (D = 64: 8, D = 128: 16), else a group of 8
+ * (D = 192: 3 groups) or 16 (D = 256: 2 groups) chunks: a multiple of 8 chunks, so a group
+ * starts on a swizzle group and its chunk offsets stay immediates. */
+template <int D> struct cd_sm80_fwd_ld_chunks {
+  static constexpr int CHUNKS = D / 8;
+  static constexpr int VALUE = CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
+};
+
+/* Start cp.async loads of this thread's share of a ROWS x D tile. With LC =
+ * cd_sm80_fwd_ld_chunks<D> chunks a thread-row, the thread copies chunk ld_c = tid % LC of each
+ * LC-chunk group gi of rows r0 + it * ROWS_PER_PASS, r0 = tid / LC (ROWS_PER_PASS = THREADS / LC,
+ * a multiple of 8, so the swizzle repeats and shared offsets are immediates).
+ *   dst:  shared address of the thread's first chunk, cd_sm80_fwd_swz(r0, ld_c) into the tile
  *   src:  global address of that chunk; row_stride: elements between rows
  *   left: rows_valid - r0; with PRED, rows at or past it are zero-filled (read from safe
- *         instead); without PRED every row is read (a full tile) */
-template <typename T, int ROWS, int D, int THREADS, bool PRED>
+ *         instead); without PRED every row is read (a full tile)
+ *   col_left: real chunks of a row (head_dim / 8 or head_dim_v / 8) - ld_c; with PAD, group gi's
+ *         chunk is zero-filled (read from safe instead) where gi * LC >= col_left; without PAD
+ *         every chunk is read
+ * safe: any valid global address (the tensor's base); a zero-filled chunk reads nothing. */
+template <typename T, int ROWS, int D, int THREADS, bool PRED, bool PAD>
 CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
-                                           const void *safe) {
+                                           int col_left, const void *safe) {
   constexpr int CHUNKS = D / 8;
-  constexpr int ROWS_PER_PASS = THREADS / CHUNKS;
-  static_assert(THREADS % CHUNKS == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0,
+  constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE;
+  constexpr int GROUPS = CHUNKS / LC;
+  constexpr int ROWS_PER_PASS = THREADS / LC;
+  static_assert(THREADS % LC == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0 &&
+                    CHUNKS % LC == 0 && LC % 8 == 0,
                 "tile rows must divide among threads");
   const int64_t step = (int64_t)ROWS_PER_PASS * row_stride;
 #pragma unroll
   for (int it = 0; it < ROWS / ROWS_PER_PASS; ++it) {
-    if (PRED) {
-      const bool valid = it * ROWS_PER_PASS < left;
-      cd_cp_async_cg16_zfill(dst + it * ROWS_PER_PASS * CHUNKS * 16,
-                             valid ? (const void *)src : safe, valid);
-    } else {
-      cd_cp_async_cg16(dst + it * ROWS_PER_PASS * CHUNKS * 16, src);
+#pragma unroll
+    for (int gi = 0; gi < GROUPS; ++gi) {
+      const uint32_t d = dst + it * ROWS_PER_PASS * CHUNKS * 16 + gi * LC * 16;
+      const T *s = src + gi * LC * 8;
+      if (PRED || PAD) {
+        const bool valid = (!PRED || it * ROWS_PER_PASS < left) && (!PAD || gi * LC < col_left);
+        cd_cp_async_cg16_zfill(d, valid ? (const void *)s : safe, valid);
+      } else {
+        cd_cp_async_cg16(d, s);
+      }
     }
     src += step;
   }
 }
 
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
 __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
@@ -116,6 +166,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
   constexpr int S_TILES = BLOCK_N / 8;      // n8 tiles of S per warp row slab
   constexpr int O_TILES = D / 8;            // n8 tiles of O
   constexpr int CHUNKS = D / 8;             // 16-byte chunks per row
+  constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE; // chunks per thread-row of a tile load
   constexpr int ROW_BYTES = D * 2;
   static_assert(ROWS_W % 16 == 0 && D % 64 == 0 && BLOCK_N % 16 == 0, "bad tile shape");
 
@@ -169,17 +220,20 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
     /* ---- prologue: {Q, K[n_last]} {V[n_last]} ---- */
     /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
      * down one tile per iteration */
-    const int ld_r = tid / CHUNKS, ld_c = tid % CHUNKS;
+    const int ld_r = tid / LC, ld_c = tid % LC;
     const uint32_t ld_off = cd_sm80_fwd_swz<CHUNKS>(ld_r, ld_c);
     const T *kp = gK + (int64_t)(n_last * BLOCK_N + ld_r) * a.k_ss + ld_c * 8;
     const T *vp = gV + (int64_t)(n_last * BLOCK_N + ld_r) * a.v_ss + ld_c * 8;
-    cd_sm80_fwd_load_tile<T, BLOCK_M, D, THREADS, true>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
-                                         a.q_ss, rows_valid - ld_r, a.q);
-    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true>(sK + ld_off, kp, a.k_ss,
-                                         seqlen_k - n_last * BLOCK_N - ld_r, a.k);
+    /* PAD: real chunks of a row left from this thread's chunk (Q, K: head_dim; V: head_dim_v) */
+    const int qk_col_left = PAD ? a.qk_chunks - ld_c : 0;
+    const int v_col_left = PAD ? a.v_chunks - ld_c : 0;
+    cd_sm80_fwd_load_tile<T, BLOCK_M, D, THREADS, true, PAD>(sQ + ld_off, gQ + (int64_t)ld_r * a.q_ss + ld_c * 8,
+                                         a.q_ss, rows_valid - ld_r, qk_col_left, a.q);
+    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sK + ld_off, kp, a.k_ss,
+                                         seqlen_k - n_last * BLOCK_N - ld_r, qk_col_left, a.k);
     cd_cp_async_commit();
-    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true>(sV + ld_off, vp, a.v_ss,
-                                         seqlen_k - n_last * BLOCK_N - ld_r, a.v);
+    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                         seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
     cd_cp_async_commit();
 
     /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES >= 128 bytes and tiles start
@@ -203,11 +257,11 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
          * predicates */
         kp -= (int64_t)BLOCK_N * a.k_ss;
         vp -= (int64_t)BLOCK_N * a.v_ss;
-        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp,
-                                                             a.k_ss, 0, a.k);
+        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sK + (buf ^ 1) * KV_TILE_BYTES + ld_off, kp,
+                                                                  a.k_ss, 0, qk_col_left, a.k);
         cd_cp_async_commit();
-        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp,
-                                                             a.v_ss, 0, a.v);
+        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sV + (buf ^ 1) * KV_TILE_BYTES + ld_off, vp,
+                                                                  a.v_ss, 0, v_col_left, a.v);
         cd_cp_async_commit();
       } else {
         cd_cp_async_commit(); // empty groups keep the wait counts uniform
@@ -239,6 +293,16 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
             cd_mma_m16n8k16<T>(s[mt][2 * np + 1], qa[mt], &kb[2]);
           }
         }
+      }
+
+      /* ---- softcap: t = tanh(q.k * scale / softcap), in units of softcap (a.scale) ---- */
+      if (SOFTCAP) {
+#pragma unroll
+        for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < S_TILES; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mt][nt][e] = CD_SM80_FWD_TANH(s[mt][nt][e] * a.softcap_pre);
       }
 
       /* ---- element mask on partially masked tiles only ---- */
@@ -338,7 +402,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
     const int idx = lane + it * 32;
     const int r = warp * ROWS_W + idx / CHUNKS;
     const int c = idx % CHUNKS;
-    if (m0 + r < seqlen_q) {
+    if (m0 + r < seqlen_q && (!PAD || c < a.v_chunks)) { // PAD: columns < head_dim_v only
       const uint4 v = *(const uint4 *)(sO + cd_sm80_fwd_swz<CHUNKS>(r, c));
       *(uint4 *)(gO + (int64_t)r * a.o_ss + c * 8) = v;
     }
@@ -354,10 +418,11 @@ constexpr int cd_sm80_fwd_smem_bytes() {
 
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the
  * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  void (*kernel)(const cd_sm80_fwd_args_t) = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS>;
+  void (*kernel)(const cd_sm80_fwd_args_t) =
+      cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
@@ -390,8 +455,17 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
   a.mask.seqlen_k = p->seqlen_k;
   a.mask.window_left = p->window_left;
   a.mask.window_right = p->window_right;
-  a.scale = p->softmax_scale;
-  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.qk_chunks = p->head_dim / 8;
+  /* head_dim_v is never 0 after api.c; dev drivers that call the launcher directly may leave it 0 */
+  a.v_chunks = (p->head_dim_v != 0 ? p->head_dim_v : p->head_dim) / 8;
+  if (SOFTCAP) { /* scores kept as t = tanh(s / softcap), in units of softcap (kernel header) */
+    a.scale = p->softcap;
+    a.softcap_pre = p->softmax_scale / p->softcap;
+  } else {
+    a.scale = p->softmax_scale;
+    a.softcap_pre = 0.f;
+  }
+  a.scale_log2 = a.scale * 1.4426950408889634f;
 
   const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
   if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */

@@ -53,6 +53,27 @@ template <> CUDADENT_DEVICE void cd_mma_m16n8k16<__half>(float c[4], const uint3
   cd_mma_m16n8k16_f16(c, a, b);
 }
 
+/* ---- math ------------------------------------------------------------------------------------ */
+
+/* tanh(x), approximate (one MUFU.TANH; sm_75 and later). PTX ISA "Floating Point Instructions:
+ * tanh" (tanh.approx.f32; the ISA bounds its relative error by about 2^-11). */
+CUDADENT_DEVICE float cd_tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) with ex2.approx and a fast reciprocal
+ * (two MUFU, four other instructions). Absolute error a few 1e-7 over the whole range by the
+ * ISA's bounds of ex2.approx (~2^-22 relative) and the reciprocal (~1 ulp), where tanh.approx's
+ * 2^-11 relative bound allows 4.9e-4 near |tanh| = 1: for softcap, whose error is multiplied by
+ * softcap (scores = softcap * tanh) before the exp. Large |x|: 2^(..) overflows to inf and the
+ * quotient is 0 (result +-1); x = 0: 0. */
+CUDADENT_DEVICE float cd_tanh_exp2(float x) {
+  const float e = cd_exp2(fabsf(x) * 2.8853900817779268f); /* 2 log2(e) */
+  return copysignf(1.f - __fdividef(2.f, e + 1.f), x);
+}
+
 /* ---- ldmatrix -------------------------------------------------------------------------------- */
 
 /* Four 8x8 b16 matrices from shared memory; lanes 8i..8i+7 give the row addresses of matrix i
