@@ -59,6 +59,12 @@ static const cudadent_fwd_kernel_t fwd_table[] = {
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};
 
+/* The sm80 backward: every multiple of 8 from 8 to 256 (kernel widths 64, 128, 192, 256, with
+ * head_dim_v and softcap: src/kernels/sm80/bwd_parts.cuh). */
+static const int sm80_bwd_dims[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
+                                    96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
+                                    184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
+
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
     {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_bwd_supports,
@@ -70,7 +76,8 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
      cudadent_sm90_bwd_workspace_size, cudadent_sm90_bwd},
 #endif
 #if CUDADENT_HAVE_SM80_BWD
-    {"sm80", 80, 0, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm80_bwd_supports, NULL,
+    {"sm80", 80, 0, sm80_bwd_dims, CUDADENT_DTYPES_16BIT,
+     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP, cudadent_sm80_bwd_supports, NULL,
      cudadent_sm80_bwd_workspace_size, cudadent_sm80_bwd},
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};

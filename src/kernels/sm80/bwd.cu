@@ -1,7 +1,14 @@
 /*
  * bwd.cu - attention backward on the portable tensor-core path (mma.sync m16n8k16, sm_80+),
  * FlashAttention-2 style: dQ, dK, dV of O = softmax(scale * Q K^T) V, given dO, O and the
- * forward's LSE.
+ * forward's LSE. head_dim and head_dim_v: any multiples of 8 in [8, 256]; softcap (flash-attn's).
+ *
+ * Kernels are templates over the dtype, the width D in {64, 128, 192, 256} (the smallest >=
+ * max(head_dim, head_dim_v): every tile row has D elements, columns past the real dims are
+ * zero-filled on load and never stored; bwd_parts.cuh's header), PAD (the column bounds are
+ * applied; false only for W 64 / 128 with head_dim = head_dim_v = W, the code of before) and
+ * SOFTCAP (main kernel only). Instantiations per dtype: main 10 (64 and 128: exact, padded,
+ * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each.
  *
  * Three kernels per call, on one stream (1 and 3 in bwd_prepost.cuh; the tile table, layout,
  * warp products and loaders in bwd_parts.cuh; kernel 2 and the host side here):
@@ -15,14 +22,18 @@
  * in registers, and walks every (query head of its KV group, query tile that sees the key tile):
  *     S  = Q K^T                          [BLOCK_M, BLOCK_N]  (warps SDP_WARPS_M x rest)
  *     P  = exp2(S * scale * log2e - LSE * log2e)   (masked entries 0; LSE = -inf rows: P = 0)
+ *          softcap: t = tanh(S * scale / softcap), P = exp2(t * softcap * log2e - LSE * log2e)
  *     dP = dO V^T                         [BLOCK_M, BLOCK_N]  (same warp layout as S)
- *     dS = P * (dP - delta)
+ *     dS = P * (dP - delta)               softcap: times 1 - t^2 (t recomputed, never stored)
  *     dV += P^T dO                        [BLOCK_N, D]        (warps DKV_WARPS_N x rest)
  *     dK += dS^T Q                        [BLOCK_N, D]        (same layout as dV)
  *     dQacc += dS K                       [BLOCK_M, D]        (warps DQ_WARPS_M x rest), added
  *                                         to the fp32 workspace with red.global.add, in mma
  *                                         fragment order (cd_sm80_bwd_dq_frag): 16-byte
  *                                         vector reds
+ * The workspace: dQ accumulator [splits][batch][heads_q][sq_pad][D] fp32 (D the width, not
+ * head_dim: the kernels write every column, zeros past head_dim), then delta
+ * [batch][heads_q][sq_pad] fp32; each part 256-byte aligned (cudadent_sm80_bwd_workspace_size).
  * GQA/MQA: the query heads sharing a KV head are looped over inside the CTA, so dK/dV are summed
  * in registers: no extra pass over global memory, and dK/dV are deterministic in every mode.
  * Deterministic mode: the grid's x dimension is a fixed number of "splits"; split s handles key
@@ -34,7 +45,8 @@
  * m16n8k16 mma.sync fed by ldmatrix from shared memory.
  *
  * Shared memory (16-bit elements; every tile row-major, its 16-byte chunks XOR-swizzled by
- * row % 8 so that ldmatrix and the fragment stores are free of bank conflicts):
+ * row % 8 so that ldmatrix and the fragment stores are free of bank conflicts; sizes per width in
+ * the tile table, 136.5 to 162 KiB: one CTA per SM, sm_80 / sm_90 class devices only):
  *     sQ  [2][BLOCK_M][D]   double-buffered query tile
  *     sdO [2][BLOCK_M][D]   double-buffered dO tile
  *     sK  [BLOCK_N][D], sV [BLOCK_N][D]
@@ -56,7 +68,7 @@
 
 /* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
 
-template <typename T, int D>
+template <typename T, int D, bool PAD, bool SOFTCAP>
 __global__ void __launch_bounds__(cd_sm80_bwd_tile<D>::WARPS * 32, cd_sm80_bwd_tile<D>::CTAS_PER_SM)
 cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
   typedef cd_sm80_bwd_shape<D> Sh;
@@ -64,6 +76,7 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
   constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
   constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
   constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
+  constexpr int KV_IL = Sh::KV_IL, Q_IL = Sh::Q_IL;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t s0 = cd_smem_addr(smem);
   const uint32_t sQ = s0 + Sh::OFF_Q, sdO = s0 + Sh::OFF_DO, sK = s0 + Sh::OFF_K, sV = s0 + Sh::OFF_V;
@@ -75,9 +88,9 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
   const int s_row0 = (warp % cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TM;
   const int s_col0 = (warp / cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TN;
   const int kv_row0 = (warp % cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TN;
-  const int kv_col0 = (warp / cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TD;
+  const int kv_col0 = cd_sm80_bwd_wcol<Sh::KV_TD, KV_IL>(warp / cd_sm80_bwd_tile<D>::DKV_WARPS_N);
   const int q_row0 = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM;
-  const int q_col0 = (warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TD;
+  const int q_col0 = cd_sm80_bwd_wcol<Sh::Q_TD, Q_IL>(warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M);
 
   const cd_sm80_bwd_ldm_t l_s_a = cd_sm80_bwd_ldm_a<D, false>(s_row0, lane), l_s_b = cd_sm80_bwd_ldm_b<D, false>(s_col0, lane);
   const cd_sm80_bwd_ldm_t l_kv_a = cd_sm80_bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = cd_sm80_bwd_ldm_b<D, true>(kv_col0, lane);
@@ -111,9 +124,9 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
     if (iters > 0) {
       const uint16_t *kg = (const uint16_t *)a.k + b * a.k_sb + (int64_t)n0 * a.k_ss + hk * a.k_sh;
       const uint16_t *vg = (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
-      cd_sm80_bwd_load_tile<BN, D, THREADS>(sK, kg, a.k_ss, kvalid, tid);
-      cd_sm80_bwd_load_tile<BN, D, THREADS>(sV, vg, a.v_ss, kvalid, tid);
-      cd_sm80_bwd_load_query_tile<D>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
+      cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sK, kg, a.k_ss, kvalid, tid, a.dim_qk);
+      cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sV, vg, a.v_ss, kvalid, tid, a.dim_v);
+      cd_sm80_bwd_load_query_tile<D, PAD>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
 
       int h = hk * a.group, m = m_begin;
       for (int it = 0; it < iters; ++it) {
@@ -125,7 +138,7 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
 
         cd_cp_async_wait<0>();
         __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
-        if (it + 1 < iters) cd_sm80_bwd_load_query_tile<D>(a, s0, buf ^ 1, b, h_next, m_next, tid);
+        if (it + 1 < iters) cd_sm80_bwd_load_query_tile<D, PAD>(a, s0, buf ^ 1, b, h_next, m_next, tid);
         const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
 
         /* S = Q K^T, dP = dO V^T */
@@ -151,6 +164,16 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
             dlt[mt][hh] = dlt_s[r];
           }
 
+        /* softcap: S becomes t = tanh(S scale / softcap), in place (masked entries then -inf) */
+        if (SOFTCAP) {
+#pragma unroll
+          for (int mt = 0; mt < S_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < S_NT; ++nt)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) s[mt][nt][e] = cd_tanh_approx(s[mt][nt][e] * a.cap_in);
+        }
+
         /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE; the
          * rule of common/mask_rule.cuh in this kernel's diagonal offsets) */
         const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
@@ -175,17 +198,25 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
               }
         }
 
-        /* P and dS, to shared memory in the input dtype */
+        /* P and dS, to shared memory in the input dtype. Softcap: P = exp2(t softcap log2e - LSE
+         * log2e), dS = P (dP - delta) (1 - t^2); a masked t = -inf gives P = 0 and a factor
+         * max(1 - t^2, 0) = 0 (not -inf: 0 * -inf would be NaN) */
 #pragma unroll
         for (int mt = 0; mt < S_MT; ++mt)
 #pragma unroll
           for (int nt = 0; nt < S_NT; ++nt)
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
-              const float p0 = cd_exp2(fmaf(s[mt][nt][2 * hh], a.scale_log2, -lse2[mt][hh]));
-              const float p1 = cd_exp2(fmaf(s[mt][nt][2 * hh + 1], a.scale_log2, -lse2[mt][hh]));
-              const float ds0 = p0 * (dp[mt][nt][2 * hh] - dlt[mt][hh]);
-              const float ds1 = p1 * (dp[mt][nt][2 * hh + 1] - dlt[mt][hh]);
+              const float x0 = s[mt][nt][2 * hh], x1 = s[mt][nt][2 * hh + 1];
+              const float mul = SOFTCAP ? a.cap_out : a.scale_log2;
+              const float p0 = cd_exp2(fmaf(x0, mul, -lse2[mt][hh]));
+              const float p1 = cd_exp2(fmaf(x1, mul, -lse2[mt][hh]));
+              float ds0 = p0 * (dp[mt][nt][2 * hh] - dlt[mt][hh]);
+              float ds1 = p1 * (dp[mt][nt][2 * hh + 1] - dlt[mt][hh]);
+              if (SOFTCAP) {
+                ds0 *= fmaxf(fmaf(-x0, x0, 1.f), 0.f);
+                ds1 *= fmaxf(fmaf(-x1, x1, 1.f), 0.f);
+              }
               const int row = s_row0 + mt * 16 + g + 8 * hh, col = s_col0 + nt * 8 + 2 * t;
               const uint32_t o = cd_sm80_bwd_swz<BN>(row, col);
               *(uint32_t *)(smem + Sh::OFF_P + o) = cd_pack2<T>(p0, p1);
@@ -195,15 +226,15 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
 
         if (!cd_sm80_bwd_tile<D>::DQ_FIRST) {
           /* dV += P^T dO, dK += dS^T Q */
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
         }
         /* dQacc += dS K, reduced into the fp32 accumulator in fragment order
          * (see cd_sm80_bwd_dq_frag) */
         {
           float dq[Q_MT][Q_NT][4];
           cd_sm80_bwd_zero(dq);
-          cd_sm80_bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true>(dq, sdS, l_q_a, sK, l_q_b);
+          cd_sm80_bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true, Q_IL>(dq, sdS, l_q_a, sK, l_q_b);
           float *dst = dq_slice + (bh * a.sq_pad + m0) * D + (warp * Q_MT * Q_NT * 32 + lane) * 4;
 #pragma unroll
           for (int mt = 0; mt < Q_MT; ++mt)
@@ -213,8 +244,8 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
                                dq[mt][nt][3]);
         }
         if (cd_sm80_bwd_tile<D>::DQ_FIRST) {
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true>(dk, sdS, l_kv_a, sQb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
+          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
         }
         h = h_next;
         m = m_next;
@@ -228,29 +259,39 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
        * addresses before the loop, where they would occupy registers (spills on sm_80) */
       uint32_t elane;
       asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(elane));
-      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
-      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
+      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D, KV_IL>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
+      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D, KV_IL>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
     }
     __syncthreads(); /* staged tiles complete */
-    cd_sm80_bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
-                                           a.dk_ss, smem + Sh::OFF_Q, kvalid, tid);
-    cd_sm80_bwd_store_tile<BN, D, THREADS>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
-                                           a.dv_ss, smem + Sh::OFF_DO, kvalid, tid);
+    cd_sm80_bwd_store_tile<BN, D, THREADS, PAD>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
+                                                a.dk_ss, smem + Sh::OFF_Q, kvalid, tid, a.dim_qk);
+    cd_sm80_bwd_store_tile<BN, D, THREADS, PAD>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
+                                                a.dv_ss, smem + Sh::OFF_DO, kvalid, tid, a.dim_v);
     __syncthreads(); /* staging buffers are reloaded by the next key tile */
   }
 }
 
 /* ---- host side ---------------------------------------------------------------------------------- */
 
-static int cd_sm80_bwd_block_m(int head_dim) {
-  return head_dim == 64 ? cd_sm80_bwd_tile<64>::BLOCK_M : cd_sm80_bwd_tile<128>::BLOCK_M;
+/* The width a call runs: the smallest W in {64, 128, 192, 256} >= max(head_dim, head_dim_v);
+ * 0 where either is not a multiple of 8 in [8, 256]. head_dim_v 0 means head_dim (the head-dim
+ * queries ask before api.c normalizes it). */
+static int cd_sm80_bwd_width(const cudadent_attn_bwd_params_t *p) {
+  const int d = p->head_dim, dv = p->head_dim_v ? p->head_dim_v : p->head_dim;
+  if (d < 8 || d > 256 || d % 8 != 0 || dv < 8 || dv > 256 || dv % 8 != 0) return 0;
+  const int m = d > dv ? d : dv;
+  return (m + 63) / 64 * 64;
 }
-static int cd_sm80_bwd_block_n(int head_dim) {
-  return head_dim == 64 ? cd_sm80_bwd_tile<64>::BLOCK_N : cd_sm80_bwd_tile<128>::BLOCK_N;
-}
-static int cd_sm80_bwd_ctas_per_sm(int head_dim) {
-  return head_dim == 64 ? cd_sm80_bwd_tile<64>::CTAS_PER_SM : cd_sm80_bwd_tile<128>::CTAS_PER_SM;
-}
+
+/* A tile-table or shape constant of width w (64, 128, 192 or 256). */
+#define CD_SM80_BWD_OF_WIDTH(w, T, member)                                           \
+  ((w) == 64 ? T<64>::member : (w) == 128 ? T<128>::member : (w) == 192 ? T<192>::member \
+                                                                         : T<256>::member)
+
+static int cd_sm80_bwd_block_m(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M); }
+static int cd_sm80_bwd_block_n(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_N); }
+static int cd_sm80_bwd_ctas_per_sm(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, CTAS_PER_SM); }
+static int cd_sm80_bwd_smem(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_shape, SMEM); }
 
 /* Number of dQ slices: 1, or in deterministic mode enough splits of the key tiles to fill the
  * device's multiprocessors with (batch * heads_kv * splits) CTAs, CTAS_PER_SM per SM. */
@@ -262,8 +303,9 @@ static int cd_sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
     (void)cudaGetLastError(); /* no device: size for a large one; the launch re-checks */
     sms = 132;
   }
-  sms *= cd_sm80_bwd_ctas_per_sm(p->head_dim);
-  const int bn = cd_sm80_bwd_block_n(p->head_dim);
+  const int w = cd_sm80_bwd_width(p);
+  sms *= cd_sm80_bwd_ctas_per_sm(w);
+  const int bn = cd_sm80_bwd_block_n(w);
   const int n_blocks = (p->seqlen_k + bn - 1) / bn;
   const long long ctas = (long long)p->batch * p->heads_kv;
   long long s = ctas >= sms ? 1 : sms / ctas;
@@ -272,18 +314,27 @@ static int cd_sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
 }
 
 static int64_t cd_sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
-  const int bm = cd_sm80_bwd_block_m(p->head_dim);
+  const int bm = cd_sm80_bwd_block_m(cd_sm80_bwd_width(p));
   return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
 }
 
 static size_t cd_sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
-/* dtype and head_dim; and, where a device is present, enough shared memory per block for the tile
- * (sm_80 and sm_90 have it; sm_86 / sm_89, at 99 KB, do not: no backward there yet). */
+/* Bytes of one dQ accumulator slice: every (batch, query head, padded query row) has W fp32
+ * columns, W the width (the kernels write all of them; columns past head_dim hold zeros). */
+static size_t cd_sm80_bwd_acc_bytes(const cudadent_attn_bwd_params_t *p) {
+  const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
+  return cd_sm80_bwd_align((size_t)rows * cd_sm80_bwd_width(p) * sizeof(float));
+}
+
+/* dtype, head_dim and head_dim_v (multiples of 8 in [8, 256]); and, where a device is present,
+ * enough shared memory per block for the width's tile (sm_80 and sm_90 have it; sm_86 / sm_89,
+ * at 99 KiB, have it for no width: no backward there yet). */
 extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   if (p->dtype != CUDADENT_DTYPE_BF16 && p->dtype != CUDADENT_DTYPE_FP16) return 0;
-  if (p->head_dim != 64 && p->head_dim != 128) return 0;
-  const int need = p->head_dim == 64 ? cd_sm80_bwd_shape<64>::SMEM : cd_sm80_bwd_shape<128>::SMEM;
+  const int w = cd_sm80_bwd_width(p);
+  if (w == 0) return 0;
+  const int need = cd_sm80_bwd_smem(w);
   int dev = 0, optin = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess) {
     (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
@@ -292,41 +343,64 @@ extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   return optin >= need;
 }
 
+/* splits x the dQ accumulator slice (above), then delta: fp32 [batch][heads_q][sq_pad]. */
 extern "C" size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
   const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
-  const size_t acc = cd_sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
-  return (size_t)cd_sm80_bwd_splits(p) * acc + cd_sm80_bwd_align((size_t)rows * sizeof(float));
+  return (size_t)cd_sm80_bwd_splits(p) * cd_sm80_bwd_acc_bytes(p) + cd_sm80_bwd_align((size_t)rows * sizeof(float));
 }
 
-template <typename T, int D>
+template <typename T, int D, bool PAD, bool SOFTCAP>
 static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, cudaStream_t stream) {
   typedef cd_sm80_bwd_shape<D> Sh;
-  constexpr int TPR = D / 8, ROWS = SM80_BWD_ROW_THREADS / TPR;
+  constexpr int ROWS = SM80_BWD_ROW_THREADS / Sh::PRE_TPR;
   const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
-  cd_sm80_bwd_pre<T, D><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
+  cd_sm80_bwd_pre<T, D, PAD><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
   /* one-time, per device: the dynamic shared-memory limit and the carveout */
   static cudadent_device_once_t attr_done;
   int dev = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
   if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D, PAD, SOFTCAP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                Sh::SMEM);
     if (err != cudaSuccess) return err;
-    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
+    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D, PAD, SOFTCAP>,
+                               cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     if (err != cudaSuccess) return err;
     cudadent_device_once_mark(&attr_done, dev);
   }
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
-  cd_sm80_bwd_main<T, D><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+  cd_sm80_bwd_main<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
   const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
-  cd_sm80_bwd_dq<T, D><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
+  cd_sm80_bwd_dq<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
   return cudaGetLastError();
+}
+
+/* The kernel of width D for a call: the exact one (PAD false) where the tile table has it and
+ * head_dim = head_dim_v = D without softcap; else the padded one, with or without softcap. Where
+ * D has no exact kernel, the first branch names the padded one too (one instantiation fewer). */
+template <typename T, int D>
+static cudaError_t cd_sm80_bwd_launch_width(const cd_sm80_bwd_args_t &a, bool exact, bool softcap,
+                                            cudaStream_t stream) {
+  if (softcap) return cd_sm80_bwd_launch<T, D, true, true>(a, stream);
+  if (exact) return cd_sm80_bwd_launch<T, D, !cd_sm80_bwd_tile<D>::EXACT, false>(a, stream);
+  return cd_sm80_bwd_launch<T, D, true, false>(a, stream);
+}
+
+template <typename T>
+static cudaError_t cd_sm80_bwd_launch_dtype(const cd_sm80_bwd_args_t &a, int w, bool exact, bool softcap,
+                                            cudaStream_t stream) {
+  switch (w) {
+    case 64: return cd_sm80_bwd_launch_width<T, 64>(a, exact, softcap, stream);
+    case 128: return cd_sm80_bwd_launch_width<T, 128>(a, exact, softcap, stream);
+    case 192: return cd_sm80_bwd_launch_width<T, 192>(a, exact, softcap, stream);
+    default: return cd_sm80_bwd_launch_width<T, 256>(a, exact, softcap, stream);
+  }
 }
 
 extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
+  const int w = cd_sm80_bwd_width(p);
   cd_sm80_bwd_args_t a;
   a.q = p->q.data; a.k = p->k.data; a.v = p->v.data; a.o = p->o.data; a.dout = p->dout.data;
   a.dq = p->dq.data; a.dk = p->dk.data; a.dv = p->dv.data;
@@ -342,21 +416,24 @@ extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, vo
   a.batch = p->batch; a.sq = p->seqlen_q; a.sk = p->seqlen_k;
   a.hq = p->heads_q; a.hkv = p->heads_kv; a.group = p->heads_q / p->heads_kv;
   a.sq_pad = (int)cd_sm80_bwd_sq_pad(p);
-  a.n_blocks = (p->seqlen_k + cd_sm80_bwd_block_n(p->head_dim) - 1) / cd_sm80_bwd_block_n(p->head_dim);
+  a.n_blocks = (p->seqlen_k + cd_sm80_bwd_block_n(w) - 1) / cd_sm80_bwd_block_n(w);
   a.scale = p->softmax_scale;
   a.scale_log2 = p->softmax_scale * SM80_BWD_LOG2E;
   a.wl = p->window_left;
   a.wr = p->window_right;
   a.det = p->deterministic != 0;
   a.splits = cd_sm80_bwd_splits(p);
-  const int64_t rows = (int64_t)p->batch * p->heads_q * a.sq_pad;
-  const size_t acc_bytes = cd_sm80_bwd_align((size_t)rows * p->head_dim * sizeof(float));
+  const size_t acc_bytes = cd_sm80_bwd_acc_bytes(p);
   a.slice = (int64_t)(acc_bytes / sizeof(float));
   a.dq_acc = (float *)workspace;
   a.delta = (float *)((char *)workspace + (size_t)a.splits * acc_bytes);
+  a.dim_qk = p->head_dim;
+  a.dim_v = p->head_dim_v ? p->head_dim_v : p->head_dim;
+  const bool softcap = p->softcap > 0.f;
+  a.cap_in = softcap ? p->softmax_scale / p->softcap : 0.f;
+  a.cap_out = softcap ? p->softcap * SM80_BWD_LOG2E : 0.f;
+  const bool exact = a.dim_qk == w && a.dim_v == w;
 
-  const int bf16 = p->dtype == CUDADENT_DTYPE_BF16;
-  if (p->head_dim == 64)
-    return bf16 ? cd_sm80_bwd_launch<__nv_bfloat16, 64>(a, stream) : cd_sm80_bwd_launch<__half, 64>(a, stream);
-  return bf16 ? cd_sm80_bwd_launch<__nv_bfloat16, 128>(a, stream) : cd_sm80_bwd_launch<__half, 128>(a, stream);
+  if (p->dtype == CUDADENT_DTYPE_BF16) return cd_sm80_bwd_launch_dtype<__nv_bfloat16>(a, w, exact, softcap, stream);
+  return cd_sm80_bwd_launch_dtype<__half>(a, w, exact, softcap, stream);
 }

@@ -2,6 +2,17 @@
  * bwd_parts.cuh - the pieces of the sm80 backward (bwd.cu): its tile table, the shared-memory
  * layout (cd_sm80_bwd_shape), the kernels' arguments, the swizzle, ldmatrix and mma.sync warp
  * products, and the tile loaders and stores. Included by bwd.cu only.
+ *
+ * Widths. The kernels are compiled for a width W in {64, 128, 192, 256} (the template parameter
+ * D below): every tile of Q, K, V, O, dO, dQ, dK, dV has rows of W elements in shared memory and
+ * registers. A call runs the smallest W >= max(head_dim, head_dim_v) (every multiple of 8 in
+ * [8, 256]). Padding rule: columns at or past the real dim are never read or written in global
+ * memory; loads of Q and K zero-fill 16-byte chunks at columns >= head_dim, loads of V and dO at
+ * >= head_dim_v (cp.async with src-size 0), the stores of dQ and dK stop at head_dim, of dV at
+ * head_dim_v; delta reads head_dim_v columns. A zero column adds exactly 0 to every product, so
+ * nothing else changes. The column bounds are a template bool (PAD) of the loaders: the kernels
+ * with PAD = false (W = 64, 128 with head_dim = head_dim_v = W, no softcap) are the code of
+ * before, instruction for instruction.
  */
 #ifndef CUDADENT_SM80_BWD_PARTS_CUH
 #define CUDADENT_SM80_BWD_PARTS_CUH
@@ -11,24 +22,45 @@
 
 #include "kernels/sm80/ptx_sm80.cuh"
 
-/* ---- the tile table: one row per head_dim ------------------------------------------------------ */
+/* ---- the tile table: one row per width ---------------------------------------------------------- */
 
 /* BLOCK_M x BLOCK_N: query x key tile; WARPS per CTA; CTAS_PER_SM (launch bounds, deterministic
  * split count); *_WARPS_*: warps along the first dimension of each product's output (the rest
  * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
- * by measurement, docs/kernels/sm80_bwd.md section 4). */
+ * by measurement, docs/kernels/sm80_bwd.md section 4); EXACT: a kernel without column bounds
+ * (PAD = false) exists for this width, taken when head_dim = head_dim_v = W and no softcap.
+ * Shared memory (cd_sm80_bwd_shape::SMEM) must fit sm_80's 163 KiB per block; registers decide
+ * the rest: dK + dV accumulators are 2 BLOCK_N W / 256 fp32 a thread, the dQ product's BLOCK_M W
+ * / 256 (docs/kernels/sm80_bwd.md section 9). */
 template <int D> struct cd_sm80_bwd_tile;
-/* head_dim 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. */
+/* W 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. 162 KiB. */
 template <> struct cd_sm80_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
-  static constexpr int DQ_FIRST = 0;
+  static constexpr int DQ_FIRST = 0, EXACT = 1;
 };
-/* head_dim 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. */
+/* W 128: S/dP warp tile 32x32, dK/dV 32x64, dQ 32x32. 161 KiB. */
 template <> struct cd_sm80_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
-  static constexpr int DQ_FIRST = 1;
+  static constexpr int DQ_FIRST = 1, EXACT = 1;
+};
+/* W 192: 64 x 64 (FA2's), S/dP warp tile 16x32, dK/dV 32x48, dQ 32x48 (48 columns: 3 pairs of
+ * n8 tiles, interleaved, see KV_IL). 161 KiB; BLOCK_N 128 would need 192 KiB and 192 dK/dV
+ * registers. */
+template <> struct cd_sm80_bwd_tile<192> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 4, DKV_WARPS_N = 2, DQ_WARPS_M = 2;
+  static constexpr int DQ_FIRST = 1, EXACT = 0;
+};
+/* W 256: 32 x 64, S/dP warp tile 16x16, dK/dV 32x64, dQ 32x32. 136.5 KiB. BLOCK_N 64 as FA2
+ * (dK + dV: 128 registers, as W 128); BLOCK_M 32 keeps the double-buffered Q/dO within sm_80's
+ * 163 KiB (64 x 64 needs 209 KiB; FA2 drops the double buffer there instead) and the dQ product
+ * at 32 registers. */
+template <> struct cd_sm80_bwd_tile<256> {
+  static constexpr int BLOCK_M = 32, BLOCK_N = 64, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 1;
+  static constexpr int DQ_FIRST = 1, EXACT = 0;
 };
 
 /* Threads of the pre/convert kernels. */
@@ -45,6 +77,15 @@ template <int D> struct cd_sm80_bwd_shape {
   static constexpr int KV_TN = BN / Tile::DKV_WARPS_N, KV_TD = D / KV_WD;
   static constexpr int Q_WD = Tile::WARPS / Tile::DQ_WARPS_M;
   static constexpr int Q_TM = BM / Tile::DQ_WARPS_M, Q_TD = D / Q_WD;
+  /* A warp's n8 tiles along D in the dK/dV and dQ products: contiguous (IL = 1: warp wd has
+   * columns [wd TD, (wd + 1) TD)) where their count is a power of two; else interleaved by pairs
+   * (IL = warps along D: pair p of warp wd is the 16 columns of global pair p IL + wd), so that
+   * the ldmatrix chunk moves (multiples of 2 IL chunks) never carry into the warp's chunk bits
+   * (2 wd + 0/1). W = 192 (48 columns a warp) is the one interleaved width. */
+  static constexpr int KV_IL = ((KV_TD / 8) & (KV_TD / 8 - 1)) ? KV_WD : 1;
+  static constexpr int Q_IL = ((Q_TD / 8) & (Q_TD / 8 - 1)) ? Q_WD : 1;
+  /* threads per row of the pre kernel, 8 elements each: W / 8 rounded up to a power of two */
+  static constexpr int PRE_TPR = ((D / 8) & (D / 8 - 1)) ? 32 : D / 8;
   /* shared memory, bytes */
   static constexpr int Q_TILE = BM * D * 2, KV_TILE = BN * D * 2, PS_TILE = BM * BN * 2;
   static constexpr int OFF_Q = 0, OFF_DO = 2 * Q_TILE, OFF_K = 4 * Q_TILE;
@@ -56,7 +97,9 @@ template <int D> struct cd_sm80_bwd_shape {
   static_assert(KV_TN % 16 == 0 && KV_TD % 16 == 0, "dK/dV warp tile");
   static_assert(Q_TM % 16 == 0 && Q_TD % 16 == 0, "dQ warp tile");
   static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
-  static_assert(D >= 64 && BN >= 64, "swizzle needs rows of >= 8 chunks");
+  static_assert(D >= 64 && BN >= 64 && D % 64 == 0, "swizzle needs rows of whole 8-chunk groups");
+  static_assert(SMEM <= 163 * 1024, "fits sm_80's shared memory per block");
+  static_assert(PRE_TPR <= 32 && PRE_TPR * 8 >= D, "pre kernel: one warp covers a row");
   static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
   static_assert(BM <= THREADS, "one LSE element per thread");
   static_assert((BM * D / 4) % THREADS == 0, "dQ convert split");
@@ -69,7 +112,7 @@ typedef struct cd_sm80_bwd_args {
   int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh, o_sb, o_ss, o_sh;
   int64_t do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh, dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh;
   const float *lse;  /* [batch][heads_q][seqlen_q] */
-  float *dq_acc;     /* [splits][batch][heads_q][sq_pad][D] fp32 */
+  float *dq_acc;     /* [splits][batch][heads_q][sq_pad][D] fp32 (D: the width; every column) */
   float *delta;      /* [batch][heads_q][sq_pad] fp32 */
   int64_t slice;     /* elements of one dq_acc slice */
   int splits;        /* slices in dq_acc (1 when not deterministic) */
@@ -77,10 +120,18 @@ typedef struct cd_sm80_bwd_args {
   int batch, sq, sk, hq, hkv, group, sq_pad, n_blocks;
   float scale, scale_log2;
   int wl, wr;        /* -1: unbounded */
+  /* after the fields of before (so the exact kernels' parameter offsets stay): */
+  int dim_qk, dim_v; /* head_dim (Q, K, dQ, dK columns), head_dim_v (V, O, dO, dV), <= D */
+  float cap_in, cap_out; /* softcap: t = tanh(S cap_in), cap_in = scale / softcap;
+                          * P = exp2(t cap_out - LSE log2e), cap_out = softcap log2e */
 } cd_sm80_bwd_args_t;
 
+/* The pure index functions below are host functions too (dev/sm80_bwd/check_layout.cu checks
+ * them on the CPU); that changes no device code. */
+#define CD_SM80_BWD_HD __host__ __device__ __forceinline__
+
 /* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR row % 8. */
-template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_swz(int row, int col) {
+template <int ROW> CD_SM80_BWD_HD uint32_t cd_sm80_bwd_swz(int row, int col) {
   return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ (row & 7))) << 4) + ((col & 7) << 1));
 }
 
@@ -91,14 +142,14 @@ template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_swz(int row, 
  * per-fragment swizzle arithmetic beyond one XOR. */
 typedef struct cd_sm80_bwd_ldm { uint32_t row, x; } cd_sm80_bwd_ldm_t;
 
-template <int ROW> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
+template <int ROW> CD_SM80_BWD_HD cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
   cd_sm80_bwd_ldm_t o;
   o.row = (uint32_t)(lane_row * ROW * 2);
   o.x = (uint32_t)((lane_chunk ^ (lane_row & 7)) << 4);
   return o;
 }
 
-template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_ldm_addr(uint32_t base, cd_sm80_bwd_ldm_t o, int row_imm,
+template <int ROW> CD_SM80_BWD_HD uint32_t cd_sm80_bwd_ldm_addr(uint32_t base, cd_sm80_bwd_ldm_t o, int row_imm,
                                                                             int chunk_imm) {
   return base + o.row + (uint32_t)(row_imm * ROW * 2) + (o.x ^ (uint32_t)(chunk_imm << 4));
 }
@@ -109,25 +160,38 @@ template <int ROW> __device__ __forceinline__ uint32_t cd_sm80_bwd_ldm_addr(uint
  *   B(k,n) stored [n][k]: rows n0 + ...,    chunk (j&1)         (moves: row 16 np, chunk 2 ks)
  *   B(k,n) stored [k][n]: rows lane-block,  chunk n0/8 + (j>>1) (moves: row 16 ks, chunk 2 np)
  * with j = lane / 8, r = lane % 8 (lanes 8j..8j+7 address matrix j). */
-template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_a(int i0, int lane) {
+template <int ROW, bool TRANS> CD_SM80_BWD_HD cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_a(int i0, int lane) {
   const int r = lane & 7, j = lane >> 3;
   return TRANS ? cd_sm80_bwd_ldm<ROW>((j >> 1) * 8 + r, (i0 >> 3) + (j & 1)) : cd_sm80_bwd_ldm<ROW>(i0 + (lane & 15), lane >> 4);
 }
-template <int ROW, bool TRANS> __device__ __forceinline__ cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_b(int n0, int lane) {
+template <int ROW, bool TRANS> CD_SM80_BWD_HD cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm_b(int n0, int lane) {
   const int r = lane & 7, j = lane >> 3;
   return TRANS ? cd_sm80_bwd_ldm<ROW>((j & 1) * 8 + r, (n0 >> 3) + (j >> 1)) : cd_sm80_bwd_ldm<ROW>(n0 + (j >> 1) * 8 + r, j & 1);
+}
+
+/* Columns of a warp tile along D (dK/dV, dQ products; IL from cd_sm80_bwd_shape): the first
+ * column of the warp with index wd along D (TD columns each), and the offset of its n8 tile nt
+ * from it (IL = 1: 8 nt). */
+template <int TD, int IL> CD_SM80_BWD_HD int cd_sm80_bwd_wcol(int wd) { return IL == 1 ? wd * TD : wd * 16; }
+template <int IL> CD_SM80_BWD_HD int cd_sm80_bwd_ncol(int nt) {
+  return IL == 1 ? 8 * nt : 16 * IL * (nt >> 1) + 8 * (nt & 1);
 }
 
 /* acc[MT][NT] (a warp tile of (16 MT) x (8 NT)) += A * B over K = 16 KSTEPS, operands in shared
  * memory at sA / sB, lane operands la / lb from cd_sm80_bwd_ldm_a / cd_sm80_bwd_ldm_b. A_T: A(i,k)
  * is stored at [k][i] (else [i][k]); B_T: B(k,n) is stored at [k][n] (else [n][k]). A_ROW /
- * B_ROW: elements per stored row. The warp offsets i0 / n0 must be multiples of 16 MT / 8 NT
- * (powers of two), so that compile-time chunk moves never carry into the warp's chunk bits. */
-template <typename T, int MT, int NT, int KSTEPS, int A_ROW, bool A_T, int B_ROW, bool B_T>
+ * B_ROW: elements per stored row. Where an operand's warp offset moves its chunk (A_T: i0, B_T:
+ * n0), the offset must be a multiple of 16 MT / 8 NT (powers of two), so that compile-time chunk
+ * moves never carry into the warp's chunk bits; or, B_T only, B_IL > 1: the warp's pairs of n8
+ * tiles are interleaved (cd_sm80_bwd_shape::KV_IL), n0 = 16 wd with wd < B_IL, pair np at chunk
+ * 2 (np B_IL + wd): the moves 2 np B_IL leave bits 0 .. log2(2 B_IL) - 1 alone, any NT. */
+template <typename T, int MT, int NT, int KSTEPS, int A_ROW, bool A_T, int B_ROW, bool B_T, int B_IL = 1>
 __device__ __forceinline__ void cd_sm80_bwd_warp_gemm(float (&acc)[MT][NT][4], uint32_t sA, cd_sm80_bwd_ldm_t la,
                                                       uint32_t sB, cd_sm80_bwd_ldm_t lb) {
   static_assert(NT % 2 == 0, "B fragments come in pairs of n8 tiles");
-  static_assert((MT & (MT - 1)) == 0 && (NT & (NT - 1)) == 0, "warp tiles are powers of two");
+  static_assert(!A_T || (MT & (MT - 1)) == 0, "A warp tile moving chunks: a power of two");
+  static_assert(!B_T || B_IL > 1 || (NT & (NT - 1)) == 0, "B warp tile moving chunks: a power of two");
+  static_assert(B_IL == 1 || (B_T && (B_IL & (B_IL - 1)) == 0), "interleave: B_T, a power of two");
 #pragma unroll
   for (int ks = 0; ks < KSTEPS; ++ks) {
     uint32_t af[MT][4];
@@ -144,7 +208,7 @@ __device__ __forceinline__ void cd_sm80_bwd_warp_gemm(float (&acc)[MT][NT][4], u
       if (!B_T)
         cd_ldmatrix_x4(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, np * 16, ks * 2));
       else
-        cd_ldmatrix_x4_trans(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2));
+        cd_ldmatrix_x4_trans(bf[np], cd_sm80_bwd_ldm_addr<B_ROW>(sB, lb, ks * 16, np * 2 * B_IL));
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -163,25 +227,48 @@ template <int MT, int NT> __device__ __forceinline__ void cd_sm80_bwd_zero(float
 }
 
 /* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
- * or past `valid` are zero-filled. g points at row 0 of the tile. The forward's
+ * or past `valid` and, where CLIP, 16-byte chunks at or past column `cols` (a multiple of 8) are
+ * zero-filled (nothing read; the source address given is g, row 0's first chunk). g points at row
+ * 0 of the tile. Thread tid (= threadIdx.x: CLIP re-reads it) copies chunks tid + i THREADS
+ * (row-major); where THREADS is a multiple of the chunks per row (every W but 192) that is written
+ * as before issue 27. The forward's
  * cd_sm80_fwd_load_tile does the same walking a pointer; calling it here changed this kernel's
  * SASS (issue 22): both stay. */
-template <int ROWS, int D, int THREADS>
+template <int ROWS, int D, int THREADS, bool CLIP = false>
 __device__ __forceinline__ void cd_sm80_bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
-                                                      int valid, int tid) {
+                                                      int valid, int tid, int cols = D) {
   constexpr int CPR = D / 8; /* 16-byte chunks per row */
-  const int ch = tid % CPR;
+  if (CLIP) {
+    /* tid re-read (volatile): otherwise the compiler keeps every row's 64-bit offset of the
+     * query-tile loads in registers across the main loop, which spills */
+    uint32_t t;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+    tid = (int)t;
+  }
+  if (THREADS % CPR == 0) {
+    const int ch = tid % CPR;
+    if (CLIP && ch * 8 >= cols) valid = 0; /* this thread's chunk column is past cols in every row */
 #pragma unroll
-  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
-    const int row = tid / CPR + i * (THREADS / CPR);
-    const bool ok = row < valid;
-    const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
-    cd_cp_async_cg16_zfill(s + cd_sm80_bwd_swz<D>(row, ch * 8), src, ok);
+    for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+      const int row = tid / CPR + i * (THREADS / CPR);
+      const bool ok = row < valid;
+      const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
+      cd_cp_async_cg16_zfill(s + cd_sm80_bwd_swz<D>(row, ch * 8), src, ok);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+      const int idx = tid + i * THREADS, row = idx / CPR, ch = idx % CPR;
+      const bool ok = row < valid && (!CLIP || ch * 8 < cols);
+      const uint16_t *src = ok ? g + (int64_t)row * row_stride + ch * 8 : g;
+      cd_cp_async_cg16_zfill(s + cd_sm80_bwd_swz<D>(row, ch * 8), src, ok);
+    }
   }
 }
 
-/* Write a register warp tile (scaled, converted) into a swizzled [.][D] shared tile. */
-template <typename T, int MT, int NT, int D>
+/* Write a register warp tile (scaled, converted) into a swizzled [.][D] shared tile; col0 and IL
+ * as cd_sm80_bwd_wcol / cd_sm80_bwd_ncol. */
+template <typename T, int MT, int NT, int D, int IL = 1>
 __device__ __forceinline__ void cd_sm80_bwd_stage(unsigned char *s, const float (&acc)[MT][NT][4], int row0,
                                                   int col0, float mul, int lane) {
   const int g = lane >> 2, t = lane & 3;
@@ -191,38 +278,51 @@ __device__ __forceinline__ void cd_sm80_bwd_stage(unsigned char *s, const float 
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
-        const int row = row0 + mt * 16 + g + 8 * hh, col = col0 + nt * 8 + 2 * t;
+        const int row = row0 + mt * 16 + g + 8 * hh, col = col0 + cd_sm80_bwd_ncol<IL>(nt) + 2 * t;
         *(uint32_t *)(s + cd_sm80_bwd_swz<D>(row, col)) =
             cd_pack2<T>(acc[mt][nt][2 * hh] * mul, acc[mt][nt][2 * hh + 1] * mul);
       }
 }
 
-/* Copy a staged swizzled [ROWS][D] tile to global rows [0, valid) of g (row stride in elements). */
-template <int ROWS, int D, int THREADS>
+/* Copy a staged swizzled [ROWS][D] tile to global rows [0, valid) of g (row stride in elements),
+ * where CLIP only its columns [0, cols) (cols a multiple of 8). Chunks as cd_sm80_bwd_load_tile. */
+template <int ROWS, int D, int THREADS, bool CLIP = false>
 __device__ __forceinline__ void cd_sm80_bwd_store_tile(uint16_t *g, int64_t row_stride, const unsigned char *s,
-                                                       int valid, int tid) {
+                                                       int valid, int tid, int cols = D) {
   constexpr int CPR = D / 8;
-  const int ch = tid % CPR;
+  if (THREADS % CPR == 0) {
+    const int ch = tid % CPR;
 #pragma unroll
-  for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
-    const int row = tid / CPR + i * (THREADS / CPR);
-    if (row < valid)
-      *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + cd_sm80_bwd_swz<D>(row, ch * 8));
+    for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+      const int row = tid / CPR + i * (THREADS / CPR);
+      if (row < valid && (!CLIP || ch * 8 < cols))
+        *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + cd_sm80_bwd_swz<D>(row, ch * 8));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < ROWS * CPR / THREADS; ++i) {
+      const int idx = tid + i * THREADS, row = idx / CPR, ch = idx % CPR;
+      if (row < valid && (!CLIP || ch * 8 < cols))
+        *(uint4 *)(g + (int64_t)row * row_stride + ch * 8) = *(const uint4 *)(s + cd_sm80_bwd_swz<D>(row, ch * 8));
+    }
   }
 }
 
 /* cp.async the query tile m of head h into buffer buf: Q and dO [BM][D] (rows past seqlen_q
- * zero), LSE [BM] (past seqlen_q zero; the reader masks them) and delta [BM] (padded in the
- * workspace, always readable). One commit group. */
-template <int D>
+ * zero; where PAD, Q's columns from head_dim and dO's from head_dim_v zero), LSE [BM] (past
+ * seqlen_q zero; the reader masks them) and delta [BM] (padded in the workspace, always
+ * readable). One commit group. */
+template <int D, bool PAD>
 __device__ __forceinline__ void cd_sm80_bwd_load_query_tile(const cd_sm80_bwd_args_t &a, uint32_t s0, int buf,
                                                             int b, int h, int m, int tid) {
   typedef cd_sm80_bwd_shape<D> Sh;
   const int m0 = m * Sh::BM;
   const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
   const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
-  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid);
-  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid);
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid,
+                                                     a.dim_qk);
+  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid,
+                                                     a.dim_v);
   const int64_t bh = (int64_t)b * a.hq + h;
   if (tid < Sh::BM) {
     const bool ok = m0 + tid < a.sq;

