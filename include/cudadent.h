@@ -172,11 +172,14 @@ typedef struct cudadent_tensor {
  *   (on its stream, no synchronization) and write a cudadent_seqlens_report_t there: status 0
  *   when every entry is valid, else the first bad entry (lowest array, then lowest index).
  *   The clamped call runs either way.
- * Status in this build: the contract above is complete and every field is validated, but no
- * kernel implements these features yet. A call with head_dim_v != head_dim is refused with
- * CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM, one with softcap != 0 or varlen (seqused_k and
- * seqlens_report included) with CUDADENT_STATUS_UNSUPPORTED_FEATURE, each with a message that
- * names the field and says it is not implemented yet; the workspace queries refuse them alike. */
+ * Status in this build: the contract above is complete and every field is validated. head_dim
+ *   and head_dim_v may each be any multiple of 8 up to 256, and softcap is implemented, on the
+ *   portable (sm_80+) kernels, forward and backward; the Hopper kernels take head_dim 64 and 128
+ *   without softcap, so on H100/H200 other calls run the portable kernels. A call no kernel of
+ *   the build and device runs is refused with CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the
+ *   supported set. varlen (seqused_k and seqlens_report included) has no kernel yet: refused
+ *   with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says it is not implemented yet;
+ *   the workspace queries refuse alike. */
 
 /* What the opt-in varlen check writes (device memory, 16-byte aligned). */
 typedef enum cudadent_seqlens_error {

@@ -39,31 +39,26 @@ static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 
 /* The head dims each family is compiled for (its tile tables: src/kernels/<arch>/). */
 static const int dims_64_128[] = {64, 128, 0};
-/* the portable forward: every multiple of 8 up to 256 (widths 64 / 128 / 192 / 256, zero-padded
- * to the next; its supports() checks head_dim_v, which may be any of them too) */
-static const int sm80_fwd_dims[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
+/* the portable kernels: every multiple of 8 up to 256 (compiled widths 64 / 128 / 192 / 256,
+ * zero-padded to the next; their supports() check head_dim_v, which may be any of them too, and
+ * the device's shared memory) */
+static const int dims_8_to_256[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
                                     96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
                                     184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
 
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
- * portable forward implements head_dim_v != head_dim and softcap; varlen has no kernel yet. */
+ * portable kernels implement head_dim_v != head_dim and softcap; varlen has no kernel yet. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_fwd_supports,
      cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
 #endif
 #if CUDADENT_HAVE_SM80_FWD
-    {"sm80", 80, 0, sm80_fwd_dims, CUDADENT_DTYPES_16BIT,
+    {"sm80", 80, 0, dims_8_to_256, CUDADENT_DTYPES_16BIT,
      CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP, cudadent_sm80_fwd_supports, NULL,
      cudadent_sm80_fwd_workspace_size, cudadent_sm80_fwd},
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};
-
-/* The sm80 backward: every multiple of 8 from 8 to 256 (kernel widths 64, 128, 192, 256, with
- * head_dim_v and softcap: src/kernels/sm80/bwd_parts.cuh). */
-static const int sm80_bwd_dims[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
-                                    96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
-                                    184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
 
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
@@ -76,7 +71,7 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
      cudadent_sm90_bwd_workspace_size, cudadent_sm90_bwd},
 #endif
 #if CUDADENT_HAVE_SM80_BWD
-    {"sm80", 80, 0, sm80_bwd_dims, CUDADENT_DTYPES_16BIT,
+    {"sm80", 80, 0, dims_8_to_256, CUDADENT_DTYPES_16BIT,
      CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP, cudadent_sm80_bwd_supports, NULL,
      cudadent_sm80_bwd_workspace_size, cudadent_sm80_bwd},
 #endif

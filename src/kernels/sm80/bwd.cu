@@ -171,7 +171,7 @@ cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
 #pragma unroll
             for (int nt = 0; nt < S_NT; ++nt)
 #pragma unroll
-              for (int e = 0; e < 4; ++e) s[mt][nt][e] = cd_tanh_approx(s[mt][nt][e] * a.cap_in);
+              for (int e = 0; e < 4; ++e) s[mt][nt][e] = cd_softcap_tanh(s[mt][nt][e] * a.cap_in);
         }
 
         /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE; the

@@ -16,7 +16,7 @@
  * columns that are never stored, so nothing else knows about the padding. Without PAD (D = 64,
  * 128 only) head_dim = head_dim_v = D and the loads and stores are unpredicated in columns.
  * SOFTCAP (a template bool): scores are capped right after S = Q K^T as t = tanh(s * scale / c)
- * (CD_SM80_FWD_TANH), kept in units of c: the softmax runs on t with scale_log2 = c * log2(e)
+ * (cd_softcap_tanh, ptx_sm80.cuh), kept in units of c: the softmax runs on t with scale_log2 = c * log2(e)
  * (log2(e) applied after the tanh) and the LSE is m_t * c + log(l), as flash-attn's kernels do
  * (the launcher sets the args so; without SOFTCAP the same code runs on raw q.k with
  * scale_log2 = scale * log2(e)).
@@ -67,15 +67,6 @@
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm80/ptx_sm80.cuh"
 #include "kernels/sm80/softmax.cuh"
-
-/* The tanh of softcap: cd_tanh_exp2 (absolute error a few 1e-7; docs/kernels/sm80_fwd.md
- * section 1).
- * Dev builds may take tanh.approx instead (-DSM80_FWD_TANH_APPROX) to measure its error. */
-#if defined(CUDADENT_DEV) && defined(SM80_FWD_TANH_APPROX)
-#define CD_SM80_FWD_TANH cd_tanh_approx
-#else
-#define CD_SM80_FWD_TANH cd_tanh_exp2
-#endif
 
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_sm80_fwd_args {
@@ -302,7 +293,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
 #pragma unroll
           for (int nt = 0; nt < S_TILES; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) s[mt][nt][e] = CD_SM80_FWD_TANH(s[mt][nt][e] * a.softcap_pre);
+            for (int e = 0; e < 4; ++e) s[mt][nt][e] = cd_softcap_tanh(s[mt][nt][e] * a.softcap_pre);
       }
 
       /* ---- element mask on partially masked tiles only ---- */

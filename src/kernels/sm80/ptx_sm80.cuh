@@ -56,7 +56,8 @@ template <> CUDADENT_DEVICE void cd_mma_m16n8k16<__half>(float c[4], const uint3
 /* ---- math ------------------------------------------------------------------------------------ */
 
 /* tanh(x), approximate (one MUFU.TANH; sm_75 and later). PTX ISA "Floating Point Instructions:
- * tanh" (tanh.approx.f32; the ISA bounds its relative error by about 2^-11). */
+ * tanh" (tanh.approx.f32; the ISA bounds its relative error by 2^-10.987; measured ~1.1e-5, a
+ * CPU model of the criterion: dev/sm80_bwd/softcap_tanh_error.c). */
 CUDADENT_DEVICE float cd_tanh_approx(float x) {
   float y;
   asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -72,6 +73,17 @@ CUDADENT_DEVICE float cd_tanh_approx(float x) {
 CUDADENT_DEVICE float cd_tanh_exp2(float x) {
   const float e = cd_exp2(fabsf(x) * 2.8853900817779268f); /* 2 log2(e) */
   return copysignf(1.f - __fdividef(2.f, e + 1.f), x);
+}
+
+/* The tanh of softcap, one for the forward and the backward (the backward recomputes P against
+ * the forward's LSE, so both must cap alike): cd_tanh_exp2 (docs/kernels/sm80_fwd.md section 1).
+ * Dev builds may take tanh.approx instead (-DSM80_TANH_APPROX) to measure its error. */
+CUDADENT_DEVICE float cd_softcap_tanh(float x) {
+#if defined(CUDADENT_DEV) && defined(SM80_TANH_APPROX)
+  return cd_tanh_approx(x);
+#else
+  return cd_tanh_exp2(x);
+#endif
 }
 
 /* ---- ldmatrix -------------------------------------------------------------------------------- */
@@ -156,17 +168,6 @@ CUDADENT_DEVICE void cd_red_add_f32x4(float *dst, float x, float y, float z, flo
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 2), "f"(z));
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(dst + 3), "f"(w));
 #endif
-}
-
-/* ---- transcendental approximations ----------------------------------------------------------- */
-
-/* tanh(x), approximate (one MUFU.TANH, sm_75+). The PTX ISA bounds its relative error by
- * 2^-10.987 over the whole range; measured it is ~1.1e-5 (2^-16.5). tanh(-inf) = -1,
- * tanh(+inf) = +1. PTX ISA "Floating Point Instructions: tanh". */
-CUDADENT_DEVICE float cd_tanh_approx(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 #endif /* CUDADENT_SM80_PTX_SM80_CUH */
