@@ -184,7 +184,8 @@ def breakdown():
     print(f"  {'C cudadent_get_version (ctypes call)':40s} {host_us(lib.cudadent_get_version):6.2f} us")
     if hasattr(ops, "_caches"):
         keep = ops.fwd_impl(q, k, v, *args)
-        prepared = ops._caches()[0][ops._signature((q, k, v), args + (True,))]
+        # the key fwd_impl gave it: (scale, causal, windows, deterministic, softcap, need_lse)
+        prepared = ops._caches()[0][ops._signature((q, k, v), args + (0.0, True))]
         fn = lambda: lib.cudadent_attn_fwd(prepared.ref, None, 0, stream)  # noqa: E731
         print(f"  {'C cudadent_attn_fwd (prepared struct)':40s} {host_us(fn):6.2f} us")
         del keep

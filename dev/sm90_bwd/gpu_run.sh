@@ -5,7 +5,7 @@
 # (backward against cuDNN). Into $OUT (or ./gpu-logs): 0-summary.txt, the bench reports and
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
-#     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest]
+#     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -173,6 +173,30 @@ for step in "${steps[@]}"; do
       ( timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests > "$logs/all.log" 2>&1 )
       note "tests (default, all): rc $? $(tail -1 "$logs/all.log")"
       grep -E '^\[ FAIL' -B6 "$logs/all.log" | head -60 | tee -a "$summary" ;;
+    allsm80)
+      # every GPU test with both directions forced onto the portable kernels
+      ( export CUDADENT_KERNEL=sm80; timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests gpu_ > "$logs/allsm80.log" 2>&1 )
+      note "tests (CUDADENT_KERNEL=sm80, gpu_*): rc $? $(tail -1 "$logs/allsm80.log")"
+      grep -E '^\[ FAIL' -B8 "$logs/allsm80.log" | head -60 | tee -a "$summary" ;;
+    sanitize27)
+      # memcheck of the portable kernels at the widths of issue 27 (gapped layout: data past
+      # every head dim), forward and backward, and racecheck of one
+      for shape in "--head-dim 192 --head-dim-v 128 --softcap 30 --seqlen-q 150 --seqlen-k 200 --heads 4 --heads-kv 2 --causal" \
+                   "--head-dim 256 --seqlen-q 130 --seqlen-k 70 --heads 2 --heads-kv 1 --window 40,9 --dtype fp16" \
+                   "--head-dim 80 --head-dim-v 136 --seqlen-q 65 --seqlen-k 190 --heads 3 --heads-kv 3 --softcap 5" \
+                   "--head-dim 8 --seqlen-q 33 --seqlen-k 33 --heads 2 --heads-kv 1"; do
+        for tool in memcheck racecheck; do
+          [ $tool = racecheck ] && [[ "$shape" != *"--head-dim 192"* ]] && continue
+          timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $bench --batch 1 $shape --layout gapped --bwd --check --iters 1 > "$logs/s.log" 2>&1
+          note "sanitizer $tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+          { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sanitize27.log"
+        done
+      done ;;
+    overhead)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python timeout 200 \
+        python3 dev/pkg_overhead.py --breakdown > "$logs/overhead.log" 2>&1
+      note "pkg_overhead: rc $?"; tail -30 "$logs/overhead.log" | tee -a "$summary" ;;
     det)
       # the deterministic mode's cost: the sm90 backward without and with --deterministic, and the
       # sm80 backward with it (what dispatch gave causal deterministic calls until session 17)
