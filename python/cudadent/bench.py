@@ -6,6 +6,9 @@ Suites (docs/DESIGN.md):
   gqa    grouped-query attention: 32 query heads over 8 KV heads of head_dim 128, causal,
          seqlen 4k (batch 4) and 8k (batch 2): 16k tokens, bf16, forward and backward. TFLOP/s.
          In the full default run, not in --quick (--suite gqa runs it alone).
+  dims   issue 27's widths as the FA3 suite (heads = 2048 / head_dim): head_dim 96, 256, and 192
+         with V's 128; seqlen 512 .. 16k, causal and not, bf16. Only as --suite dims. FLOPs
+         2 B H S^2 (D + Dv) forward.
   small  B,H,S,D = 1,1,32,64 / 1,1,128,64 / 1,8,512,64 / 2,8,128,64 / 8,8,128,64 causal /
          16,8,512,64 causal, fp16, forward and backward. GPU time per call from a CUDA graph of
          100 calls, and the eager time per call of a Python loop of 100 calls.
@@ -48,7 +51,7 @@ import sys
 import time
 import traceback
 
-from .bench_suites import (BACKENDS, DIRECTIONS, FA3_SEQLENS, GQA_SHAPES, GRAPH_CALLS,  # noqa: F401
+from .bench_suites import (BACKENDS, DIMS_PAIRS, DIRECTIONS, FA3_SEQLENS, GQA_SHAPES, GRAPH_CALLS,  # noqa: F401
                            QUICK_SEQLENS, QUICK_SMALL, SDPA_BACKENDS, SMALL_SHAPES,
                            TIMED_IN_ROUNDS)
 from .bench_report import _short_error, report_stem, write_report  # noqa: F401 (report_stem: tests)
@@ -93,10 +96,10 @@ def _progress(total, desc):
 
 # ---- the runs ---------------------------------------------------------------------------------
 
-def _inputs(B, H, S, D, dtype, requires_grad, seed, Hkv=None):
+def _inputs(B, H, S, D, dtype, requires_grad, seed, Hkv=None, Dv=None):
     import torch
     g = torch.Generator(device="cuda").manual_seed(seed)
-    shapes = ((B, S, H, D),) + ((B, S, Hkv or H, D),) * 2
+    shapes = ((B, S, H, D), (B, S, Hkv or H, D), (B, S, Hkv or H, Dv or D))
     q, k, v = (torch.randn(shape, dtype=dtype, device="cuda", generator=g) for shape in shapes)
     if requires_grad:
         for t in (q, k, v):
@@ -155,11 +158,13 @@ def _shape_inputs(cfg):
     import torch
     B, H, S, D, causal = (cfg[k] for k in ("B", "H", "S", "D", "causal"))
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
-    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal), Hkv=cfg.get("Hkv"))
+    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal), Hkv=cfg.get("Hkv"),
+                   Dv=cfg.get("Dv"))
 
 
 def _base(cfg):
-    keys = ("suite", "B", "H") + (("Hkv",) if "Hkv" in cfg else ()) + ("S", "D", "causal", "dtype")
+    keys = ("suite", "B", "H") + (("Hkv",) if "Hkv" in cfg else ()) + ("S", "D") \
+        + (("Dv",) if "Dv" in cfg else ()) + ("causal", "dtype")
     return {k: cfg[k] for k in keys}
 
 
@@ -178,7 +183,7 @@ def measure_shape(cfg, backend, args, stream):
                     r.update(_time(call, cfg["suite"], args, stream))
                 del call
             r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
-                                direction) / (r["ms"] * 1e-3) / 1e12
+                                direction, cfg.get("Dv")) / (r["ms"] * 1e-3) / 1e12
         except Exception as e:  # n/a in the table; the reason listed under it
             _record_error(r, e, args)
         results.append(r)
@@ -234,7 +239,7 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
         if "error" not in r:
             r["ms"] = statistics.median(samples[id(r)])
             r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
-                                r["direction"]) / (r["ms"] * 1e-3) / 1e12
+                                r["direction"], cfg.get("Dv")) / (r["ms"] * 1e-3) / 1e12
     return results
 
 
@@ -262,6 +267,12 @@ def shapes(args):
             for causal in args.masks:
                 for S in seqlens:
                     cfgs.append(dict(suite="fa3", B=16384 // S, H=2048 // D, S=S, D=D,
+                                     causal=causal, dtype="bf16"))
+    if args.suite == "dims":
+        for D, Dv in DIMS_PAIRS:
+            for causal in args.masks:
+                for S in args.seqlens or FA3_SEQLENS:
+                    cfgs.append(dict(suite="dims", B=16384 // S, H=2048 // D, S=S, D=D, Dv=Dv,
                                      causal=causal, dtype="bf16"))
     if args.suite == "gqa" or (args.suite == "all" and not args.quick):
         for B, H, Hkv, S, D, causal in GQA_SHAPES:
@@ -351,8 +362,9 @@ def parse_args(argv=None):
                    help="skip the measurements left after this long (reported as skipped), so a "
                    "report is always written; FlexAttention's runs (a compile per shape) come "
                    "last and are cut first")
-    p.add_argument("--suite", choices=("fa3", "gqa", "small", "all"), default="all",
-                   help="all: the FA3 suite, the GQA suite (not with --quick) and the small shapes")
+    p.add_argument("--suite", choices=("fa3", "gqa", "small", "dims", "all"), default="all",
+                   help="all: the FA3 suite, the GQA suite (not with --quick) and the small shapes; "
+                   "dims (alone): head dims 96, 256 and 192 with V's 128, as the FA3 suite")
     p.add_argument("--out", default=None, help="folder for the .md/.png/.json (default: "
                    "bench/results of the checkout, else ./cudadent-bench-results); the files are "
                    "named by GPU, <gpu>[-quick][-partial], and replace that GPU's previous ones")

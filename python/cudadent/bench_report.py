@@ -44,22 +44,23 @@ def _cell(r, key="tflops", fmt="{:.1f}"):
 
 
 def _index(results):
-    return {(r["suite"], r["B"], r["H"], r.get("Hkv", r["H"]), r["S"], r["D"], r["causal"],
-             r["direction"], r["backend"]): r for r in results}
+    return {(r["suite"], r["B"], r["H"], r.get("Hkv", r["H"]), r["S"], r["D"], r.get("Dv", r["D"]),
+             r["causal"], r["direction"], r["backend"]): r for r in results}
 
 
 def _tflops_rows(idx, shapes, suite, backends, lines):
-    """Rows of a TFLOP/s table (FA3 or GQA suite): one per shape and direction."""
-    for (_, D, causal, S, B, H, Hkv) in shapes:
+    """Rows of a TFLOP/s table (FA3, GQA or dims suite): one per shape and direction."""
+    for (_, D, causal, S, B, H, Hkv, Dv) in shapes:
         for d in DIRECTIONS[suite]:
-            rs = {b: idx.get((suite, B, H, Hkv, S, D, causal, d, b)) for b in backends}
+            rs = {b: idx.get((suite, B, H, Hkv, S, D, Dv, causal, d, b)) for b in backends}
             best = max((r["tflops"] for b, r in rs.items()
                         if b in SDPA_BACKENDS and r and "error" not in r), default=None)
             c = rs.get("cudadent")
             ratio = f"{c['tflops'] / best:.2f}" if c and "error" not in c and best else "-"
             diff = c.get("max_abs_diff_vs_sdpa") if c else None
             heads = f"{H}" if Hkv == H else f"{H}/{Hkv}"
-            lines.append(f"| {D} | {'yes' if causal else 'no'} | {S} | {B} x {heads} | {d} | "
+            dims = f"{D}" if Dv == D else f"{D}/{Dv}"
+            lines.append(f"| {dims} | {'yes' if causal else 'no'} | {S} | {B} x {heads} | {d} | "
                          + " | ".join(_cell(rs[b]) for b in backends)
                          + f" | {ratio} | {'' if diff is None else f'{diff:.2e}'} |")
     lines.append("")
@@ -69,15 +70,18 @@ def tables(env, results, backends):
     idx = _index(results)
     lines = []
     keys = sorted({(r["suite"], r["D"], r["causal"], r["S"], r["B"], r["H"],
-                    r.get("Hkv", r["H"])) for r in results},
-                  key=lambda t: (t[0] != "fa3", t[0] != "gqa", t[1], t[2], t[3], t[4]))
+                    r.get("Hkv", r["H"]), r.get("Dv", r["D"])) for r in results},
+                  key=lambda t: (t[0] != "fa3", t[0] != "gqa", t[1], -t[7], t[2], t[3], t[4]))
     fa3 = [t for t in keys if t[0] == "fa3"]
     gqa = [t for t in keys if t[0] == "gqa"]
+    dims = [t for t in keys if t[0] == "dims"]
     small = [t for t in keys if t[0] == "small"]
     for suite, shapes, title in (
             ("fa3", fa3, "### FA3 suite: bf16, TFLOP/s (higher is better)\n"),
             ("gqa", gqa, "### GQA suite: bf16, query heads / KV heads, TFLOP/s (higher is "
-                         "better)\n")):
+                         "better)\n"),
+            ("dims", dims, "### Head-dim suite: bf16, head_dim (/ V's head_dim), heads = 2048 / "
+                           "head_dim, TFLOP/s (higher is better)\n")):
         if not shapes:
             continue
         lines.append(title)
@@ -92,9 +96,9 @@ def tables(env, results, backends):
         lines.append("| B,H,S,D | causal | dir | " + " | ".join(backends)
                      + " | best SDPA / cudadent (graph) |")
         lines.append("|" + "---|" * (3 + len(backends) + 1))
-        for (_, D, causal, S, B, H, Hkv) in small:
+        for (_, D, causal, S, B, H, Hkv, _Dv) in small:
             for d in ("fwd", "bwd"):
-                rs = {b: idx.get(("small", B, H, Hkv, S, D, causal, d, b)) for b in backends}
+                rs = {b: idx.get(("small", B, H, Hkv, S, D, D, causal, d, b)) for b in backends}
                 cells = []
                 for b in backends:
                     r = rs[b]

@@ -89,8 +89,10 @@ def time_eager_loop(fn, stream, repeats, calls=GRAPH_CALLS):
     return statistics.median(times) / calls
 
 
-def flops(B, H, S, D, causal, direction):
-    f = 4.0 * B * H * S * S * D
+def flops(B, H, S, D, causal, direction, Dv=None):
+    """FlashAttention's convention: 2 B H S^2 (D + Dv) forward (4 B H S^2 D when Dv = D),
+    halved for causal; backward 2.5x forward."""
+    f = 2.0 * B * H * S * S * (D + (D if Dv is None else Dv))
     if causal:
         f /= 2
     return f * (2.5 if direction == "bwd" else 1.0)

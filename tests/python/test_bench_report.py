@@ -39,3 +39,26 @@ def test_write_report_replaces_and_renders(tmp_path):
     md2, _, text2 = bench.render(md[:-3] + ".json", str(tmp_path / "again"))
     assert os.path.basename(md2) == "nvidia-h100-80gb-hbm3.md"
     assert text2 == open(md).read()
+
+
+def test_dims_suite_shapes_flops_and_table(tmp_path):
+    """--suite dims: issue 27's widths as the FA3 suite (heads = 2048 // head_dim, 16k tokens),
+    V's head dim in the FLOPs, its own table with 192/128 written out; not part of "all"."""
+    args = bench.parse_args(["--suite", "dims", "--no-plot", "--out", str(tmp_path)])
+    cfgs = bench.shapes(args)
+    assert {(c["D"], c["Dv"]) for c in cfgs} == {(96, 96), (256, 256), (192, 128)}
+    assert len(cfgs) == 3 * 2 * 6
+    assert all(c["suite"] == "dims" and c["H"] == 2048 // c["D"] and c["B"] * c["S"] == 16384
+               for c in cfgs)
+    assert not any(c["suite"] == "dims" for c in bench.shapes(bench.parse_args([])))
+    from cudadent.bench_timing import flops
+    assert flops(2, 3, 512, 128, False, "fwd") == 4.0 * 2 * 3 * 512 * 512 * 128
+    assert flops(2, 3, 512, 192, True, "bwd", 128) == 2.0 * 2 * 3 * 512 * 512 * 320 / 2 * 2.5
+    rows = [dict(suite="dims", B=8, H=10, S=2048, D=192, Dv=128, causal=False, dtype="bf16",
+                 backend=b, direction=d, ms=1.0, tflops=t)
+            for b, t in (("cudadent", 300.0), ("cudnn", 250.0)) for d in ("fwd", "fwd_train", "bwd")]
+    md, _, text = bench.write_report(ENV, rows, bench.parse_args(
+        ["--suite", "dims", "--no-plot", "--out", str(tmp_path), "--backends", "cudadent,cudnn"]))
+    assert os.path.basename(md) == "nvidia-h100-80gb-hbm3-partial.md"
+    assert "### Head-dim suite" in text
+    assert "| 192/128 | no | 2048 | 8 x 10 | bwd | 300.0 | 250.0 | 1.20 |" in text
