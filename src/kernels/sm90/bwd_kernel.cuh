@@ -66,6 +66,7 @@
 #include "kernels/sm90/config.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/gemm.cuh"
+#include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 
 /* ---- the tile table: one row per head_dim ----------------------------------------------------
@@ -251,6 +252,68 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
   }
 }
 
+/* SM90_BWD_DET_BLOCK_COUNT (config.cuh; a dev build's experiment): cd_sm90_bwd_reduce_dq with one
+ * count per block instead of one per warp. The 8 consumer warps meet at a named barrier once
+ * their previous reduces have completed; one thread counts the block's previous reduces (+1) and
+ * waits for this block's turn (the semaphore then counts blocks, not warps); a second barrier
+ * hands the turn to the 8 warps, which issue their reduces. cd_sm90_bwd_release_block_last counts
+ * the last. Every consumer warp calls both the same number of times (the walk is the CTA's). */
+template <int D, int kDet>
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_block(const float (&dq)[32], const cd_sm90_bwd_args &args,
+                                                            uint32_t sDQ, int b, int h, int m, int n_block,
+                                                            int cw, int warp, int lane, int *&sem_pending) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  if (lane == 0) {
+    if (sem_pending != nullptr) { /* this warp's previous reduce has completed */
+      cd_tma_store_wait_all<0>();
+      cd_sm90_bwd_fence_proxy_global();
+    }
+    cd_tma_store_wait_read<0>();
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
+                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                 : "memory");
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+  int *const sem = cd_sm90_bwd_sems(args) + tile;
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (cw == 0 && warp == 0 && lane == 0) {
+    if (sem_pending != nullptr)
+      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+    const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
+                     : cd_sm90_bwd_det_descending(args)
+                         ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
+                                                  args.window_right, (int)gridDim.x) - n_block
+                         : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
+    int done;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
+    } while (done < turn);
+  }
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (lane == 0) {
+    cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
+    cd_bulk_reduce_add_f32(args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024, stage_dq,
+                           cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    cd_tma_store_commit();
+    sem_pending = sem;
+  }
+}
+
+__device__ __forceinline__ void cd_sm90_bwd_release_block_last(int *&sem_pending, int cw, int warp, int lane) {
+  if (lane == 0 && sem_pending != nullptr) {
+    cd_tma_store_wait_all<0>();
+    cd_sm90_bwd_fence_proxy_global();
+  }
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (cw == 0 && warp == 0 && lane == 0 && sem_pending != nullptr)
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+}
+
 template <int D, bool kFp16, int kDet>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -262,7 +325,7 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int CHUNKS = L::CHUNKS;
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
-  constexpr int BAR_DS = 1, BAR_EPILOGUE = 2;
+  constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
@@ -471,10 +534,14 @@ __global__ void __launch_bounds__(384, 1)
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
       cd_wgmma_wait<0>();
       cd_sm90_fence_regs(dq);
-      cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+      if constexpr (kDet && SM90_BWD_DET_BLOCK_COUNT)
+        cd_sm90_bwd_reduce_dq_block<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+      else
+        cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
     }
+  if constexpr (kDet && SM90_BWD_DET_BLOCK_COUNT) cd_sm90_bwd_release_block_last(sem_pending, cw, warp, lane);
   if (lane == 0) {
-    if constexpr (kDet) cd_sm90_bwd_release_dq(sem_pending);
+    if constexpr (kDet && !SM90_BWD_DET_BLOCK_COUNT) cd_sm90_bwd_release_dq(sem_pending);
     cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
   }
 

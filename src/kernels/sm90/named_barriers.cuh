@@ -14,6 +14,12 @@
 
 enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_SYNCTHREADS = 0, /* __syncthreads: never named here */
+  /* backward (bwd_kernel.cuh), the 8 consumer warps (256 threads): dS of a block staged (both
+   * warpgroups' halves); the epilogue's staging; the deterministic mode's dQ turn per block
+   * (config.cuh SM90_BWD_DET_BLOCK_COUNT) */
+  CD_SM90_BAR_BWD_DS = 1,
+  CD_SM90_BAR_BWD_EPILOGUE = 2,
+  CD_SM90_BAR_BWD_DQ_TURN = 3,
   /* forward (fwd_kernel.cuh): consumer warpgroup w's turn to issue its GEMMs (pingpong), up to
    * CD_SM90_FWD_MAX_TURNS consumers */
   CD_SM90_BAR_FWD_TURN = 5,
