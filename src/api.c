@@ -16,6 +16,7 @@
  *
  * Zero sizes: batch == 0 does nothing. seqlen_k == 0 makes every query row fully masked (O = 0,
  * LSE = -inf; dQ = 0); seqlen_q == 0 leaves dK = dV = 0. Those are written by small fill kernels.
+ * Varlen forwards: run_varlen_fwd (the device check, the gap fill, then the kernel).
  */
 #include <math.h>
 #include <stddef.h>
@@ -249,12 +250,46 @@ cudadent_status_t cudadent_attn_fwd_workspace_size(const cudadent_attn_fwd_param
   return CUDADENT_STATUS_SUCCESS;
 }
 
+/* A varlen forward (validated, normalized params): the kernel is picked first (nothing is launched
+ * for a call that fails), then, on the stream: the opt-in check of the arrays (seqlens_report;
+ * also when there is no token), the gap fill (tokens in no sequence: O = 0, LSE = -inf;
+ * kernels/varlen.cu) and the kernel. max_seqlen_k == 0 (no key at all): O = 0 and LSE = -inf for
+ * every token, by the fills. */
+static cudadent_status_t run_varlen_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
+                                        cudaStream_t s) {
+  const int tokens = p->batch > 0 && p->total_q > 0;
+  if (!tokens && p->seqlens_report == NULL) return CUDADENT_STATUS_SUCCESS;
+  int cc = 0;
+  RETURN_IF_FAILED(current_cc(&cc));
+  const cudadent_fwd_kernel_t *kernel = NULL;
+  if (tokens && p->seqlen_k > 0) RETURN_IF_FAILED(cudadent_pick_fwd(p, cc, &kernel));
+  if (p->seqlens_report != NULL)
+    RETURN_IF_FAILED(launch_result(
+        cudadent_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k, p->batch,
+                              p->total_q, p->total_k, p->seqlen_q, p->seqlen_k,
+                              p->seqlens_report, s),
+        "varlen check"));
+  if (!tokens) return CUDADENT_STATUS_SUCCESS;
+  if (kernel == NULL) { /* max_seqlen_k == 0: every token sees no key */
+    RETURN_IF_FAILED(launch_result(
+        cudadent_fill_zero(p->o, 1, p->total_q, p->heads_q, p->head_dim_v, s), "fill o"));
+    if (p->lse != NULL)
+      RETURN_IF_FAILED(launch_result(
+          cudadent_fill_float(p->lse, (int64_t)p->heads_q * p->total_q, -INFINITY, s),
+          "fill lse"));
+    return CUDADENT_STATUS_SUCCESS;
+  }
+  RETURN_IF_FAILED(launch_result(cudadent_varlen_fill_gaps(p, s), "varlen gap fill"));
+  return launch_result(kernel->launch(p, workspace, s), kernel->name);
+}
+
 cudadent_status_t cudadent_attn_fwd(const cudadent_attn_fwd_params_t *params, void *workspace,
                                     size_t workspace_bytes, cudadent_stream_t stream) {
   cudadent_clear_error();
   cudadent_attn_fwd_params_t p;
   RETURN_IF_FAILED(prepare_fwd(params, &p));
   RETURN_IF_FAILED(cudadent_check_workspace(cudadent_fwd_workspace_bound(&p), workspace, workspace_bytes));
+  if (p.cu_seqlens_q != NULL) return run_varlen_fwd(&p, workspace, (cudaStream_t)stream);
   if (p.batch == 0 || p.seqlen_q == 0) return CUDADENT_STATUS_SUCCESS;
   int cc = 0;
   RETURN_IF_FAILED(current_cc(&cc));

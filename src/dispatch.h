@@ -150,6 +150,17 @@ cudaError_t cudadent_fill_zero(cudadent_tensor_t t, int batch, int seqlen, int h
 /* Writes value to count contiguous floats. */
 cudaError_t cudadent_fill_float(float *data, int64_t count, float value, cudaStream_t stream);
 
+/* ---- varlen, architecture-neutral (src/kernels/varlen.cu) ---- */
+/* The opt-in device check of the arrays (cudadent.h): writes *report (device memory). */
+cudaError_t cudadent_varlen_check(const int32_t *cu_seqlens_q, const int32_t *cu_seqlens_k,
+                                  const int32_t *seqused_k, int batch, int total_q, int total_k,
+                                  int max_seqlen_q, int max_seqlen_k,
+                                  cudadent_seqlens_report_t *report, cudaStream_t stream);
+/* O = 0 and LSE = -inf (lse may be NULL) for the tokens of q in no sequence's clamped range (and
+ * some that are in one, which the forward kernel launched after it overwrites). Normalized
+ * params (head_dim_v set). */
+cudaError_t cudadent_varlen_fill_gaps(const cudadent_attn_fwd_params_t *p, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,8 +4,9 @@
  *   - every new field is validated on the host, each failure with its status and a message
  *     naming the field (head_dim_v, softcap, the varlen pointers and sizes, the tensors at their
  *     varlen sizes or at head_dim_v);
- *   - valid calls that use a feature no kernel implements yet (varlen, seqused_k,
- *     seqlens_report) are refused, by the workspace queries too, with UNSUPPORTED_FEATURE and
+ *   - valid varlen forwards (seqused_k, seqlens_report included) are accepted by the workspace
+ *     query where the build has the portable forward (issue 28), else refused; varlen backwards
+ *     (no kernel yet) are refused, by the workspace queries too, with UNSUPPORTED_FEATURE and
  *     "not implemented yet"; head_dim_v != head_dim and softcap likewise (UNSUPPORTED_HEAD_DIM /
  *     UNSUPPORTED_FEATURE) where the build's portable kernels are from before issue 27, and
  *     accepted where they are issue 27's (t_portable_has_issue27: the query at cc 8.0 lists
@@ -85,6 +86,19 @@ static cudadent_attn_bwd_params_t varlen_bwd(void) {
 
 static const char *const k_not_yet = "not implemented yet";
 
+/* A valid varlen forward: accepted by the workspace query where the build has the portable
+ * forward (t_portable_has_issue27(0): its row lists varlen since issue 28), else refused with
+ * UNSUPPORTED_FEATURE naming needle. */
+#define EXPECT_VARLEN_FEATURE_FWD(mutation, needle)                                       \
+  do {                                                                                    \
+    cudadent_attn_fwd_params_t p = varlen_fwd();                                          \
+    mutation;                                                                             \
+    int r_ = t_portable_has_issue27(0)                                                    \
+                 ? t_accept_fwd(&p, #mutation)                                            \
+                 : t_expect_fwd(&p, CUDADENT_STATUS_UNSUPPORTED_FEATURE, needle, #mutation); \
+    if (r_ != T_PASS) return r_;                                                          \
+  } while (0)
+
 static int test_head_dim_v_and_softcap(void) {
   /* head_dim_v == head_dim is today's call: accepted */
   {
@@ -156,14 +170,25 @@ static int test_varlen_fields(void) {
              CUDADENT_STATUS_NULL_POINTER, "seqlens_report");
   EXPECT_FWD(p.total_q = 5, CUDADENT_STATUS_BAD_SIZE, "total_q = 5 is set in a dense call");
   EXPECT_BWD(p.total_k = 7, CUDADENT_STATUS_BAD_SIZE, "total_k = 7");
-  /* a valid varlen call: validated in full, then refused as not implemented yet */
-  EXPECT_VARLEN_FWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE, "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet");
-  EXPECT_VARLEN_FWD(p.seqused_k = (const int32_t *)FAKE(12), CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+  /* a valid varlen forward: validated in full, then accepted where the build has the portable
+   * forward (issue 28: it takes varlen, seqused_k and seqlens_report), else refused as not
+   * implemented yet; the backward has no varlen kernel: refused in every build */
+  printf("    portable forward built (takes varlen): %d\n", t_portable_has_issue27(0));
+  EXPECT_VARLEN_FEATURE_FWD((void)0, "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet");
+  EXPECT_VARLEN_FEATURE_FWD(p.seqused_k = (const int32_t *)FAKE(12), k_not_yet);
+  EXPECT_VARLEN_FEATURE_FWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13), k_not_yet);
+  EXPECT_VARLEN_FEATURE_FWD(p.lse = NULL, k_not_yet);
+  EXPECT_VARLEN_FEATURE_FWD((p.total_q = 0, p.seqlen_q = 0, p.q.data = NULL, p.o.data = NULL),
+                            k_not_yet); /* empty q: not checked */
+  EXPECT_VARLEN_FEATURE_FWD((p.causal = 1, p.head_dim_v = 32, p.v = t_dense(FAKE(3), 120, 2, 32),
+                             p.o = t_dense(FAKE(4), 100, 8, 32)),
+                            k_not_yet);
+  EXPECT_VARLEN_BWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE,
+                    "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet: no backward");
+  EXPECT_VARLEN_BWD(p.seqused_k = (const int32_t *)FAKE(12), CUDADENT_STATUS_UNSUPPORTED_FEATURE,
                     k_not_yet);
-  EXPECT_VARLEN_FWD(p.lse = NULL, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
-  EXPECT_VARLEN_FWD((p.total_q = 0, p.seqlen_q = 0, p.q.data = NULL, p.o.data = NULL),
-                    CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet); /* empty q: not checked */
-  EXPECT_VARLEN_BWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  EXPECT_VARLEN_BWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13),
+                    CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
   /* pointers */
   EXPECT_VARLEN_FWD(p.cu_seqlens_k = NULL, CUDADENT_STATUS_NULL_POINTER,
                     "cu_seqlens_k is NULL while cu_seqlens_q is set");

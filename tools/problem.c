@@ -60,6 +60,25 @@ void problem_describe(const problem_desc_t *d, char *buf, size_t len) {
     snprintf(dims, sizeof dims, "d%d", d->head_dim);
   if (d->softcap != 0.0f) snprintf(cap, sizeof cap, " softcap %g", (double)d->softcap);
   const int layout_ok = (int)d->layout >= 0 && (size_t)d->layout < sizeof layouts / sizeof *layouts;
+  if (d->varlen > 0) { /* "varlen 5 seqs max 300/400 (0:0 1:1 ...)" */
+    int used = snprintf(buf, len, "varlen %d seqs max %d/%d (", d->varlen, d->seqlen_q, d->seqlen_k);
+    for (int i = 0; i < d->varlen && used > 0 && (size_t)used < len; ++i)
+      used += snprintf(buf + used, len - (size_t)used, "%s%d:%d%s", i ? " " : "", d->varlen_q[i],
+                       d->varlen_k[i], d->varlen_used ? "u" : "");
+    if (used > 0 && (size_t)used < len) {
+      buf += used;
+      len -= (size_t)used;
+      snprintf(buf, len, ")%s%s ", d->varlen_cu_q || d->varlen_cu_k ? " invalid cu_seqlens" : "",
+               d->varlen_report ? " report" : "");
+      used = (int)strlen(buf);
+      buf += used;
+      len -= (size_t)used;
+    }
+    snprintf(buf, len, "h%d/%d %s %s%s%s %s%s%s", d->heads_q, d->heads_kv, dims,
+             problem_dtype_name(d->dtype), mask, cap, layout_ok ? layouts[d->layout] : "?",
+             d->outliers ? " outliers" : "", d->late_max ? " late-max" : "");
+    return;
+  }
   snprintf(buf, len, "b%d sq%d sk%d h%d/%d %s %s%s%s %s%s%s", d->batch, d->seqlen_q, d->seqlen_k,
            d->heads_q, d->heads_kv, dims, problem_dtype_name(d->dtype), mask, cap,
            layout_ok ? layouts[d->layout] : "?", d->outliers ? " outliers" : "",
@@ -235,6 +254,66 @@ static int tensor_fill_random(problem_tensor_t *pt, cudadent_dtype_t dtype, int 
   return 0;
 }
 
+/* varlen: totals, batch and the max lengths from the sequences; the arrays on the host and the
+ * device (the prefix sums, or the desc's invalid ones); the report's buffer. */
+static int setup_varlen(problem_t *pr, char *err, size_t err_len) {
+  problem_desc_t *d = &pr->d;
+  const int n = d->varlen;
+  if (!d->varlen_q || !d->varlen_k) {
+    snprintf(err, err_len, "varlen: no lengths");
+    return -1;
+  }
+  pr->host_cu_q = malloc((size_t)(n + 1) * sizeof(int32_t));
+  pr->host_cu_k = malloc((size_t)(n + 1) * sizeof(int32_t));
+  if (d->varlen_used) pr->host_used = malloc((size_t)n * sizeof(int32_t));
+  if (!pr->host_cu_q || !pr->host_cu_k || (d->varlen_used && !pr->host_used)) {
+    snprintf(err, err_len, "out of host memory");
+    return -1;
+  }
+  int64_t tq = 0, tk = 0;
+  int mq = 0, mk = 0;
+  pr->host_cu_q[0] = pr->host_cu_k[0] = 0;
+  for (int i = 0; i < n; ++i) {
+    tq += d->varlen_q[i];
+    tk += d->varlen_k[i];
+    mq = d->varlen_q[i] > mq ? d->varlen_q[i] : mq;
+    mk = d->varlen_k[i] > mk ? d->varlen_k[i] : mk;
+    pr->host_cu_q[i + 1] = (int32_t)tq;
+    pr->host_cu_k[i + 1] = (int32_t)tk;
+    if (pr->host_used) pr->host_used[i] = d->varlen_used[i];
+  }
+  if (d->varlen_cu_q) memcpy(pr->host_cu_q, d->varlen_cu_q, (size_t)(n + 1) * sizeof(int32_t));
+  if (d->varlen_cu_k) memcpy(pr->host_cu_k, d->varlen_cu_k, (size_t)(n + 1) * sizeof(int32_t));
+  pr->total_q = (int)tq;
+  pr->total_k = (int)tk;
+  d->batch = n;
+  if (d->seqlen_q < mq) d->seqlen_q = mq;
+  if (d->seqlen_k < mk) d->seqlen_k = mk;
+  CUDA_OR_FAIL(cudaMalloc((void **)&pr->dev_cu_q, (size_t)(n + 1) * sizeof(int32_t)));
+  CUDA_OR_FAIL(cudaMalloc((void **)&pr->dev_cu_k, (size_t)(n + 1) * sizeof(int32_t)));
+  CUDA_OR_FAIL(cudaMemcpy(pr->dev_cu_q, pr->host_cu_q, (size_t)(n + 1) * sizeof(int32_t),
+                          cudaMemcpyHostToDevice));
+  CUDA_OR_FAIL(cudaMemcpy(pr->dev_cu_k, pr->host_cu_k, (size_t)(n + 1) * sizeof(int32_t),
+                          cudaMemcpyHostToDevice));
+  if (pr->host_used) {
+    CUDA_OR_FAIL(cudaMalloc((void **)&pr->dev_used, (size_t)n * sizeof(int32_t)));
+    CUDA_OR_FAIL(cudaMemcpy(pr->dev_used, pr->host_used, (size_t)n * sizeof(int32_t),
+                            cudaMemcpyHostToDevice));
+  }
+  if (d->varlen_report) {
+    CUDA_OR_FAIL(cudaMalloc((void **)&pr->dev_report, sizeof *pr->dev_report));
+    CUDA_OR_FAIL(cudaMemset(pr->dev_report, 0xFF, sizeof *pr->dev_report)); /* poisoned */
+  }
+  return 0;
+}
+
+int problem_varlen_report(const problem_t *pr, cudadent_seqlens_report_t *report) {
+  if (!pr->dev_report) return -1;
+  return cudaMemcpy(report, pr->dev_report, sizeof *report, cudaMemcpyDeviceToHost) == cudaSuccess
+             ? 0
+             : -1;
+}
+
 int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t err_len) {
   memset(pr, 0, sizeof *pr);
   pr->d = *desc;
@@ -251,7 +330,10 @@ int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t 
   if (d->layout == LAYOUT_GAPPED) gap_rng = &gap_state;
   const problem_layout_t L = d->layout;
   const int D = d->head_dim, Dv = problem_head_dim_v(d), W = kernel_width(d);
-  const int B = d->batch, Sq = d->seqlen_q, Sk = d->seqlen_k, Hq = d->heads_q, Hkv = d->heads_kv;
+  if (d->varlen > 0 && setup_varlen(pr, err, err_len) != 0) return -1;
+  int B, Sq, Sk;
+  problem_alloc_dims(pr, &B, &Sq, &Sk);
+  const int Hq = d->heads_q, Hkv = d->heads_kv;
   if (tensor_alloc(&pr->q, L, W, B, Sq, Hq, D, err, err_len) ||
       tensor_alloc(&pr->k, L, W, B, Sk, Hkv, D, err, err_len) ||
       tensor_alloc(&pr->v, L, W, B, Sk, Hkv, Dv, err, err_len) ||
@@ -261,7 +343,7 @@ int problem_create(problem_t *pr, const problem_desc_t *desc, char *err, size_t 
       tensor_alloc(&pr->dk, L, W, B, Sk, Hkv, D, err, err_len) ||
       tensor_alloc(&pr->dv, L, W, B, Sk, Hkv, Dv, err, err_len))
     return -1;
-  size_t lse_n = (size_t)d->batch * d->heads_q * d->seqlen_q;
+  size_t lse_n = (size_t)B * d->heads_q * Sq;
   CUDA_OR_FAIL(cudaMalloc((void **)&pr->lse, (lse_n ? lse_n : 1) * sizeof(float)));
   if (tensor_fill_random(&pr->q, d->dtype, d->outliers, 0, &rng, gap_rng, &pr->host_q, err,
                          err_len) ||
@@ -286,6 +368,13 @@ void problem_destroy(problem_t *pr) {
   }
   cudaFree(pr->lse);
   cudaFree(pr->workspace);
+  cudaFree(pr->dev_cu_q);
+  cudaFree(pr->dev_cu_k);
+  cudaFree(pr->dev_used);
+  cudaFree(pr->dev_report);
+  free(pr->host_cu_q);
+  free(pr->host_cu_k);
+  free(pr->host_used);
   free(pr->host_q);
   free(pr->host_k);
   free(pr->host_v);
@@ -315,6 +404,14 @@ void problem_destroy(problem_t *pr) {
     (p)->deterministic = (pr)->d.deterministic;                                        \
     (p)->head_dim_v = (pr)->d.head_dim_v;                                              \
     (p)->softcap = (pr)->d.softcap;                                                    \
+    if ((pr)->d.varlen > 0) {                                                          \
+      (p)->cu_seqlens_q = (pr)->dev_cu_q;                                              \
+      (p)->cu_seqlens_k = (pr)->dev_cu_k;                                              \
+      (p)->seqused_k = (pr)->dev_used;                                                 \
+      (p)->seqlens_report = (pr)->dev_report;                                          \
+      (p)->total_q = (pr)->total_q;                                                    \
+      (p)->total_k = (pr)->total_k;                                                    \
+    }                                                                                  \
   } while (0)
 
 void problem_fwd_params(const problem_t *pr, cudadent_attn_fwd_params_t *p) {
@@ -346,7 +443,9 @@ int problem_poison(problem_t *pr, int bwd) {
   }
   if (!bwd) pr->o_gap_clobbered = 0;
   if (!bwd) {
-    size_t lse_n = (size_t)pr->d.batch * pr->d.heads_q * pr->d.seqlen_q;
+    int b, sq, sk;
+    problem_alloc_dims(pr, &b, &sq, &sk);
+    size_t lse_n = (size_t)b * pr->d.heads_q * sq;
     if (cudaMemset(pr->lse, 0xFF, (lse_n ? lse_n : 1) * sizeof(float)) != cudaSuccess) return -1;
   }
   return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;

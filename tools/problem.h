@@ -54,6 +54,20 @@ typedef struct problem_desc {
   float softcap;       /* > 0: scores = softcap * tanh(scores / softcap); 0: none */
   int gap_width;       /* LAYOUT_GAPPED: the row width W the gaps reach (0: the kernel width,
                           max(head_dim, head_dim_v) rounded up to 64) */
+  /* varlen (cudadent.h, "features of layout v2"): varlen > 0 sequences of varlen_q[i] queries and
+   * varlen_k[i] keys, packed (total, heads, dim) tensors in the layout above with batch 1
+   * (LAYOUT_PADDED and LAYOUT_GAPPED add their gaps around the one packed "batch"). problem_create
+   * then sets batch = varlen and seqlen_q / seqlen_k = the longest sequence's (the call's
+   * max_seqlen_q / max_seqlen_k; a larger value given is kept), uploads the prefix sums as
+   * cu_seqlens_q / cu_seqlens_k, and the check compares each sequence on its own (the criterion
+   * per sequence; tokens in no sequence: O == 0, LSE == -inf). */
+  int varlen;                       /* sequences; 0: a dense problem */
+  const int *varlen_q, *varlen_k;   /* [varlen] lengths */
+  const int *varlen_used;           /* [varlen] seqused_k; NULL: none */
+  const int *varlen_cu_q, *varlen_cu_k; /* [varlen + 1] uploaded instead of the prefix sums
+                                       (invalid arrays: the clamping); NULL: the prefix sums. The
+                                       totals stay the sums of the lengths */
+  int varlen_report;                /* 1: the call passes seqlens_report (problem_varlen_report) */
 } problem_desc_t;
 
 /* V's head dim of a problem: head_dim_v, or head_dim where that is 0. */
@@ -75,6 +89,11 @@ typedef struct problem {
   problem_desc_t d;
   problem_tensor_t q, k, v, o, dout, dq, dk, dv;
   float *lse;
+  /* varlen: the token counts, the arrays the call gets (host copies and device), the report */
+  int total_q, total_k;
+  int32_t *host_cu_q, *host_cu_k, *host_used;
+  int32_t *dev_cu_q, *dev_cu_k, *dev_used;
+  cudadent_seqlens_report_t *dev_report;
   void *workspace;
   size_t workspace_bytes;
   uint16_t *host_q, *host_k, *host_v, *host_dout; /* the inputs, as uploaded (dense) */
@@ -82,6 +101,8 @@ typedef struct problem {
 } problem_t;
 
 typedef struct error_figure {
+  int seq;             /* varlen: 1 + the sequence of the figures below (the one with the
+                          largest max_err / tolerance; bad_elements and pass cover them all) */
   double max_err;      /* max |x - ref| */
   double max_err_lowp; /* max |x_lowp - ref| */
   double tolerance;    /* 2 * max_err_lowp + 1e-5 */
@@ -117,6 +138,10 @@ int problem_poison(problem_t *pr, int bwd);
  * O elements), and from then on the check expects those values, not the poison, in O's gaps.
  * Synchronous; a no-op for other layouts. Returns 0, or -1 on a CUDA failure. */
 int problem_gap_o_for_bwd(problem_t *pr);
+
+/* varlen with varlen_report: the report the last forward wrote (synchronizes). Returns 0, or -1
+ * (no report asked, or a CUDA failure). */
+int problem_varlen_report(const problem_t *pr, cudadent_seqlens_report_t *report);
 
 /* Calls through the public API on stream (workspace sized on first use). */
 cudadent_status_t problem_run_fwd(problem_t *pr, void *stream);

@@ -92,8 +92,16 @@ static void compare(error_figure_t *f, const double *x, const double *ref, const
   f->pass = bad == 0 && e <= f->tolerance;
 }
 
-static void ref_problem_of(const problem_desc_t *d, ref_problem_t *rp, int round_dtype) {
+static void ref_problem_of(const problem_t *pr, ref_problem_t *rp, int round_dtype) {
+  const problem_desc_t *d = &pr->d;
   memset(rp, 0, sizeof *rp);
+  if (d->varlen > 0) { /* the arrays the call got (host copies) */
+    rp->cu_seqlens_q = pr->host_cu_q;
+    rp->cu_seqlens_k = pr->host_cu_k;
+    rp->seqused_k = pr->host_used;
+    rp->total_q = pr->total_q;
+    rp->total_k = pr->total_k;
+  }
   rp->batch = d->batch;
   rp->seqlen_q = d->seqlen_q;
   rp->seqlen_k = d->seqlen_k;
@@ -110,17 +118,58 @@ static void ref_problem_of(const problem_desc_t *d, ref_problem_t *rp, int round
   rp->threads = 0;
 }
 
+/* The ratio that ranks figures: max_err / tolerance. */
+static double figure_ratio(const error_figure_t *f) {
+  return f->tolerance > 0.0 ? f->max_err / f->tolerance : f->max_err > 0.0 ? INFINITY : 0.0;
+}
+
+/* compare() per sequence of a varlen problem: rows (tokens) of row_elems elements each, sequence
+ * b's rows its clamped query range (or key range, keys != 0: the used keys; the rest counted as
+ * whole). The figures of the sequence with the largest max_err / tolerance stand (its index + 1 in
+ * f->seq, element indices global); bad_elements sum and pass ands over every sequence. Tokens in
+ * no sequence are not compared here (the caller checks them). */
+static void compare_varlen(error_figure_t *f, const double *x, const double *ref,
+                           const double *lowp, const ref_problem_t *rp, size_t row_elems,
+                           int keys, cudadent_dtype_t dtype) {
+  error_figure_t best;
+  memset(&best, 0, sizeof best);
+  long bad = f->bad_elements;
+  int pass = 1;
+  for (int b = 0; b < rp->batch; ++b) {
+    int q0, q1, k0, k1, used;
+    ref_varlen_ranges(rp, b, &q0, &q1, &k0, &k1, &used);
+    const int r0 = keys ? k0 : q0, r1 = keys ? k1 : q1;
+    if (r1 <= r0) continue;
+    error_figure_t t;
+    memset(&t, 0, sizeof t);
+    const size_t off = (size_t)r0 * row_elems;
+    compare(&t, x + off, ref + off, lowp + off, (size_t)(r1 - r0) * row_elems, dtype);
+    t.worst += off;
+    t.seq = b + 1;
+    bad += t.bad_elements;
+    pass = pass && t.pass;
+    if (best.seq == 0 || figure_ratio(&t) > figure_ratio(&best)) best = t;
+  }
+  *f = best;
+  f->bad_elements = bad;
+  f->pass = pass && bad == 0;
+}
+
 int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   memset(r, 0, sizeof *r);
   if (cudaDeviceSynchronize() != cudaSuccess) return -1;
   const problem_desc_t *d = &pr->d;
   const int Dv = problem_head_dim_v(d);
   /* q, dq: nq; k, dk: nk; v, dv: nv; o, dout: no */
-  const size_t nq = (size_t)d->batch * d->seqlen_q * d->heads_q * d->head_dim;
-  const size_t nk = (size_t)d->batch * d->seqlen_k * d->heads_kv * d->head_dim;
-  const size_t no = (size_t)d->batch * d->seqlen_q * d->heads_q * Dv;
-  const size_t nv = (size_t)d->batch * d->seqlen_k * d->heads_kv * Dv;
-  const size_t nl = (size_t)d->batch * d->heads_q * d->seqlen_q;
+  /* the tensors as allocated: varlen's are (1, total_q / total_k, heads, dim) */
+  int B, Sq, Sk;
+  problem_alloc_dims(pr, &B, &Sq, &Sk);
+  const int varlen = d->varlen > 0;
+  const size_t nq = (size_t)B * Sq * d->heads_q * d->head_dim;
+  const size_t nk = (size_t)B * Sk * d->heads_kv * d->head_dim;
+  const size_t no = (size_t)B * Sq * d->heads_q * Dv;
+  const size_t nv = (size_t)B * Sk * d->heads_kv * Dv;
+  const size_t nl = (size_t)B * d->heads_q * Sq;
   double *q = dense_to_double(pr->host_q, nq, d->dtype);
   double *k = dense_to_double(pr->host_k, nk, d->dtype);
   double *v = dense_to_double(pr->host_v, nv, d->dtype);
@@ -135,9 +184,9 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   if (!q || !k || !v || !dout || !o_ref || !o_low || !lse_ref || !lse_f || !lse) goto done;
 
   ref_problem_t rp;
-  ref_problem_of(d, &rp, REF_ROUND_NONE);
+  ref_problem_of(pr, &rp, REF_ROUND_NONE);
   ref_attn_fwd(&rp, q, k, v, o_ref, lse_ref);
-  ref_problem_of(d, &rp, d->dtype);
+  ref_problem_of(pr, &rp, d->dtype);
   ref_attn_fwd(&rp, q, k, v, o_low, NULL);
 
   o = download_output(&pr->o, d->dtype, &r->o.bad_elements);
@@ -152,19 +201,23 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   /* Rows that see no key: O exactly 0 and LSE exactly -inf. */
   for (size_t row = 0; row < nl; ++row) {
     if (!isinf(lse_ref[row])) continue;
-    const int b = (int)(row / ((size_t)d->heads_q * d->seqlen_q));
-    const int h = (int)(row / d->seqlen_q % d->heads_q), i = (int)(row % d->seqlen_q);
+    const int b = (int)(row / ((size_t)d->heads_q * Sq));
+    const int h = (int)(row / Sq % d->heads_q), i = (int)(row % Sq);
     if (!(isinf(lse_f[row]) && lse_f[row] < 0)) ++r->lse.bad_elements;
-    const double *orow = o + (((size_t)b * d->seqlen_q + i) * d->heads_q + h) * Dv;
+    const double *orow = o + (((size_t)b * Sq + i) * d->heads_q + h) * Dv;
     for (int c = 0; c < Dv; ++c)
       if (orow[c] != 0.0) ++r->o.bad_elements;
   }
-  compare(&r->o, o, o_ref, o_low, no, d->dtype);
+  if (varlen) {
+    ref_problem_of(pr, &rp, REF_ROUND_NONE);
+    compare_varlen(&r->o, o, o_ref, o_low, &rp, (size_t)d->heads_q * Dv, 0, d->dtype);
+  } else {
+    compare(&r->o, o, o_ref, o_low, no, d->dtype);
+  }
   if (no > 0) {
     const size_t i = r->o.worst / Dv; /* (b, s, h) of the worst O element */
-    const size_t h = i % d->heads_q, s = i / d->heads_q % d->seqlen_q,
-                 b = i / ((size_t)d->heads_q * d->seqlen_q);
-    const size_t row = (b * d->heads_q + h) * d->seqlen_q + s;
+    const size_t h = i % d->heads_q, s = i / d->heads_q % Sq, b = i / ((size_t)d->heads_q * Sq);
+    const size_t row = (b * d->heads_q + h) * Sq + s;
     r->o_worst_lse = lse_f[row];
     r->o_worst_lse_ref = lse_ref[row];
   }
@@ -197,9 +250,9 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
       g_low[t] = malloc((n + 1) * sizeof(double));
       if (!g_ref[t] || !g_low[t]) goto done;
     }
-    ref_problem_of(d, &rp, REF_ROUND_NONE);
+    ref_problem_of(pr, &rp, REF_ROUND_NONE);
     ref_attn_bwd(&rp, q, k, v, dout, g_ref[0], g_ref[1], g_ref[2]);
-    ref_problem_of(d, &rp, d->dtype);
+    ref_problem_of(pr, &rp, d->dtype);
     rp.given_o = o; /* the O the backward was handed: an input of the backward */
     ref_attn_bwd(&rp, q, k, v, dout, g_low[0], g_low[1], g_low[2]);
     const problem_tensor_t *gt[3] = {&pr->dq, &pr->dk, &pr->dv};
@@ -207,7 +260,14 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
     for (int t = 0; t < 3; ++t) {
       g[t] = download_output(gt[t], d->dtype, &gf[t]->bad_elements);
       if (!g[t]) goto done;
-      compare(gf[t], g[t], g_ref[t], g_low[t], n_of[t], d->dtype);
+      if (varlen) { /* dq per query range, dk / dv per key range */
+        const size_t row_elems = t == 0 ? (size_t)d->heads_q * d->head_dim
+                                 : t == 1 ? (size_t)d->heads_kv * d->head_dim
+                                          : (size_t)d->heads_kv * Dv;
+        compare_varlen(gf[t], g[t], g_ref[t], g_low[t], &rp, row_elems, t > 0, d->dtype);
+      } else {
+        compare(gf[t], g[t], g_ref[t], g_low[t], n_of[t], d->dtype);
+      }
       r->pass = r->pass && gf[t]->pass;
     }
   }
@@ -232,8 +292,10 @@ done:
 }
 
 static void print_figure(const char *name, const error_figure_t *f) {
-  printf("    %-4s max_err %.3e  lowp_err %.3e  tol %.3e  bad %ld  %s\n", name, f->max_err,
+  printf("    %-4s max_err %.3e  lowp_err %.3e  tol %.3e  bad %ld  %s", name, f->max_err,
          f->max_err_lowp, f->tolerance, f->bad_elements, f->pass ? "ok" : "FAIL");
+  if (f->seq > 0) printf("  (sequence %d: the worst ratio)", f->seq - 1);
+  printf("\n");
   if (f->max_err > 0.0)
     printf("         worst: element %zu (dense b,s,h,d order) = %.6e, ref %.6e, lowp %.6e\n",
            f->worst, f->worst_x, f->worst_ref, f->worst_lowp);

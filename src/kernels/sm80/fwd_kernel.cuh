@@ -56,6 +56,16 @@
  *
  * Grid: 1-D, batch * heads_q * m_blocks CTAs; the (batch, head) index runs fastest and the query
  * tile index runs from the last (heaviest under a causal mask) to the first.
+ *
+ * Varlen (VARLEN, a template bool of the body; its own kernel, cd_sm80_fwd_varlen_kernel, so the
+ * dense kernels' code is untouched): batch is the number of sequences and m_blocks counts the
+ * tiles of max_seqlen_q (host-known bounds). A CTA first reads its sequence's clamped ranges
+ * (cd_sm80_fwd_varlen_seq: cudadent.h's clamping of cu_seqlens_q / cu_seqlens_k / seqused_k),
+ * returns at once when its query tile starts at or past the sequence's length, and otherwise
+ * runs the dense code with that sequence's seqlen_q / seqlen_k (masks bottom-right aligned per
+ * sequence) on pointers moved to the sequence's first query / key token; the LSE goes to
+ * lse[h * total_q + token]. Tokens in no sequence are written by the gap fill (kernels/varlen.cu),
+ * launched before this kernel.
  */
 #ifndef CUDADENT_SM80_FWD_KERNEL_CUH
 #define CUDADENT_SM80_FWD_KERNEL_CUH
@@ -86,7 +96,33 @@ typedef struct cd_sm80_fwd_args {
    * at the offsets they always had */
   int qk_chunks, v_chunks;   /* head_dim / 8, head_dim_v / 8 (16-byte chunks of a real row) */
   float softcap_pre;         /* SOFTCAP: softmax_scale / softcap (t = tanh(q.k * softcap_pre)) */
+  /* varlen only (the dense kernels never read them): device arrays (seqused_k may be NULL) and
+   * the token counts; mask.seqlen_q / seqlen_k hold max_seqlen_q / max_seqlen_k */
+  const int *cu_seqlens_q, *cu_seqlens_k, *seqused_k;
+  int total_q, total_k;
 } cd_sm80_fwd_args_t;
+
+/* Sequence b's clamped ranges (cudadent.h, "features of layout v2"): queries [*q0, *q0 + *len_q)
+ * with q0 = clamp(cu_seqlens_q[b], 0, total_q), end clamp(cu_seqlens_q[b+1], q0,
+ * min(total_q, q0 + max_seqlen_q)); keys likewise from *k0, of which the first *len_k are used
+ * (seqused_k[b] clamped to [0, its key count], or all). All in int64 before the clamps, so no
+ * entry can wrap. */
+CUDADENT_DEVICE void cd_sm80_fwd_varlen_q(const cd_sm80_fwd_args_t &a, int b, int *q0, int *len_q) {
+  const int64_t lo = min(max((int64_t)a.cu_seqlens_q[b], (int64_t)0), (int64_t)a.total_q);
+  const int64_t end = min((int64_t)a.total_q, lo + a.mask.seqlen_q);
+  const int64_t hi = min(max((int64_t)a.cu_seqlens_q[b + 1], lo), end);
+  *q0 = (int)lo;
+  *len_q = (int)(hi - lo);
+}
+CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a, int b, int *k0, int *len_k) {
+  const int64_t lo = min(max((int64_t)a.cu_seqlens_k[b], (int64_t)0), (int64_t)a.total_k);
+  const int64_t end = min((int64_t)a.total_k, lo + a.mask.seqlen_k);
+  const int64_t hi = min(max((int64_t)a.cu_seqlens_k[b + 1], lo), end);
+  int len = (int)(hi - lo);
+  if (a.seqused_k != NULL) len = min(max(a.seqused_k[b], 0), len);
+  *k0 = (int)lo;
+  *len_k = len;
+}
 
 /* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
 template <int CHUNKS>
@@ -149,8 +185,10 @@ CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t r
   }
 }
 
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
+/* The kernel's body (the __global__ kernels below: dense and varlen). */
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
+          bool VARLEN>
+__device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
   constexpr int M_TILES = ROWS_W / 16;      // m16 tiles per warp
@@ -181,17 +219,33 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
   const int b = (int)(bh / (unsigned)a.heads_q);
   const int h = (int)(bh % (unsigned)a.heads_q);
   const int hk = (int)((unsigned)h / (unsigned)a.group);
-  const int seqlen_q = a.mask.seqlen_q;
-  const int seqlen_k = a.mask.seqlen_k;
+  /* varlen: this sequence's lengths and first tokens (dense: the call's, and batch offsets) */
+  cd_mask_t vmask = a.mask;         /* VARLEN: the sequence's lengths, windows as given */
+  int64_t q_first = 0, k_first = 0; /* VARLEN: the sequence's first query / key token */
+  if (VARLEN) {
+    int q0, k0;
+    cd_sm80_fwd_varlen_q(a, b, &q0, &vmask.seqlen_q);
+    if (m_block * BLOCK_M >= vmask.seqlen_q) return; /* the whole CTA: past the sequence's end */
+    cd_sm80_fwd_varlen_k(a, b, &k0, &vmask.seqlen_k);
+    q_first = q0;
+    k_first = k0;
+  }
+  const cd_mask_t &mask = VARLEN ? vmask : a.mask; /* dense: the argument itself */
+  const int seqlen_q = mask.seqlen_q;
+  const int seqlen_k = mask.seqlen_k;
   const int m0 = m_block * BLOCK_M;
   const int rows_valid = min(BLOCK_M, seqlen_q - m0);
 
-  const T *gQ = (const T *)a.q + (int64_t)b * a.q_sb + (int64_t)h * a.q_sh + (int64_t)m0 * a.q_ss;
-  const T *gK = (const T *)a.k + (int64_t)b * a.k_sb + (int64_t)hk * a.k_sh;
-  const T *gV = (const T *)a.v + (int64_t)b * a.v_sb + (int64_t)hk * a.v_sh;
+  const T *gQ = VARLEN ? (const T *)a.q + (int64_t)h * a.q_sh + (q_first + m0) * a.q_ss
+                       : (const T *)a.q + (int64_t)b * a.q_sb + (int64_t)h * a.q_sh +
+                             (int64_t)m0 * a.q_ss;
+  const T *gK = VARLEN ? (const T *)a.k + (int64_t)hk * a.k_sh + k_first * a.k_ss
+                       : (const T *)a.k + (int64_t)b * a.k_sb + (int64_t)hk * a.k_sh;
+  const T *gV = VARLEN ? (const T *)a.v + (int64_t)hk * a.v_sh + k_first * a.v_ss
+                       : (const T *)a.v + (int64_t)b * a.v_sb + (int64_t)hk * a.v_sh;
 
   int key0, key1;
-  cd_mask_keys_of_rows(a.mask, m0, m0 + rows_valid, &key0, &key1);
+  cd_mask_keys_of_rows(mask, m0, m0 + rows_valid, &key0, &key1);
   const int n_first = key0 / BLOCK_N;
   const int n_last = key1 > key0 ? (key1 - 1) / BLOCK_N : n_first - 1; // n_last < n_first: none
 
@@ -298,14 +352,14 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
 
       /* ---- element mask on partially masked tiles only ---- */
       const int n0 = n * BLOCK_N;
-      if (cd_mask_tile_partial(a.mask, m0, m0 + rows_valid, n0, n0 + BLOCK_N)) {
+      if (cd_mask_tile_partial(mask, m0, m0 + rows_valid, n0, n0 + BLOCK_N)) {
 #pragma unroll
         for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int i = m0 + warp * ROWS_W + mt * 16 + half * 8 + g;
-            const int lo = cd_mask_key_lo(a.mask, i) - n0; // tile-local visible [lo, hi)
-            const int hi = cd_mask_key_hi(a.mask, i) - n0;
+            const int lo = cd_mask_key_lo(mask, i) - n0; // tile-local visible [lo, hi)
+            const int hi = cd_mask_key_hi(mask, i) - n0;
 #pragma unroll
             for (int nt = 0; nt < S_TILES; ++nt) {
 #pragma unroll
@@ -354,8 +408,18 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
   /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
   const unsigned bh_e = blockIdx.x % bh_count;
   const int b_e = (int)(bh_e / (unsigned)a.heads_q), h_e = (int)(bh_e % (unsigned)a.heads_q);
-  T *gO = (T *)a.o + (int64_t)b_e * a.o_sb + (int64_t)h_e * a.o_sh + (int64_t)m0 * a.o_ss;
-  float *lse_row = a.lse + ((int64_t)bh_e * seqlen_q + m0); /* [batch][heads_q][seqlen_q] */
+  int seqlen_q_e = seqlen_q;
+  int64_t q_first_e = 0;
+  if (VARLEN) { /* re-read (L1/L2 hits) rather than kept live across the loop */
+    int q0;
+    cd_sm80_fwd_varlen_q(a, b_e, &q0, &seqlen_q_e);
+    q_first_e = q0;
+  }
+  T *gO = VARLEN ? (T *)a.o + (int64_t)h_e * a.o_sh + (q_first_e + m0) * a.o_ss
+                 : (T *)a.o + (int64_t)b_e * a.o_sb + (int64_t)h_e * a.o_sh + (int64_t)m0 * a.o_ss;
+  /* dense [batch][heads_q][seqlen_q]; varlen [heads_q][total_q] */
+  float *lse_row = VARLEN ? a.lse + ((int64_t)h_e * a.total_q + q_first_e + m0)
+                          : a.lse + ((int64_t)bh_e * seqlen_q + m0);
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
 #pragma unroll
@@ -369,7 +433,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
         o[mt][ot][2 * half + 1] *= inv;
       }
       const int i = warp * ROWS_W + mt * 16 + half * 8 + g; // tile row
-      if (a.lse != NULL && t == 0 && m0 + i < seqlen_q)
+      if (a.lse != NULL && t == 0 && m0 + i < seqlen_q_e)
         lse_row[i] = l > 0.f ? row_max[r] * a.scale + logf(l) : CD_NEG_INF;
     }
   }
@@ -393,12 +457,24 @@ __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm8
     const int idx = lane + it * 32;
     const int r = warp * ROWS_W + idx / CHUNKS;
     const int c = idx % CHUNKS;
-    if (m0 + r < seqlen_q && (!PAD || c < a.v_chunks)) { // PAD: columns < head_dim_v only
+    if (m0 + r < seqlen_q_e && (!PAD || c < a.v_chunks)) { // PAD: columns < head_dim_v only
       const uint4 v = *(const uint4 *)(sO + cd_sm80_fwd_swz<CHUNKS>(r, c));
       *(uint4 *)(gO + (int64_t)r * a.o_ss + c * 8) = v;
     }
   }
   }
+}
+
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
+  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a);
+}
+
+/* varlen: the same body on ragged batches (see the header comment) */
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(WARPS * 32, 2)
+    cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a) {
+  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a);
 }
 
 /* Dynamic shared memory of one CTA. */
@@ -409,11 +485,15 @@ constexpr int cd_sm80_fwd_smem_bytes() {
 
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the
  * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
+          bool VARLEN>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  void (*kernel)(const cd_sm80_fwd_args_t) =
-      cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
+  void (*kernel)(const cd_sm80_fwd_args_t);
+  if constexpr (VARLEN) /* only the kernel of the call's kind is instantiated */
+    kernel = cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
+  else
+    kernel = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
@@ -457,6 +537,13 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
     a.softcap_pre = 0.f;
   }
   a.scale_log2 = a.scale * 1.4426950408889634f;
+  /* varlen: batch = sequences, seqlen_q / seqlen_k = max_seqlen_q / max_seqlen_k (the grid's
+   * bounds); stride_batch is 0 after api.c (a (1, total, heads, dim) tensor) and never read */
+  a.cu_seqlens_q = p->cu_seqlens_q;
+  a.cu_seqlens_k = p->cu_seqlens_k;
+  a.seqused_k = p->seqused_k;
+  a.total_q = p->total_q;
+  a.total_k = p->total_k;
 
   const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
   if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */

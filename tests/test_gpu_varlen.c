@@ -1,0 +1,204 @@
+/*
+ * test_gpu_varlen.c - the varlen forward (issue 28; cudadent.h, "features of layout v2") on the
+ * GPU through the public API against the double-precision CPU reference (tools/problem.h's
+ * varlen mode: the sequences packed into (total, heads, dim) tensors, cu_seqlens uploaded, fresh
+ * random inputs, poisoned outputs, flash-attn's criterion applied to each sequence on its own,
+ * tokens in no sequence O == 0 and LSE == -inf). Skipped with 'skipped: no CUDA device' where
+ * there is none.
+ *
+ * Tests: gpu_varlen_fwd/<NN-name>, the cases below: lengths 0, 1, odd and long in one batch,
+ * seqlen_q != seqlen_k per sequence both ways, sequences with no key (every row O = 0,
+ * LSE = -inf), GQA and MQA, no mask, causal, windows, head dims 32 to 256, head_dim_v != head_dim,
+ * softcap, layouts packed, padded, gapped (a read past a row's real dim or past the packed tokens
+ * fails), large and small tiles (the tile choice follows the grid's bound batch * heads *
+ * tiles of max_seqlen_q; 132-SM H100 / H200), seqused_k, invalid arrays (clamped: the report of
+ * the opt-in check is compared with the first bad entry, and the tokens in no sequence must be
+ * O = 0 / LSE = -inf), and no key at all (max_seqlen_k = 0: the fills).
+ * Cost: the fp64 reference, about 10 core-seconds for the whole list.
+ * The backward takes no varlen call yet (refused: tests/test_api_v2.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "harness.h"
+#include "problem.h"
+
+void register_gpu_varlen_tests(void);
+
+#define NONE 0, -1, -1
+#define CAUSAL 1, -1, -1
+#define WINDOW 0, 33, 7 /* sliding window, both sides */
+#define LOCAL 1, 64, -1 /* causal local window */
+
+typedef struct varlen_case {
+  const char *name;
+  int n;                      /* sequences */
+  const int *q, *k, *used;    /* lengths, seqused_k (NULL: none) */
+  const int *cu_q, *cu_k;     /* invalid arrays uploaded instead (NULL: the prefix sums) */
+  int heads_q, heads_kv, head_dim, head_dim_v;
+  cudadent_dtype_t dtype;
+  int mask[3];
+  float softcap;
+  problem_layout_t layout;
+  int report;                 /* 1: seqlens_report, compared with expect */
+  cudadent_seqlens_report_t expect;
+} varlen_case_t;
+
+/* mixed lengths: an empty sequence, one query, odd, long, keys 0 (no key: O = 0, LSE = -inf) */
+static const int mix_q[] = {0, 1, 17, 300, 64, 129}, mix_k[] = {5, 1, 17, 400, 0, 129};
+/* the same transposed: more queries than keys (bottom-right alignment: early rows see nothing) */
+static const int tr_q[] = {5, 1, 17, 400, 0, 129}, tr_k[] = {0, 1, 17, 300, 64, 129};
+/* 40 short sequences (lengths 1..23 and 1..29): many CTAs past their sequence's end */
+static const int many_q[] = {1, 8, 14, 22, 6, 13, 19, 3, 10, 17, 2, 9, 15, 21, 5, 12, 18, 1, 7,
+                             14, 20, 4, 11, 17, 1, 8, 14, 22, 6, 13, 19, 3, 10, 17, 2, 9, 15, 21,
+                             5, 12};
+static const int many_k[] = {1, 6, 11, 16, 21, 26, 2, 7, 12, 17, 22, 27, 3, 8, 13, 18, 23, 28, 4,
+                             9, 14, 19, 24, 29, 5, 10, 15, 20, 25, 1, 6, 11, 16, 21, 26, 2, 7, 12,
+                             17, 22};
+/* long: several key tiles, and a grid large enough for the large tiles under a mask */
+static const int long_q[] = {1000, 513, 3, 0}, long_k[] = {1000, 700, 9, 0};
+/* seqused_k: part of the keys, none (0), all */
+static const int used_q[] = {37, 0, 200, 5, 64}, used_k[] = {100, 10, 250, 64, 64},
+                 used_u[] = {50, 3, 250, 0, 1};
+/* invalid cu_seqlens_q: sequence 1 too long (100 > max 70: cut to 70, tokens [120, 150) in no
+ * sequence), cu_seqlens_q[batch] = 155 < total 160 (tokens [155, 160) in none) */
+static const int bad_q[] = {50, 70, 30, 10}, bad_k[] = {60, 60, 60, 60};
+static const int bad_cu_q[] = {0, 50, 150, 150, 155};
+/* invalid cu_seqlens_k: sequence 1 70 keys (> max 60: cut to 60; the first bad entry, index 2),
+ * entry 3 past total_k (sequence 2's keys cut to 60, sequence 3 gets none: its rows O = 0,
+ * LSE = -inf) */
+static const int badk_cu_k[] = {0, 60, 130, 400, 240};
+/* no key at all: max_seqlen_k = 0 */
+static const int nokey_q[] = {3, 0, 20}, nokey_k[] = {0, 0, 0};
+
+#define LEN(a) (int)(sizeof a / sizeof a[0])
+#define NO_REPORT 0, {0, 0, 0, 0}
+
+static const varlen_case_t cases[] = {
+    {"mixed-d64", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0, CUDADENT_DTYPE_BF16,
+     {NONE}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+    {"mixed-causal-gapped", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+    {"transposed-causal-d128", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 4, 1, 128, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, NO_REPORT},
+    {"mixed-window-d128", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 1, 128, 0,
+     CUDADENT_DTYPE_FP16, {WINDOW}, 0, LAYOUT_GAPPED, NO_REPORT},
+    {"transposed-local-d96", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 6, 2, 96, 0,
+     CUDADENT_DTYPE_BF16, {LOCAL}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+    {"mixed-causal-d256", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 2, 1, 256, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+    {"mixed-d192v128-softcap", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 2, 2, 192, 128,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 30.0f, LAYOUT_CONTIGUOUS, NO_REPORT},
+    {"many-short-causal", LEN(many_q), many_q, many_k, NULL, NULL, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+    {"long-causal-large-tiles", LEN(long_q), long_q, long_k, NULL, NULL, NULL, 16, 4, 32, 0,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+    {"seqused-causal-report", LEN(used_q), used_q, used_k, used_u, NULL, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
+    {"invalid-cu-q-report", LEN(bad_q), bad_q, bad_k, NULL, bad_cu_q, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_FP16, {NONE}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_TOO_LONG, 0, 2, 150}},
+    {"invalid-cu-k-report", LEN(bad_q), bad_q, bad_k, NULL, NULL, badk_cu_k, 4, 2, 64, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 1,
+     {CUDADENT_SEQLENS_TOO_LONG, 1, 2, 130}},
+    {"no-key-report", LEN(nokey_q), nokey_q, nokey_k, NULL, NULL, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
+};
+enum { N_CASES = sizeof cases / sizeof cases[0] };
+
+static problem_desc_t case_desc(int i) {
+  const varlen_case_t *c = &cases[i];
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.varlen = c->n;
+  d.varlen_q = c->q;
+  d.varlen_k = c->k;
+  d.varlen_used = c->used;
+  d.varlen_cu_q = c->cu_q;
+  d.varlen_cu_k = c->cu_k;
+  d.varlen_report = c->report;
+  d.heads_q = c->heads_q;
+  d.heads_kv = c->heads_kv;
+  d.head_dim = c->head_dim;
+  d.head_dim_v = c->head_dim_v;
+  d.dtype = c->dtype;
+  d.causal = c->mask[0];
+  d.window_left = c->mask[1];
+  d.window_right = c->mask[2];
+  d.softcap = c->softcap;
+  d.layout = c->layout;
+  return d;
+}
+
+static int run_varlen_case(int i) {
+  T_REQUIRE_GPU();
+  if (i >= N_CASES) return T_FAILF("no case %d", i);
+  const varlen_case_t *c = &cases[i];
+  problem_desc_t desc = case_desc(i);
+  problem_t pr;
+  char err[256] = "", name[400];
+  if (problem_create(&pr, &desc, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: setup: %s", c->name, err);
+  }
+  problem_describe(&pr.d, name, sizeof name);
+  printf("    %s: %s, total %d/%d, seed %llu\n", c->name, name, pr.total_q, pr.total_k,
+         (unsigned long long)pr.d.seed);
+  const cudadent_status_t st = problem_run_fwd(&pr, NULL);
+  const char *forced = getenv("CUDADENT_KERNEL_FWD");
+  if (!forced || !forced[0]) forced = getenv("CUDADENT_KERNEL");
+  if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && forced && strcmp(forced, "sm90") == 0) {
+    problem_destroy(&pr);
+    return t_skip("varlen forward forced onto sm90 (CUDADENT_KERNEL*): only sm80 has varlen");
+  }
+  if (st != CUDADENT_STATUS_SUCCESS) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: %s: %s", c->name, cudadent_get_error_string(st),
+                   cudadent_get_last_error_message());
+  }
+  cudadent_seqlens_report_t rep = {-1, -1, -1, -1};
+  if (c->report && problem_varlen_report(&pr, &rep) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("%s: CUDA failure reading the report", c->name);
+  }
+  check_result_t r;
+  const int rc = problem_check(&pr, 0, &r);
+  problem_destroy(&pr);
+  if (rc != 0)
+    return T_FAILF("%s: CUDA failure: %s", c->name, cudaGetErrorString(cudaGetLastError()));
+  problem_print_check(&r, 0);
+  if (c->report) {
+    printf("    report: status %d array %d index %d value %d (want %d %d %d %d)\n", rep.status,
+           rep.array, rep.index, rep.value, c->expect.status, c->expect.array, c->expect.index,
+           c->expect.value);
+    T_CHECK(rep.status == c->expect.status && rep.array == c->expect.array &&
+                rep.index == c->expect.index && rep.value == c->expect.value,
+            "%s: the seqlens report differs from the first bad entry", c->name);
+  }
+  return r.pass ? T_PASS
+                : T_FAILF("%s: outside the criterion (or a clobbered gap, a non-finite output, "
+                          "or a token in no sequence not O = 0 / LSE = -inf: 'bad' above)",
+                          c->name);
+}
+
+#define VARLEN_FN(i) \
+  static int varlen_fwd_##i(void) { return run_varlen_case(i); }
+VARLEN_FN(0) VARLEN_FN(1) VARLEN_FN(2) VARLEN_FN(3) VARLEN_FN(4) VARLEN_FN(5) VARLEN_FN(6)
+VARLEN_FN(7) VARLEN_FN(8) VARLEN_FN(9) VARLEN_FN(10) VARLEN_FN(11) VARLEN_FN(12) VARLEN_FN(13)
+VARLEN_FN(14) VARLEN_FN(15)
+static const t_fn varlen_fns[] = {varlen_fwd_0,  varlen_fwd_1,  varlen_fwd_2,  varlen_fwd_3,
+                                  varlen_fwd_4,  varlen_fwd_5,  varlen_fwd_6,  varlen_fwd_7,
+                                  varlen_fwd_8,  varlen_fwd_9,  varlen_fwd_10, varlen_fwd_11,
+                                  varlen_fwd_12, varlen_fwd_13, varlen_fwd_14, varlen_fwd_15};
+_Static_assert(sizeof varlen_fns / sizeof varlen_fns[0] >= N_CASES, "add VARLEN_FN rows");
+
+void register_gpu_varlen_tests(void) {
+  static char names[N_CASES][64];
+  for (int i = 0; i < N_CASES; ++i) {
+    snprintf(names[i], sizeof names[i], "gpu_varlen_fwd/%02d-%s", i, cases[i].name);
+    t_register(names[i], varlen_fns[i]);
+  }
+}
