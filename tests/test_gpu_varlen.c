@@ -6,7 +6,7 @@
  * tokens in no sequence O == 0 and LSE == -inf). Skipped with 'skipped: no CUDA device' where
  * there is none.
  *
- * Tests: gpu_varlen_fwd/<NN-name>, the cases below: lengths 0, 1, odd and long in one batch,
+ * Tests: gpu_varlen_fwd/<NN-name> (14), the cases below: lengths 0, 1, odd and long in one batch,
  * seqlen_q != seqlen_k per sequence both ways, sequences with no key (every row O = 0,
  * LSE = -inf), GQA and MQA, no mask, causal, windows, head dims 32 to 256, head_dim_v != head_dim,
  * softcap, layouts packed, padded, gapped (a read past a row's real dim or past the packed tokens
@@ -85,6 +85,9 @@ static const varlen_case_t cases[] = {
      CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
     {"transposed-causal-d128", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 4, 1, 128, 0,
      CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, NO_REPORT},
+    /* unmasked, 6 x 8 x 3 = 144 CTAs: the large tiles (W128 128x64, the kernel that spills) */
+    {"mixed-d128-large-tiles", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 8, 2, 128, 0,
+     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_PADDED, NO_REPORT},
     {"mixed-window-d128", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 1, 128, 0,
      CUDADENT_DTYPE_FP16, {WINDOW}, 0, LAYOUT_GAPPED, NO_REPORT},
     {"transposed-local-d96", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 6, 2, 96, 0,

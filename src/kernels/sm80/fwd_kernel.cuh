@@ -57,8 +57,10 @@
  * Grid: 1-D, batch * heads_q * m_blocks CTAs; the (batch, head) index runs fastest and the query
  * tile index runs from the last (heaviest under a causal mask) to the first.
  *
- * Varlen (VARLEN, a template bool of the body; its own kernel, cd_sm80_fwd_varlen_kernel, so the
- * dense kernels' code is untouched): batch is the number of sequences and m_blocks counts the
+ * Varlen (VARLEN, a template bool of the body; its own kernel, cd_sm80_fwd_varlen_kernel, with the
+ * arrays in a second argument, so the dense kernels keep their names and argument; their SASS
+ * differs only in the placement of a sign extension, docs/kernels/sm80_fwd.md section 7): batch
+ * is the number of sequences and m_blocks counts the
  * tiles of max_seqlen_q (host-known bounds). A CTA first reads its sequence's clamped ranges
  * (cd_sm80_fwd_varlen_seq: cudadent.h's clamping of cu_seqlens_q / cu_seqlens_k / seqused_k),
  * returns at once when its query tile starts at or past the sequence's length, and otherwise
@@ -96,30 +98,38 @@ typedef struct cd_sm80_fwd_args {
    * at the offsets they always had */
   int qk_chunks, v_chunks;   /* head_dim / 8, head_dim_v / 8 (16-byte chunks of a real row) */
   float softcap_pre;         /* SOFTCAP: softmax_scale / softcap (t = tanh(q.k * softcap_pre)) */
-  /* varlen only (the dense kernels never read them): device arrays (seqused_k may be NULL) and
-   * the token counts; mask.seqlen_q / seqlen_k hold max_seqlen_q / max_seqlen_k */
+} cd_sm80_fwd_args_t;
+
+/* The varlen kernel's second argument: device arrays (seqused_k may be NULL) and the token
+ * counts (a.mask.seqlen_q / seqlen_k then hold max_seqlen_q / max_seqlen_k). A separate struct,
+ * so that the dense kernels' argument is the one they always had. */
+typedef struct cd_sm80_fwd_varlen_args {
   const int *cu_seqlens_q, *cu_seqlens_k, *seqused_k;
   int total_q, total_k;
-} cd_sm80_fwd_args_t;
+} cd_sm80_fwd_varlen_args_t;
 
 /* Sequence b's clamped ranges (cudadent.h, "features of layout v2"): queries [*q0, *q0 + *len_q)
  * with q0 = clamp(cu_seqlens_q[b], 0, total_q), end clamp(cu_seqlens_q[b+1], q0,
  * min(total_q, q0 + max_seqlen_q)); keys likewise from *k0, of which the first *len_k are used
  * (seqused_k[b] clamped to [0, its key count], or all). All in int64 before the clamps, so no
  * entry can wrap. */
-CUDADENT_DEVICE void cd_sm80_fwd_varlen_q(const cd_sm80_fwd_args_t &a, int b, int *q0, int *len_q) {
-  const int64_t lo = min(max((int64_t)a.cu_seqlens_q[b], (int64_t)0), (int64_t)a.total_q);
-  const int64_t end = min((int64_t)a.total_q, lo + a.mask.seqlen_q);
-  const int64_t hi = min(max((int64_t)a.cu_seqlens_q[b + 1], lo), end);
+CUDADENT_DEVICE void cd_sm80_fwd_varlen_q(const cd_sm80_fwd_args_t &a,
+                                          const cd_sm80_fwd_varlen_args_t &v, int b, int *q0,
+                                          int *len_q) {
+  const int64_t lo = min(max((int64_t)v.cu_seqlens_q[b], (int64_t)0), (int64_t)v.total_q);
+  const int64_t end = min((int64_t)v.total_q, lo + a.mask.seqlen_q);
+  const int64_t hi = min(max((int64_t)v.cu_seqlens_q[b + 1], lo), end);
   *q0 = (int)lo;
   *len_q = (int)(hi - lo);
 }
-CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a, int b, int *k0, int *len_k) {
-  const int64_t lo = min(max((int64_t)a.cu_seqlens_k[b], (int64_t)0), (int64_t)a.total_k);
-  const int64_t end = min((int64_t)a.total_k, lo + a.mask.seqlen_k);
-  const int64_t hi = min(max((int64_t)a.cu_seqlens_k[b + 1], lo), end);
+CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
+                                          const cd_sm80_fwd_varlen_args_t &v, int b, int *k0,
+                                          int *len_k) {
+  const int64_t lo = min(max((int64_t)v.cu_seqlens_k[b], (int64_t)0), (int64_t)v.total_k);
+  const int64_t end = min((int64_t)v.total_k, lo + a.mask.seqlen_k);
+  const int64_t hi = min(max((int64_t)v.cu_seqlens_k[b + 1], lo), end);
   int len = (int)(hi - lo);
-  if (a.seqused_k != NULL) len = min(max(a.seqused_k[b], 0), len);
+  if (v.seqused_k != NULL) len = min(max(v.seqused_k[b], 0), len);
   *k0 = (int)lo;
   *len_k = len;
 }
@@ -188,7 +198,8 @@ CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t r
 /* The kernel's body (the __global__ kernels below: dense and varlen). */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
           bool VARLEN>
-__device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a) {
+__device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
+                                                 const cd_sm80_fwd_varlen_args_t v) {
   constexpr int THREADS = WARPS * 32;
   constexpr int ROWS_W = BLOCK_M / WARPS;   // query rows per warp
   constexpr int M_TILES = ROWS_W / 16;      // m16 tiles per warp
@@ -224,9 +235,9 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a) {
   int64_t q_first = 0, k_first = 0; /* VARLEN: the sequence's first query / key token */
   if (VARLEN) {
     int q0, k0;
-    cd_sm80_fwd_varlen_q(a, b, &q0, &vmask.seqlen_q);
+    cd_sm80_fwd_varlen_q(a, v, b, &q0, &vmask.seqlen_q);
     if (m_block * BLOCK_M >= vmask.seqlen_q) return; /* the whole CTA: past the sequence's end */
-    cd_sm80_fwd_varlen_k(a, b, &k0, &vmask.seqlen_k);
+    cd_sm80_fwd_varlen_k(a, v, b, &k0, &vmask.seqlen_k);
     q_first = q0;
     k_first = k0;
   }
@@ -412,13 +423,13 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a) {
   int64_t q_first_e = 0;
   if (VARLEN) { /* re-read (L1/L2 hits) rather than kept live across the loop */
     int q0;
-    cd_sm80_fwd_varlen_q(a, b_e, &q0, &seqlen_q_e);
+    cd_sm80_fwd_varlen_q(a, v, b_e, &q0, &seqlen_q_e);
     q_first_e = q0;
   }
   T *gO = VARLEN ? (T *)a.o + (int64_t)h_e * a.o_sh + (q_first_e + m0) * a.o_ss
                  : (T *)a.o + (int64_t)b_e * a.o_sb + (int64_t)h_e * a.o_sh + (int64_t)m0 * a.o_ss;
   /* dense [batch][heads_q][seqlen_q]; varlen [heads_q][total_q] */
-  float *lse_row = VARLEN ? a.lse + ((int64_t)h_e * a.total_q + q_first_e + m0)
+  float *lse_row = VARLEN ? a.lse + ((int64_t)h_e * v.total_q + q_first_e + m0)
                           : a.lse + ((int64_t)bh_e * seqlen_q + m0);
 #pragma unroll
   for (int mt = 0; mt < M_TILES; ++mt) {
@@ -467,14 +478,15 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a) {
 
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
 __global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
-  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a);
+  const cd_sm80_fwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
+  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a, none);
 }
 
 /* varlen: the same body on ragged batches (see the header comment) */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
 __global__ void __launch_bounds__(WARPS * 32, 2)
-    cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a) {
-  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a);
+    cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a, const cd_sm80_fwd_varlen_args_t v) {
+  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a, v);
 }
 
 /* Dynamic shared memory of one CTA. */
@@ -489,11 +501,12 @@ template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool
           bool VARLEN>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  void (*kernel)(const cd_sm80_fwd_args_t);
-  if constexpr (VARLEN) /* only the kernel of the call's kind is instantiated */
-    kernel = cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
+  /* only the kernel of the call's kind is instantiated */
+  const void *kernel;
+  if constexpr (VARLEN)
+    kernel = (const void *)cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
   else
-    kernel = cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
+    kernel = (const void *)cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
 
   /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
    * race between threads only repeats it) */
@@ -502,7 +515,7 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
   if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                SMEM);
     if (err != cudaSuccess) return err;
     cudadent_device_once_mark(&attr_done, dev);
@@ -537,17 +550,24 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
     a.softcap_pre = 0.f;
   }
   a.scale_log2 = a.scale * 1.4426950408889634f;
-  /* varlen: batch = sequences, seqlen_q / seqlen_k = max_seqlen_q / max_seqlen_k (the grid's
-   * bounds); stride_batch is 0 after api.c (a (1, total, heads, dim) tensor) and never read */
-  a.cu_seqlens_q = p->cu_seqlens_q;
-  a.cu_seqlens_k = p->cu_seqlens_k;
-  a.seqused_k = p->seqused_k;
-  a.total_q = p->total_q;
-  a.total_k = p->total_k;
 
   const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
   if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */
-  kernel<<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);
+  if constexpr (VARLEN) {
+    /* batch = sequences, seqlen_q / seqlen_k = max_seqlen_q / max_seqlen_k (the grid's
+     * bounds); stride_batch is 0 after api.c (a (1, total, heads, dim) tensor), never read */
+    cd_sm80_fwd_varlen_args_t v;
+    v.cu_seqlens_q = p->cu_seqlens_q;
+    v.cu_seqlens_k = p->cu_seqlens_k;
+    v.seqused_k = p->seqused_k;
+    v.total_q = p->total_q;
+    v.total_k = p->total_k;
+    cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
+        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a, v);
+  } else {
+    cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
+        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);
+  }
   return cudaGetLastError();
 }
 
