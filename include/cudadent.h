@@ -177,10 +177,10 @@ typedef struct cudadent_tensor {
  *   portable (sm_80+) kernels, forward and backward; the Hopper kernels take head_dim 64 and 128
  *   without softcap, so on H100/H200 other calls run the portable kernels. A call no kernel of
  *   the build and device runs is refused with CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the
- *   supported set. varlen (seqused_k and seqlens_report included) runs on the portable
- *   forward (not yet run on a GPU), so on H100/H200 varlen forwards run the portable kernel; the
- *   backward has no varlen kernel yet: refused with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a
- *   message that says it is not implemented yet; the workspace query refuses alike. */
+ *   supported set. varlen (seqused_k and seqlens_report included): a portable forward kernel
+ *   is written but not yet enabled (it has not run on a GPU), and the backward has none, so
+ *   varlen calls are refused with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says
+ *   it is not implemented yet; the workspace queries refuse alike. */
 
 /* What the opt-in varlen check writes (device memory, 16-byte aligned). */
 typedef enum cudadent_seqlens_error {

@@ -56,8 +56,10 @@ static const cudadent_fwd_kernel_t fwd_table[] = {
 #endif
 #if CUDADENT_HAVE_SM80_FWD
     {"sm80", 80, 0, dims_8_to_256, CUDADENT_DTYPES_16BIT,
-     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP | CUDADENT_FEATURE_VARLEN |
-         CUDADENT_FEATURE_SEQUSED_K | CUDADENT_FEATURE_SEQLENS_CHECK,
+     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP |
+         (CUDADENT_SM80_FWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
+                                         CUDADENT_FEATURE_SEQLENS_CHECK
+                                   : 0u),
      cudadent_sm80_fwd_supports, NULL, cudadent_sm80_fwd_workspace_size, cudadent_sm80_fwd},
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};

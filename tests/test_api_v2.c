@@ -22,6 +22,7 @@
 
 #include "api_params.h"
 #include "cudadent.h"
+#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN */
 #include "harness.h"
 
 void register_api_v2_tests(void);
@@ -87,13 +88,13 @@ static cudadent_attn_bwd_params_t varlen_bwd(void) {
 static const char *const k_not_yet = "not implemented yet";
 
 /* A valid varlen forward: accepted by the workspace query where the build has the portable
- * forward (t_portable_has_issue27(0): its row lists varlen since issue 28), else refused with
- * UNSUPPORTED_FEATURE naming needle. */
+ * forward (t_portable_has_issue27(0)) and its row lists varlen (dispatch.h
+ * CUDADENT_SM80_FWD_VARLEN, issue 28), else refused with UNSUPPORTED_FEATURE naming needle. */
 #define EXPECT_VARLEN_FEATURE_FWD(mutation, needle)                                       \
   do {                                                                                    \
     cudadent_attn_fwd_params_t p = varlen_fwd();                                          \
     mutation;                                                                             \
-    int r_ = t_portable_has_issue27(0)                                                    \
+    int r_ = t_portable_has_issue27(0) && CUDADENT_SM80_FWD_VARLEN                        \
                  ? t_accept_fwd(&p, #mutation)                                            \
                  : t_expect_fwd(&p, CUDADENT_STATUS_UNSUPPORTED_FEATURE, needle, #mutation); \
     if (r_ != T_PASS) return r_;                                                          \
@@ -173,7 +174,8 @@ static int test_varlen_fields(void) {
   /* a valid varlen forward: validated in full, then accepted where the build has the portable
    * forward (issue 28: it takes varlen, seqused_k and seqlens_report), else refused as not
    * implemented yet; the backward has no varlen kernel: refused in every build */
-  printf("    portable forward built (takes varlen): %d\n", t_portable_has_issue27(0));
+  printf("    portable forward built: %d, takes varlen: %d\n", t_portable_has_issue27(0),
+         CUDADENT_SM80_FWD_VARLEN);
   EXPECT_VARLEN_FEATURE_FWD((void)0, "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet");
   EXPECT_VARLEN_FEATURE_FWD(p.seqused_k = (const int32_t *)FAKE(12), k_not_yet);
   EXPECT_VARLEN_FEATURE_FWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13), k_not_yet);

@@ -24,6 +24,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN */
 #include "harness.h"
 #include "problem.h"
 
@@ -138,6 +139,9 @@ static problem_desc_t case_desc(int i) {
 
 static int run_varlen_case(int i) {
   T_REQUIRE_GPU();
+  if (!CUDADENT_SM80_FWD_VARLEN)
+    return t_skip("the varlen forward is not enabled (dispatch.h CUDADENT_SM80_FWD_VARLEN 0 until "
+                  "these tests have passed on a GPU)");
   if (i >= N_CASES) return T_FAILF("no case %d", i);
   const varlen_case_t *c = &cases[i];
   problem_desc_t desc = case_desc(i);
