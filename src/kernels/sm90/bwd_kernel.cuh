@@ -168,8 +168,8 @@ template <int kDet>
 __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
                                                           int &hk, int &b) {
   if (!kDet && SM90_BWD_LPT_GROUP > 0) {
-    /* a group of one chain is the chain-by-chain order: a select, not a branch (a branch here cost
-     * the d64 kernels a 40-byte spill) */
+    /* a group of one chain is the chain-by-chain order, so other masks take the same code with
+     * group 1 (a select, one path) */
     const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
     const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
     cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
