@@ -197,42 +197,9 @@ static int bwd_deterministic_case(int causal, int window_left, int window_right)
     problem_destroy(&pr);
     return T_FAILF("setup: %s", err);
   }
-  int result = T_PASS;
-  uint16_t *first[3] = {NULL, NULL, NULL};
-  if (problem_run_fwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
-    result = T_FAILF("fwd: %s", cudadent_get_last_error_message());
-    goto done;
-  }
-  for (int run = 0; run < 10 && result == T_PASS; ++run) {
-    problem_poison(&pr, 1);
-    if (problem_run_bwd(&pr, NULL) != CUDADENT_STATUS_SUCCESS) {
-      result = T_FAILF("bwd: %s", cudadent_get_last_error_message());
-      break;
-    }
-    uint16_t *g[3] = {NULL, NULL, NULL};
-    if (problem_download_grads(&pr, &g[0], &g[1], &g[2]) != 0) {
-      result = T_FAILF("download failed");
-    } else if (run == 0) {
-      for (int t = 0; t < 3; ++t) first[t] = g[t];
-      continue;
-    } else {
-      const problem_tensor_t *ts[3] = {&pr.dq, &pr.dk, &pr.dv};
-      for (int t = 0; t < 3; ++t)
-        if (memcmp(g[t], first[t], ts[t]->alloc_elems * 2) != 0)
-          result = T_FAILF("run %d: %s differs from run 0", run, t == 0 ? "dq" : t == 1 ? "dk" : "dv");
-    }
-    for (int t = 0; t < 3; ++t) free(g[t]);
-  }
-  if (result == T_PASS) {
-    check_result_t r;
-    if (problem_check(&pr, 1, &r) != 0 || !r.pass) result = T_FAILF("deterministic gradients wrong");
-    else problem_print_check(&r, 1);
-    printf("    10 runs bit-identical\n");
-  }
-done:
-  for (int t = 0; t < 3; ++t) free(first[t]);
+  const int rc = problem_bwd_repeatable(&pr, 10, err, sizeof err);
   problem_destroy(&pr);
-  return result;
+  return rc == 0 ? T_PASS : T_FAILF("%s", err);
 }
 
 static int test_bwd_deterministic(void) {

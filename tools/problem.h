@@ -165,9 +165,12 @@ typedef struct seed_stats {
 int problem_check_seeds(const problem_desc_t *desc, int n, seed_stats_t *st, char *err,
                         size_t err_len);
 
-/* Copies the 16-bit gradient outputs (dq, dk, dv allocations) to host buffers the caller frees,
- * for bit-identity comparisons. */
-int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, uint16_t **dv);
+/* A deterministic backward's repeatability (desc.deterministic): the forward once (O's gaps
+ * refilled: problem_gap_o_for_bwd), then `runs` backwards on poisoned gradients, each run's dq, dk,
+ * dv (whole allocations) compared bitwise with the first run's, then the criterion on the last
+ * (its figures printed). Returns 0 when every run equals the first and the check passes, else 1
+ * with the reason in why. */
+int problem_bwd_repeatable(problem_t *pr, int runs, char *why, size_t why_len);
 
 /* Median milliseconds of iters calls (after warm-up), each timed with CUDA events, with the L2
  * cache flushed before each call. Returns < 0 on failure (message in err). */

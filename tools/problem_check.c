@@ -1,7 +1,7 @@
 /*
  * problem_check.c - the check of a problem's outputs against the double-precision CPU reference
  * (problem.h's criterion): downloading the outputs (and the padding's poison), the comparison,
- * its printout, the accuracy over many seeds, and the gradients' download for bit-identity.
+ * its printout, the accuracy over many seeds, and the deterministic backward's repeatability.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "problem.h"
@@ -367,14 +367,68 @@ int problem_check_seeds(const problem_desc_t *desc, int n, seed_stats_t *st, cha
   return 0;
 }
 
-int problem_download_grads(const problem_t *pr, uint16_t **dq, uint16_t **dk, uint16_t **dv) {
+/* The 16-bit gradient outputs (dq, dk, dv allocations) copied to host buffers the caller frees. */
+static int download_grads(const problem_t *pr, uint16_t *g[3]) {
   const problem_tensor_t *ts[3] = {&pr->dq, &pr->dk, &pr->dv};
-  uint16_t **outs[3] = {dq, dk, dv};
   for (int t = 0; t < 3; ++t) {
-    *outs[t] = malloc((ts[t]->alloc_elems ? ts[t]->alloc_elems : 1) * 2);
-    if (!*outs[t] || cudaMemcpy(*outs[t], ts[t]->device, ts[t]->alloc_elems * 2,
-                                cudaMemcpyDeviceToHost) != cudaSuccess)
+    g[t] = malloc((ts[t]->alloc_elems ? ts[t]->alloc_elems : 1) * 2);
+    if (!g[t] || cudaMemcpy(g[t], ts[t]->device, ts[t]->alloc_elems * 2,
+                            cudaMemcpyDeviceToHost) != cudaSuccess)
       return -1;
   }
   return 0;
+}
+
+int problem_bwd_repeatable(problem_t *pr, int runs, char *why, size_t why_len) {
+  static const char *const names[3] = {"dq", "dk", "dv"};
+  const problem_tensor_t *ts[3] = {&pr->dq, &pr->dk, &pr->dv};
+  uint16_t *first[3] = {NULL, NULL, NULL};
+  int rc = 1;
+  if (problem_run_fwd(pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+    snprintf(why, why_len, "fwd: %s", cudadent_get_last_error_message());
+    goto done;
+  }
+  if (problem_gap_o_for_bwd(pr) != 0) {
+    snprintf(why, why_len, "refilling O's gaps failed");
+    goto done;
+  }
+  for (int run = 0; run < runs; ++run) {
+    if (problem_poison(pr, 1) != 0 || problem_run_bwd(pr, NULL) != CUDADENT_STATUS_SUCCESS) {
+      snprintf(why, why_len, "bwd run %d: %s", run, cudadent_get_last_error_message());
+      goto done;
+    }
+    uint16_t *g[3] = {NULL, NULL, NULL};
+    const int got = download_grads(pr, g);
+    int differs = -1;
+    for (int t = 0; got == 0 && run > 0 && differs < 0 && t < 3; ++t)
+      if (memcmp(g[t], first[t], ts[t]->alloc_elems * 2) != 0) differs = t;
+    if (got == 0 && run == 0) {
+      for (int t = 0; t < 3; ++t) first[t] = g[t];
+      continue;
+    }
+    for (int t = 0; t < 3; ++t) free(g[t]);
+    if (got != 0) {
+      snprintf(why, why_len, "run %d: downloading the gradients failed", run);
+      goto done;
+    }
+    if (differs >= 0) {
+      snprintf(why, why_len, "run %d: %s differs from run 0", run, names[differs]);
+      goto done;
+    }
+  }
+  check_result_t r;
+  if (problem_check(pr, 1, &r) != 0) {
+    snprintf(why, why_len, "check: CUDA failure");
+    goto done;
+  }
+  problem_print_check(&r, 1);
+  if (!r.pass) {
+    snprintf(why, why_len, "deterministic gradients outside the criterion");
+    goto done;
+  }
+  printf("    %d runs bit-identical\n", runs);
+  rc = 0;
+done:
+  for (int t = 0; t < 3; ++t) free(first[t]);
+  return rc;
 }

@@ -171,6 +171,28 @@ def test_compile_fullgraph_head_dims_and_softcap(D, Dv, softcap):
         torch.testing.assert_close(a, b, atol=2e-3, rtol=2e-2)
 
 
+def _replay_equals_eager(step, refills):
+    """Capture step() in a CUDA graph (after a warm-up on the capture stream), write new inputs
+    into the same memory (refills: (tensor, seed) pairs), replay, and assert the graph's outputs
+    equal an eager step()'s bit for bit."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside capture, on the capture stream
+        step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static = step()
+    with torch.no_grad():
+        for t, seed in refills:
+            t.copy_(randn(t.shape, t.dtype, seed))
+    g.replay()
+    torch.cuda.synchronize()
+    eager = step()
+    for a, b in zip(static, eager):
+        assert torch.equal(a, b)
+
+
 @requires_cuda
 @pytest.mark.parametrize("D,Dv,softcap", COMPILE_DIMS, ids=["d192v128-cap30", "d59-padded"])
 def test_cuda_graph_capture_head_dims_and_softcap(D, Dv, softcap):
@@ -184,22 +206,7 @@ def test_cuda_graph_capture_head_dims_and_softcap(D, Dv, softcap):
         return (out,) + torch.autograd.grad(out, (q, k, v), dout)
 
     _call_or_skip(step)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):  # warm-up outside capture, on the capture stream
-        step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        static = step()
-    with torch.no_grad():
-        for t, seed in ((q, 60), (k, 61), (v, 62), (dout, 63)):
-            t.copy_(randn(t.shape, t.dtype, seed))
-    g.replay()
-    torch.cuda.synchronize()
-    eager = step()
-    for a, b in zip(static, eager):
-        assert torch.equal(a, b)
+    _replay_equals_eager(step, ((q, 60), (k, 61), (v, 62), (dout, 63)))
 
 
 @requires_cuda
@@ -225,24 +232,7 @@ def test_cuda_graph_capture_forward_and_backward():
                                         cudadent.UnsupportedHeadDimError)):
             raise
         backward = False  # no backward kernel built: capture the forward alone
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):  # warm-up outside capture, on the capture stream
-        _call_or_skip(step)
-        step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        static = step()
-    # new inputs into the same memory, replay, compare with an eager run
-    with torch.no_grad():
-        for t, seed in ((q, 10), (k, 11), (v, 12), (dout, 13)):
-            t.copy_(randn(t.shape, t.dtype, seed))
-    g.replay()
-    torch.cuda.synchronize()
-    eager = step()
-    for a, b in zip(static, eager):
-        assert torch.equal(a, b)
+    _replay_equals_eager(step, ((q, 10), (k, 11), (v, 12), (dout, 13)))
 
 
 @requires_cuda
