@@ -59,7 +59,8 @@ def load(paths):
 
 def _new_counts():
     return {"ran": 0, "outcomes": collections.Counter(), "refused": collections.Counter(),
-            "skipped": collections.Counter(), "dur": 0.0, "refused_after_ok_calls": 0}
+            "skipped": collections.Counter(), "dur": 0.0, "refused_after_ok_calls": 0,
+            "passed_without_call": 0}
 
 
 def _add(c, rec):
@@ -75,6 +76,8 @@ def _add(c, rec):
             c["refused_after_ok_calls"] += 1
     elif o == "skipped":
         c["skipped"][rec["category"]] += 1
+    elif o == "passed" and rec.get("ok_calls") == 0:
+        c["passed_without_call"] += 1  # a pass that never reached cudadent: look at it
 
 
 def summarize(collections_by_label, cases, commit=None):
@@ -142,6 +145,7 @@ def _plain(c, rnd=False):
         d["seconds"] = round(c["dur"], 1)
         d["mean_seconds_per_case"] = round(c["dur"] / c["ran"], 4) if c["ran"] else None
         d["refused_after_some_calls_passed"] = c["refused_after_ok_calls"]
+        d["passed_without_a_cudadent_call"] = c["passed_without_call"]
     return d
 
 
@@ -166,6 +170,12 @@ def text(summary):
                          f"{o.get('failed', 0) + o.get('error', 0):5} {o.get('refused', 0):6} "
                          f"{o.get('skipped', 0):5} {'' if ms is None else f'{ms:.3f}':>7}")
         lines.append("   refused by category (cases run): " + _kv(run["refused_by_category"]))
+        if run["refused_after_some_calls_passed"]:
+            lines.append(f"   refused after some of their cudadent calls had returned (e.g. the "
+                         f"forward ran, or a sub-run): {run['refused_after_some_calls_passed']}")
+        if run["passed_without_a_cudadent_call"]:
+            lines.append(f"   passed without any cudadent call returning: "
+                         f"{run['passed_without_a_cudadent_call']}")
         if run["skipped_by_reason"]:
             lines.append("   skipped by flash-attn (cases run): " + _kv(run["skipped_by_reason"]))
         for name, key in (("whole collection", "estimate_whole_collection"),

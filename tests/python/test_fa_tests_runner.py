@@ -171,4 +171,6 @@ def test_plugin_and_summary_end_to_end(tmp_path):
                                                R.KVCACHE: 1}
     # test_many: 3 of 6 ran, all passed -> 6 estimated
     assert s["estimate_whole_collection"]["outcomes"]["passed"] == 7
+    assert s["run"]["refused_after_some_calls_passed"] == 1
+    assert s["run"]["passed_without_a_cudadent_call"] == 4  # synthetic: no shim calls
     assert "syn: 13 collected" in (out / "summary.txt").read_text()
