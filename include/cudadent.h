@@ -177,10 +177,10 @@ typedef struct cudadent_tensor {
  *   portable (sm_80+) kernels, forward and backward; the Hopper kernels take head_dim 64 and 128
  *   without softcap, so on H100/H200 other calls run the portable kernels. A call no kernel of
  *   the build and device runs is refused with CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the
- *   supported set. varlen (seqused_k and seqlens_report included): a portable forward kernel
- *   is written but not yet enabled (it has not run on a GPU), and the backward has none, so
- *   varlen calls are refused with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says
- *   it is not implemented yet; the workspace queries refuse alike. */
+ *   supported set. varlen (seqused_k and seqlens_report included): the portable forward
+ *   kernels (sm_80+; on H100/H200 too) run varlen forwards; the backward has no varlen kernel
+ *   yet, so a varlen backward is refused with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a
+ *   message that says it is not implemented yet; its workspace query refuses alike. */
 
 /* What the opt-in varlen check writes (device memory, 16-byte aligned). */
 typedef enum cudadent_seqlens_error {

@@ -75,11 +75,10 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* dtype bits of a row (1u << cudadent_dtype_t) */
 #define CUDADENT_DTYPES_16BIT ((1u << CUDADENT_DTYPE_FP16) | (1u << CUDADENT_DTYPE_BF16))
 
-/* 1: the portable forward's row lists varlen (with seqused_k and the device check). 0 until its
- * GPU tests (tests/test_gpu_varlen.c) have passed on a GPU: the kernels are written (issue 28,
- * session 17; docs/kernels/sm80_fwd.md section 7) but no GPU has run them, so such calls are
- * refused as not implemented yet. The host tests read it too. */
-#define CUDADENT_SM80_FWD_VARLEN 0
+/* 1: the portable forward's row lists varlen (with seqused_k and the device check). Its GPU
+ * tests (tests/test_gpu_varlen.c) passed on an H100 in session 18 (both dispatches, memcheck
+ * clean); 0 would refuse such calls as not implemented yet. The host tests read it too. */
+#define CUDADENT_SM80_FWD_VARLEN 1
 
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on

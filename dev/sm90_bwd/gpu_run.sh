@@ -6,6 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
+#     [varlen] [dims]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -68,7 +69,12 @@ var_tests() {
   grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
   return $rc
 }
+# DEADLINE (seconds from the start, default 540): a step that would start later is skipped, so a
+# 600-second call ends with its logs; the archive is rewritten after every step for the same reason
+deadline=${DEADLINE:-540}
 for step in "${steps[@]}"; do
+  if [ $(( $(date +%s) - t0 )) -ge "$deadline" ]; then note "$step: skipped (past DEADLINE $deadline s)"; continue; fi
+  note "---- $step at $(( $(date +%s) - t0 )) s"
   case $step in
     tests)
       for run in "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_bwd" "CUDADENT_KERNEL=sm90:gpu_fwd"; do
@@ -168,6 +174,27 @@ for step in "${steps[@]}"; do
         PYTHONUNBUFFERED=1 timeout 540 python3 -m cudadent.bench --suite fa3 --backends cudadent,cudnn \
         --rounds 3 --no-flex --time-limit ${PYBENCH_LIMIT:-400} $flag --out "$out" > "$logs/pybench.log" 2>&1
       note "pybench: rc $?"; grep -E "^\|" "$logs/pybench.log" | head -60 | tee -a "$summary" ;;
+    varlen)
+      # issue 28's varlen tests under the default dispatch and with the portable kernels forced,
+      # then compute-sanitizer memcheck on three cases (02, 11, 12: see tests/test_gpu_varlen.c)
+      for envset in "CUDADENT_KERNEL=" "CUDADENT_KERNEL=sm80"; do
+        ( export "$envset"; timeout 200 build-gpu/tests/cudadent_tests gpu_varlen > "$logs/varlen.log" 2>&1 )
+        note "tests ($envset gpu_varlen): rc $? $(tail -1 "$logs/varlen.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/varlen.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset"; cat "$logs/varlen.log"; } >> "$logs/varlen_all.log"
+      done
+      for case in ${VARLEN_SANITIZE:-gpu_varlen_fwd/02 gpu_varlen_fwd/11 gpu_varlen_fwd/12}; do
+        timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+          build-gpu/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "memcheck $case: rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $case"; cat "$logs/s.log"; } >> "$logs/varlen_sanitize.log"
+      done ;;
+    dims)
+      # issue 27's widths against cuDNN and SDPA's flash backend (bench.py --suite dims)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout ${DIMS_LIMIT:-300} python3 -m cudadent.bench --suite dims --backends ${DIMS_BACKENDS:-cudadent,cudnn,flash} \
+        --rounds 2 --no-flex --time-limit $(( ${DIMS_LIMIT:-300} - 40 )) --out "$out" > "$logs/dims.log" 2>&1
+      note "dims: rc $?"; grep -E "^\|" "$logs/dims.log" | head -80 | tee -a "$summary" ;;
     all)
       # default dispatch (on cc 9.0 both Hopper kernels, the deterministic backward included), every test
       ( timeout ${ALL_LIMIT:-300} build-gpu/tests/cudadent_tests > "$logs/all.log" 2>&1 )
@@ -256,5 +283,6 @@ for step in "${steps[@]}"; do
       note "pytest: rc $? $(tail -1 "$logs/pytest.log")"; grep -E "FAILED|Error" "$logs/pytest.log" | head -20 | tee -a "$summary" ;;
     *) note "unknown step $step" ;;
   esac
+  tar -czf "$out/logs.tmp.tgz" -C "$logs" . 2>/dev/null && mv "$out/logs.tmp.tgz" "$out/logs.tar.gz"
 done
 echo "==== summary"; cat "$summary"

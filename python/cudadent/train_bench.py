@@ -36,7 +36,7 @@ CONFIGS = {
     # GQA 4:1 at hidden 4096 (1.7B parameters; ~45 GB at its peak, estimated)
     "gqa4-s4k": dict(_BASE, hidden=4096, heads=32, kv_heads=8, intermediate=11008,
                      seqlen=4096, batch=4),
-    # the loss check's model (55M parameters): 3 x 100 steps in ~10 s on an H200
+    # the loss check's model (55M parameters): 3 attentions x 100 steps in ~10 s on an H200, per seed
     "loss": dict(layers=4, hidden=1024, heads=8, kv_heads=4, head_dim=128, intermediate=2816,
                  vocab=4096, seqlen=2048, batch=4),
     # a smoke test (tests/python/test_train_bench.py)
@@ -52,6 +52,10 @@ THROUGHPUT_LR = 1e-4
 # differed by up to 0.6 between two runs of one backend at step 40, and one cudadent run and one
 # flash run spiked near step 20-30 (cudadent's never recovered), so the check measured chaos.
 LOSS_LR, LOSS_WARMUP, LOSS_CLIP = 6e-4, 10, 1.0
+# Data seeds of the loss check: each attention trains the common initialization once per seed
+# (other batches each), and the criterion pools every (seed, step): train_report.loss_agreement
+# says why one run's maximum was not enough. 3 x 3 x 100 steps: ~30 s on an H200.
+LOSS_SEEDS = 3
 BRANCHING = 4  # successors a token in the Markov chain: loss floor <= log 4 = 1.39 nats
 DEFAULT_TIME_LIMIT = 450.0  # seconds: configs (and rounds) left after it are skipped, reported
 DEVICE = "cuda"
@@ -76,6 +80,8 @@ def add_arguments(p):
     g.add_argument("--train-loss-steps", type=int, default=100,
                    help="steps of the loss check per attention (100); 0 skips it")
     g.add_argument("--train-loss-config", default="loss", help="model of the loss check (loss)")
+    g.add_argument("--train-loss-seeds", type=int, default=LOSS_SEEDS,
+                   help=f"data seeds of the loss check, each a run per attention ({LOSS_SEEDS})")
     g.add_argument("--train-loss-lr", type=float, default=LOSS_LR,
                    help=f"peak learning rate of the loss check ({LOSS_LR:g})")
     g.add_argument("--train-loss-clip", type=float, default=LOSS_CLIP,
@@ -104,8 +110,8 @@ def finish_args(args, p):
     if args.train_steps is None:
         args.train_steps = 2 if args.quick else 3
     if min(args.train_rounds, args.train_steps) < 1 or args.train_warmup < 0 or \
-            args.train_loss_steps < 0:
-        p.error("--train-rounds and --train-steps must be >= 1, the others >= 0")
+            args.train_loss_steps < 0 or args.train_loss_seeds < 1:
+        p.error("--train-rounds, --train-steps and --train-loss-seeds must be >= 1, the others >= 0")
     if args.time_limit is None:
         args.time_limit = DEFAULT_TIME_LIMIT
 
@@ -233,22 +239,21 @@ def _free():
 # ---- the loss check ---------------------------------------------------------------------------
 
 def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, tick=None,
-               verbose=False, lr=LOSS_LR, clip=LOSS_CLIP):
-    """Train config `name` for `steps` steps with each attention from one initialization on
-    the same Markov-chain batches. Returns the loss section of the result (curves, agreement,
-    kernel families of each run's first step, errors)."""
+               verbose=False, lr=LOSS_LR, clip=LOSS_CLIP, seeds=LOSS_SEEDS):
+    """Train config `name` for `steps` steps with each attention from one initialization, once
+    per data seed (`seeds` of them; each seed other Markov-chain batches, the same for every
+    attention). Returns the loss section of the result (seed 0's curves, the later seeds' curves,
+    agreement, kernel families of each attention's first step, errors)."""
     import torch
     device = device or DEVICE
     c = CONFIGS[name]
     chain = MarkovChain(c["vocab"], branching=BRANCHING, seed=SEED)
-    out = {"config": dict(c, name=name), "steps": steps, "lr": lr, "clip": clip,
+    out = {"config": dict(c, name=name), "steps": steps, "seeds": seeds, "lr": lr, "clip": clip,
            "warmup_steps": LOSS_WARMUP, "data": chain.describe(), "log_vocab": chain.log_vocab,
-           "optimal_loss": chain.optimal_loss(c["seqlen"]), "curves": {}, "kernels": {},
-           "errors": {}}
-    if steps < 1:
+           "optimal_loss": chain.optimal_loss(c["seqlen"]), "curves": {}, "seed_curves": {},
+           "kernels": {}, "errors": {}}
+    if steps < 1 or seeds < 1:
         return out
-    data = chain.sample(steps * c["batch"], c["seqlen"], seed=SEED + 1)
-    data = data.view(steps, c["batch"], c["seqlen"]).to(device)
     try:
         model = build_model(c, device, dtype)
     except Exception as e:
@@ -259,42 +264,54 @@ def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, t
         return out
     out["config"]["params_m"] = sum(p.numel() for p in model.parameters()) / 1e6
     init = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    for a in attentions:
-        done = 0
-        try:
-            model.load_state_dict(init)
-            set_attention(model, a)
-            opt = make_optimizer(model, lr)
-            sched = torch.optim.lr_scheduler.LambdaLR(
-                opt, lambda s: min(1.0, (s + 1) / LOSS_WARMUP))
-            losses = []
-            for s in range(steps):
-                if s == 0 and profile:  # which kernels ran: informative, not fatal
-                    try:
-                        out["kernels"][a] = profile_step(
-                            lambda: losses.append(train_step(model, opt, data[s], a, clip)))["families"]
-                    except Exception as e:
-                        if not losses:  # the step itself failed, not the profiler
-                            raise
-                        out["kernels"][a] = {"profiler failed": _short(e)}
-                else:
-                    losses.append(train_step(model, opt, data[s], a, clip))
-                sched.step()
-                done += 1
+    for r in range(seeds):
+        data = chain.sample(steps * c["batch"], c["seqlen"], seed=SEED + 1 + r)
+        data = data.view(steps, c["batch"], c["seqlen"]).to(device)
+        for a in attentions:
+            if a in out["errors"]:  # failed on an earlier seed
                 if tick:
-                    tick(1)
-            out["curves"][a] = torch.stack(losses).float().cpu().tolist()
-        except Exception as e:
-            row = {}
-            _fail(row, e, verbose)
-            out["errors"][a] = row["error"]
-        opt = sched = losses = None
-        if tick:
-            tick(steps - done)
-        _free()
+                    tick(steps)
+                continue
+            done = 0
+            try:
+                model.load_state_dict(init)
+                set_attention(model, a)
+                opt = make_optimizer(model, lr)
+                sched = torch.optim.lr_scheduler.LambdaLR(
+                    opt, lambda s: min(1.0, (s + 1) / LOSS_WARMUP))
+                losses = []
+                for s in range(steps):
+                    if s == 0 and r == 0 and profile:  # which kernels ran: informative, not fatal
+                        try:
+                            out["kernels"][a] = profile_step(
+                                lambda: losses.append(train_step(model, opt, data[s], a, clip)))["families"]
+                        except Exception as e:
+                            if not losses:  # the step itself failed, not the profiler
+                                raise
+                            out["kernels"][a] = {"profiler failed": _short(e)}
+                    else:
+                        losses.append(train_step(model, opt, data[s], a, clip))
+                    sched.step()
+                    done += 1
+                    if tick:
+                        tick(1)
+                curve = torch.stack(losses).float().cpu().tolist()
+                if r == 0:
+                    out["curves"][a] = curve
+                else:
+                    out["seed_curves"].setdefault(a, []).append(curve)
+            except Exception as e:
+                row = {}
+                _fail(row, e, verbose)
+                out["errors"][a] = row["error"]
+            opt = sched = losses = None
+            if tick:
+                tick(steps - done)
+            _free()
+        del data
     del model, init
     _free()
-    out["agreement"] = train_report.loss_agreement(out["curves"])
+    out["agreement"] = train_report.loss_agreement(out["curves"], out["seed_curves"])
     return out
 
 
@@ -450,12 +467,15 @@ def run(args):
     method = dict(seed=SEED, warmup=args.train_warmup, rounds=args.train_rounds,
                   steps=args.train_steps, loss_steps=args.train_loss_steps,
                   throughput_lr=THROUGHPUT_LR, loss_lr=args.train_loss_lr,
-                  loss_clip=args.train_loss_clip, branching=BRANCHING)
+                  loss_clip=args.train_loss_clip, loss_seeds=args.train_loss_seeds,
+                  branching=BRANCHING)
     result = {"rows": [], "loss": None, "method": method}
     n_att = len(args.train_attentions)
-    total = n_att * args.train_loss_steps + len(args.train_configs) * _planned_steps(args)
+    total = n_att * args.train_loss_steps * max(0, args.train_loss_seeds) \
+        + len(args.train_configs) * _planned_steps(args)
     sys.stderr.write(f"cudadent.bench --train: loss check ({args.train_loss_config}, "
-                     f"{args.train_loss_steps} steps x {n_att} attentions), then "
+                     f"{args.train_loss_steps} steps x {args.train_loss_seeds} seeds x {n_att} "
+                     f"attentions), then "
                      f"{', '.join(args.train_configs) or 'no throughput configs'}: {total} "
                      f"training steps in all; stops starting new work after "
                      f"{args.time_limit:g} s\n")
@@ -468,11 +488,14 @@ def run(args):
         result["loss"] = loss_check(args.train_loss_config, args.train_attentions,
                                     args.train_loss_steps, profile=not args.train_no_profile,
                                     tick=bar.update, verbose=args.verbose,
-                                    lr=args.train_loss_lr, clip=args.train_loss_clip)
+                                    lr=args.train_loss_lr, clip=args.train_loss_clip,
+                                    seeds=args.train_loss_seeds)
         ag = result["loss"].get("agreement", {})
         verdict = {True: "pass", False: "FAIL", None: "n/a"}[ag.get("passed")]
-        say(f"loss check: max|cudadent - sdpa| {ag.get('ours_vs_ref', float('nan')):.4f}, "
-            f"max|sdpa - sdpa_flash| {ag.get('ref_vs_other', float('nan')):.4f}: {verdict}"
+        say(f"loss check ({ag.get('runs', 0)} seeds): rms(cudadent - sdpa) "
+            f"{ag.get('rms_ours_vs_ref', float('nan')):.4f}, rms(sdpa_flash - sdpa) "
+            f"{ag.get('rms_ref_vs_other', float('nan')):.4f}, bound "
+            f"{ag.get('bound', float('nan')):.4f}: {verdict}"
             f"{' (' + ag['note'] + ')' if ag.get('note') else ''}")
     s_per_flop = None
     for i, name in enumerate(args.train_configs):

@@ -3,8 +3,9 @@
   * attention_kernel_family(name): which attention implementation a GPU kernel (from
     torch.profiler) belongs to, or None for every other kernel (matrix products, norms, ...);
   * kernel_summary(kernels): the attention share of a step's GPU time from (name, time) pairs;
-  * loss_agreement(curves): the loss criterion of issue 25: max|loss_cudadent - loss_sdpa| over
-    the steps must not exceed twice max|loss_sdpa - loss_sdpa_flash| (SDPA's own spread);
+  * loss_agreement(curves, seed_curves): the loss criterion of issue 25: the RMS of
+    loss_cudadent - loss_sdpa over the steps of several data seeds must not exceed twice the RMS
+    of loss_sdpa_flash - loss_sdpa (SDPA's own spread);
   * write_report(env, result, args): <stem>.md (tables, environment, method), <stem>.png
     (tokens/s bars and the loss curves) and <stem>.json (compact: one line per row).
 
@@ -67,24 +68,48 @@ def kernel_summary(kernels):
             "top": [[str(k)[:120], v / 1e3] for k, v in top]}
 
 
-def loss_agreement(curves, ours="cudadent", ref="sdpa", other="sdpa_flash"):
-    """The loss criterion over the steps all three curves have:
-    ours_vs_ref = max|ours - ref|, ref_vs_other = max|ref - other|, bound = 2 * ref_vs_other,
-    passed = ours_vs_ref <= bound (None when a curve is missing; False on a non-finite loss)."""
-    missing = [a for a in (ours, ref, other) if not curves.get(a)]
+def loss_agreement(curves, seed_curves=None, ours="cudadent", ref="sdpa", other="sdpa_flash"):
+    """The loss criterion over the runs and steps all three attentions have. A run is one data
+    seed from the common initialization: curves[a] is seed 0's, seed_curves[a] the list of the
+    later seeds'. Per run and step, e_ours = ours - ref and e_other = other - ref;
+    rms_ours_vs_ref and rms_ref_vs_other are their root mean squares over every (run, step),
+    bound = 2 * rms_ref_vs_other, passed = rms_ours_vs_ref <= bound (None when a curve is missing;
+    False on a non-finite loss). The maxima of |e| (ours_vs_ref, ref_vs_other) and the mean of
+    e_ours (bias) are reported beside it.
+    Why the RMS over several runs and not the maximum of one (the criterion until session 18):
+    the maximum of ~100 chaotic differences is one sample of a heavy tail; SDPA's own spread
+    max|sdpa - sdpa_flash| ranged 0.0049-0.0158 over three runs on one H200 (session 17), so a
+    bound of twice one such sample passed or failed on noise. A systematic error shifts every
+    step and raises the RMS as much as the maximum."""
+    seed_curves = seed_curves or {}
+    names = (ours, ref, other)
+    missing = [a for a in names if not curves.get(a)]
     if missing:
-        return {"passed": None, "steps": 0, "note": "no loss curve for " + ", ".join(missing)}
-    n = min(len(curves[a]) for a in (ours, ref, other))
-    a, b, c = (list(map(float, curves[x][:n])) for x in (ours, ref, other))
-    out = {"steps": n}
-    if not all(math.isfinite(v) for v in a + b + c):
-        bad = [x for x, cur in ((ours, a), (ref, b), (other, c))
-               if not all(math.isfinite(v) for v in cur)]
+        return {"passed": None, "steps": 0, "runs": 0,
+                "note": "no loss curve for " + ", ".join(missing)}
+    runs = min(1 + len(seed_curves.get(a) or []) for a in names)
+    per = {a: ([curves[a]] + list(seed_curves.get(a) or []))[:runs] for a in names}
+    n = min(len(c) for a in names for c in per[a])
+    out = {"steps": n, "runs": runs, "statistic": "rms"}
+    bad = [a for a in names if not all(math.isfinite(float(v)) for c in per[a] for v in c[:n])]
+    if bad:
         out.update(passed=False, note="non-finite loss in " + ", ".join(bad))
         return out
-    d_ours = max(abs(x - y) for x, y in zip(a, b))
-    d_ref = max(abs(y - z) for y, z in zip(b, c))
-    out.update(ours_vs_ref=d_ours, ref_vs_other=d_ref, bound=2 * d_ref, passed=d_ours <= 2 * d_ref)
+    e_ours, e_other = [], []
+    for r in range(runs):
+        a, b, c = (list(map(float, per[x][r][:n])) for x in names)
+        e_ours += [x - y for x, y in zip(a, b)]
+        e_other += [z - y for y, z in zip(b, c)]
+    m = len(e_ours)
+    if m == 0:
+        out.update(passed=None, note="no common step")
+        return out
+    rms_ours = math.sqrt(sum(e * e for e in e_ours) / m)
+    rms_other = math.sqrt(sum(e * e for e in e_other) / m)
+    out.update(rms_ours_vs_ref=rms_ours, rms_ref_vs_other=rms_other, bound=2 * rms_other,
+               ours_vs_ref=max(abs(e) for e in e_ours),
+               ref_vs_other=max(abs(e) for e in e_other),
+               bias=sum(e_ours) / m, passed=rms_ours <= 2 * rms_other)
     return out
 
 
@@ -143,21 +168,28 @@ def loss_section(loss, every=10):
         return []
     c = loss["config"]
     ag = loss.get("agreement", {})
-    lines = [f"### Loss agreement: {loss.get('steps', 0)} steps from one initialization\n",
+    runs = ag.get("runs") or 1
+    lines = [f"### Loss agreement: {loss.get('steps', 0)} steps x {runs} data seed"
+             f"{'s' if runs != 1 else ''} from one initialization\n",
              f"Model `{c['name']}`: {model_text(c)}, batch {c['batch']} x seqlen {c['seqlen']}, "
              f"AdamW lr {loss.get('lr')} ({loss.get('warmup_steps')} warm-up steps), gradient norm "
              f"clip {loss.get('clip') or 'none'}. Data: "
              f"{loss.get('data', '')}; an untrained model's loss is about log V = "
              f"{_num(loss.get('log_vocab'), '{:.2f}')}, the chain's own floor "
              f"{_num(loss.get('optimal_loss'), '{:.3f}')}. Each attention trains the same "
-             f"initial weights on the same batches.\n",
-             "| criterion: max over the steps | value |", "|---|---|"]
+             f"initial weights on the same batches; each seed draws other batches. The "
+             f"criterion is on the RMS over every (seed, step) of the difference to sdpa; the "
+             f"maxima and the mean difference (bias) are shown beside it.\n",
+             "| criterion: over the seeds and steps | value |", "|---|---|"]
     if ag.get("passed") is None:
         lines.append(f"| result | n/a: {ag.get('note', 'not run')} |")
     else:
-        for key, text in (("ours_vs_ref", "max \\|loss_cudadent - loss_sdpa\\|"),
-                          ("ref_vs_other", "max \\|loss_sdpa - loss_sdpa_flash\\|"),
-                          ("bound", "bound: 2 x max \\|loss_sdpa - loss_sdpa_flash\\|")):
+        for key, text in (("rms_ours_vs_ref", "rms(loss_cudadent - loss_sdpa)"),
+                          ("rms_ref_vs_other", "rms(loss_sdpa_flash - loss_sdpa)"),
+                          ("bound", "bound: 2 x rms(loss_sdpa_flash - loss_sdpa)"),
+                          ("ours_vs_ref", "max \\|loss_cudadent - loss_sdpa\\| (shown, not judged)"),
+                          ("ref_vs_other", "max \\|loss_sdpa_flash - loss_sdpa\\| (shown, not judged)"),
+                          ("bias", "mean(loss_cudadent - loss_sdpa) (shown, not judged)")):
             if key in ag:
                 lines.append(f"| {text} | {ag[key]:.4f} |")
         lines.append(f"| result | **{'pass' if ag['passed'] else 'FAIL'}**"
@@ -270,6 +302,7 @@ def json_text(env, args, result):
     """Valid JSON, one line per throughput row and per loss curve."""
     loss = dict(result.get("loss") or {})
     curves = loss.pop("curves", {}) or {}
+    seed_curves = loss.pop("seed_curves", {}) or {}
     parts = ['{"kind": "train",', f'"env": {_dumps(env)},', f'"args": {_dumps(args)},',
              f'"method": {_dumps(result.get("method", {}))},', '"rows": [']
     rows = result.get("rows", [])
@@ -277,6 +310,11 @@ def json_text(env, args, result):
     parts += ["],", f'"loss": {_dumps(loss)},', '"curves": {']
     names = list(curves)
     parts += [f"{_dumps(a)}: {_dumps(curves[a])}" + ("," if i + 1 < len(names) else "")
+              for i, a in enumerate(names)]
+    parts.append("},")
+    parts.append('"seed_curves": {')
+    names = list(seed_curves)
+    parts += [f"{_dumps(a)}: {_dumps(seed_curves[a])}" + ("," if i + 1 < len(names) else "")
               for i, a in enumerate(names)]
     parts.append("}}")
     return "\n".join(parts) + "\n"
@@ -289,6 +327,7 @@ def load(path):
     loss = dict(saved.get("loss") or {})
     if loss or saved.get("curves"):
         loss["curves"] = saved.get("curves", {})
+        loss["seed_curves"] = saved.get("seed_curves", {})
     return saved["env"], saved.get("args", {}), {"rows": saved.get("rows", []), "loss": loss,
                                                  "method": saved.get("method", {})}
 
@@ -355,8 +394,10 @@ def plot(env, result, path):
         ax.legend(fontsize=8)
     if "bound" in ag:
         dax.axhline(ag["bound"], color="gray", linestyle="--", linewidth=1,
-                    label=f"bound 2 x max|sdpa - flash| ({'pass' if ag['passed'] else 'FAIL'})")
-    dax.set_title("loss difference against sdpa (default)")
+                    label=f"bound 2 x rms(flash - sdpa), all seeds; rms(cudadent - sdpa) "
+                          f"{ag.get('rms_ours_vs_ref', float('nan')):.4f} "
+                          f"({'pass' if ag['passed'] else 'FAIL'})")
+    dax.set_title("loss difference against sdpa (default), seed 0")
     dax.set_xlabel("step")
     dax.set_ylabel("|loss difference|")
     dax.grid(True, alpha=0.3)

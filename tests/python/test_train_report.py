@@ -86,16 +86,38 @@ def test_kernel_summary_share():
 
 def test_loss_agreement_pass_and_fail():
     ref = [5.0, 4.0, 3.0, 2.5]
-    flash = [5.0, 4.01, 3.02, 2.49]          # SDPA's own spread: 0.02
-    ours_ok = [5.0, 3.99, 3.03, 2.53]        # 0.03 <= 2 * 0.02
-    ours_bad = [5.0, 4.0, 3.05, 2.5]         # 0.05 > 0.04
+    flash = [5.0, 4.01, 3.02, 2.49]          # SDPA's own spread: rms sqrt(6e-4 / 4)
+    ours_ok = [5.0, 3.99, 3.03, 2.53]        # rms sqrt(1.9e-3 / 4) <= 2 x the above
+    ours_bad = [5.0, 4.0, 3.05, 2.55]        # rms sqrt(5e-3 / 4) > 2 x sqrt(6e-4 / 4)
     ok = loss_agreement({"cudadent": ours_ok, "sdpa": ref, "sdpa_flash": flash})
-    assert ok["passed"] is True and ok["steps"] == 4
-    assert ok["ours_vs_ref"] == pytest.approx(0.03)
-    assert ok["ref_vs_other"] == pytest.approx(0.02)
-    assert ok["bound"] == pytest.approx(0.04)
+    assert ok["passed"] is True and ok["steps"] == 4 and ok["runs"] == 1
+    assert ok["rms_ours_vs_ref"] == pytest.approx(math.sqrt(1.9e-3 / 4))
+    assert ok["rms_ref_vs_other"] == pytest.approx(math.sqrt(6e-4 / 4))
+    assert ok["bound"] == pytest.approx(2 * math.sqrt(6e-4 / 4))
+    assert ok["ours_vs_ref"] == pytest.approx(0.03) and ok["ref_vs_other"] == pytest.approx(0.02)
+    assert ok["bias"] == pytest.approx((-0.01 + 0.03 + 0.03) / 4)
     bad = loss_agreement({"cudadent": ours_bad, "sdpa": ref, "sdpa_flash": flash})
     assert bad["passed"] is False and bad["ours_vs_ref"] == pytest.approx(0.05)
+
+
+def test_loss_agreement_pools_seeds():
+    """One spike in one run does not decide the check alone; a shift in every run does."""
+    ref = [4.0] * 10
+    flash = [[4.0 + (0.01 if s % 2 else -0.01) for s in range(10)] for _ in range(3)]
+    spike = [4.0] * 9 + [4.04]                # max 0.04 = 4 x flash's max, rms 0.04 / sqrt(10)
+    shifted = [4.025] * 10                    # max 0.025, rms 0.025 > 2 x 0.01
+    ok = loss_agreement({"cudadent": spike, "sdpa": ref, "sdpa_flash": flash[0]},
+                        {"cudadent": [ref, ref], "sdpa": [ref, ref], "sdpa_flash": flash[1:]})
+    assert ok["runs"] == 3 and ok["steps"] == 10 and ok["passed"] is True
+    assert ok["rms_ours_vs_ref"] == pytest.approx(0.04 / math.sqrt(30))
+    assert ok["rms_ref_vs_other"] == pytest.approx(0.01)
+    bad = loss_agreement({"cudadent": shifted, "sdpa": ref, "sdpa_flash": flash[0]},
+                         {"cudadent": [shifted] * 2, "sdpa": [ref, ref], "sdpa_flash": flash[1:]})
+    assert bad["passed"] is False and bad["bias"] == pytest.approx(0.025)
+    # runs: the number every attention has
+    two = loss_agreement({"cudadent": spike, "sdpa": ref, "sdpa_flash": flash[0]},
+                         {"cudadent": [ref], "sdpa": [ref, ref], "sdpa_flash": flash[1:]})
+    assert two["runs"] == 2
 
 
 def test_loss_agreement_edges():
@@ -109,6 +131,9 @@ def test_loss_agreement_edges():
     assert missing["passed"] is None and "cudadent" in missing["note"]
     nan = loss_agreement({"cudadent": [3.0, math.nan], "sdpa": ref, "sdpa_flash": ref})
     assert nan["passed"] is False and "cudadent" in nan["note"]
+    late_nan = loss_agreement({"cudadent": [3.0, 2.0], "sdpa": ref, "sdpa_flash": ref},
+                              {"cudadent": [[3.0, math.inf]], "sdpa": [ref], "sdpa_flash": [ref]})
+    assert late_nan["passed"] is False
     short = loss_agreement({"cudadent": [3.0], "sdpa": ref, "sdpa_flash": [3.0, 9.0]})
     assert short["steps"] == 1 and short["passed"] is True
 

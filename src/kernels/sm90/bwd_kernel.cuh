@@ -196,33 +196,15 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
 }
 
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
- * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB. Deterministic
- * (kDet): the warp waits until the 8 warps of every earlier key block in the turn order (section 3
- * of docs/kernels/sm90_bwd.md) have completed theirs (the query block's semaphore counts completed
- * warp reductions), and counts its own once it is complete: not at once, but at its next call (or
- * in cd_sm90_bwd_release_dq after the last), so that the reduce lands while the next block's
- * products run. The count never waits for another CTA (it comes before this call's own turn), so
- * the delay adds no dependency. sem_pending (lane 0's): the semaphore owed a count, or NULL. */
-/* Deterministic mode: the count owed for this warp's previous reduce, once it has completed (lane
- * 0; see cd_sm90_bwd_reduce_dq). */
-__device__ __forceinline__ void cd_sm90_bwd_release_dq(int *&sem_pending) {
-  if (sem_pending == nullptr) return;
-  cd_tma_store_wait_all<0>(); /* the reduce has completed (written), not only read its source */
-  cd_sm90_bwd_fence_proxy_global();
-  asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-  sem_pending = nullptr;
-}
-
-template <int D, int kDet>
+ * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB, in any order
+ * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
+template <int D>
 __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
-                                                      uint32_t sDQ, int b, int h, int m, int n_block,
-                                                      int cw, int warp, int lane, int *&sem_pending) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+                                                      uint32_t sDQ, int b, int h, int m, int cw,
+                                                      int warp, int lane) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M;
   const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
-  if (lane == 0) {
-    if constexpr (kDet) cd_sm90_bwd_release_dq(sem_pending); /* also: the staging is read */
-    cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
-  }
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < 8; ++i)
@@ -234,32 +216,24 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
   if (lane == 0) {
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
     float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
-    if constexpr (kDet) {
-      const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
-                       : cd_sm90_bwd_det_descending(args)
-                           ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
-                                                    args.window_right, (int)gridDim.x) - n_block
-                           : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
-      int done;
-      do {
-        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(cd_sm90_bwd_sems(args) + tile) : "memory");
-      } while (done < 8 * turn);
-      cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
-    }
     cd_bulk_reduce_add_f32(dst, stage_dq, cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
     cd_tma_store_commit();
-    if constexpr (kDet) sem_pending = cd_sm90_bwd_sems(args) + tile;
   }
 }
 
-/* SM90_BWD_DET_BLOCK_COUNT (config.cuh; a dev build's experiment): cd_sm90_bwd_reduce_dq with one
- * count per block instead of one per warp. The 8 consumer warps meet at a named barrier once
- * their previous reduces have completed; one thread counts the block's previous reduces (+1) and
- * waits for this block's turn (the semaphore then counts blocks, not warps); a second barrier
- * hands the turn to the 8 warps, which issue their reduces. cd_sm90_bwd_release_block_last counts
- * the last. Every consumer warp calls both the same number of times (the walk is the CTA's). */
+/* The deterministic mode's dQ reduce (kDet: a turn order, section 3 of docs/kernels/sm90_bwd.md):
+ * the query block's semaphore counts the key blocks whose reduces have completed, and a block
+ * adds its part only on its turn. The count of a block's reduces is delayed to its next call (or
+ * cd_sm90_bwd_release_dq_det after the last), so that they land while the next block's products
+ * run; the count never waits for another CTA (it comes before this call's own turn), so the
+ * delay adds no dependency. Per call: the 8 consumer warps stage their parts and meet at a named
+ * barrier once their previous reduces have completed; one thread counts the block's previous
+ * reduces (+1) and waits for this block's turn; a second barrier hands the turn to the 8 warps,
+ * which issue their reduces. Every consumer warp calls both the same number of times (the walk
+ * is the CTA's). One count and one wait a block, not one a warp: +1.0-5.0% (H100, session 18).
+ * sem_pending (the first consumer thread's): the semaphore owed a count, or NULL. */
 template <int D, int kDet>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_block(const float (&dq)[32], const cd_sm90_bwd_args &args,
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_det(const float (&dq)[32], const cd_sm90_bwd_args &args,
                                                             uint32_t sDQ, int b, int h, int m, int n_block,
                                                             int cw, int warp, int lane, int *&sem_pending) {
   constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
@@ -304,7 +278,7 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq_block(const float (&dq)[32
   }
 }
 
-__device__ __forceinline__ void cd_sm90_bwd_release_block_last(int *&sem_pending, int cw, int warp, int lane) {
+__device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, int cw, int warp, int lane) {
   if (lane == 0 && sem_pending != nullptr) {
     cd_tma_store_wait_all<0>();
     cd_sm90_bwd_fence_proxy_global();
@@ -418,7 +392,7 @@ __global__ void __launch_bounds__(384, 1)
   if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
   float dq[32];
-  int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq) */
+  int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq_det) */
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
@@ -534,16 +508,13 @@ __global__ void __launch_bounds__(384, 1)
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
       cd_wgmma_wait<0>();
       cd_sm90_fence_regs(dq);
-      if constexpr (kDet && SM90_BWD_DET_BLOCK_COUNT)
-        cd_sm90_bwd_reduce_dq_block<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+      if constexpr (kDet)
+        cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
-        cd_sm90_bwd_reduce_dq<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
     }
-  if constexpr (kDet && SM90_BWD_DET_BLOCK_COUNT) cd_sm90_bwd_release_block_last(sem_pending, cw, warp, lane);
-  if (lane == 0) {
-    if constexpr (kDet && !SM90_BWD_DET_BLOCK_COUNT) cd_sm90_bwd_release_dq(sem_pending);
-    cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
-  }
+  if constexpr (kDet) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
    * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out

@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_DET_BLOCK_COUNT))
+     defined(SM90_BWD_LPT_GROUP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -141,16 +141,6 @@
  * 0 turns the grouping off (a dev build's override). */
 #ifndef SM90_BWD_LPT_GROUP
 #define SM90_BWD_LPT_GROUP 4
-#endif
-
-/* Deterministic calls: 1 counts a block's 8 warp reduces on the query block's semaphore once
- * (one thread, after a named barrier over the 8 consumer warps) and lets one thread wait for the
- * block's turn, handing it to the warps by a second barrier; 0 (the measured code) counts and
- * waits per warp. After the delayed count (d664b88) the per-turn cost left is the 8 warps' spins
- * and releases. Predicted: +5-15% deterministic (rotated d128 2k 356 -> ~390 TFLOP/s), the two
- * barriers a block costing less than the 7 spins and releases they remove. Not yet run. */
-#ifndef SM90_BWD_DET_BLOCK_COUNT
-#define SM90_BWD_DET_BLOCK_COUNT 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -16,7 +16,7 @@ enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_SYNCTHREADS = 0, /* __syncthreads: never named here */
   /* backward (bwd_kernel.cuh), the 8 consumer warps (256 threads): dS of a block staged (both
    * warpgroups' halves); the epilogue's staging; the deterministic mode's dQ turn per block
-   * (config.cuh SM90_BWD_DET_BLOCK_COUNT) */
+   * (cd_sm90_bwd_reduce_dq_det) */
   CD_SM90_BAR_BWD_DS = 1,
   CD_SM90_BAR_BWD_EPILOGUE = 2,
   CD_SM90_BAR_BWD_DQ_TURN = 3,

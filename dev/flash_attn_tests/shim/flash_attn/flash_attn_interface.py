@@ -14,22 +14,9 @@ from _fa_shim import counted, not_provided, refuse, varlen_impl
 USE_TRITON_ROCM = False
 
 
-def _get_block_size_n(device, head_dim, is_dropout, is_causal):
-    # flash-attn's own (pure Python; used by the tests only to decode S_dmask under dropout)
-    assert head_dim <= 256
-    major, minor = torch.cuda.get_device_capability(device)
-    is_sm8x = major == 8 and minor > 0
-    if head_dim <= 32:
-        return 128
-    if head_dim <= 64:
-        return 128 if not is_dropout else 64
-    elif head_dim <= 96:
-        return 64
-    elif head_dim <= 128:
-        if is_sm8x:
-            return 64 if (not is_dropout and is_causal) else 32
-        return 64 if not is_dropout else 32
-    return 64
+# The tests import it to decode S_dmask, which they read only under dropout (refused before):
+# not provided, so nothing of flash-attn's own block-size table is copied here.
+_get_block_size_n = not_provided("_get_block_size_n", R.INTERNAL)
 
 
 @counted
