@@ -83,6 +83,22 @@ def test_export_has_no_graph_break_without_gpu():
     assert "cudadent.attn_varlen_fwd.default" in targets
 
 
+def test_transformers_unpad_helpers_without_gpu():
+    """The arrays the transformers integration derives (cudadent/_transformers.py): from a 2-D
+    padding mask, and from position_ids restarting at 0 (packed documents, batch 1)."""
+    from cudadent._transformers import _packed_from_position_ids, _unpad
+    mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
+    idx, cu, max_len = _unpad(mask)
+    assert idx.tolist() == [2, 3, 4, 5, 6, 7] and cu.tolist() == [0, 3, 6, 6] and max_len == 3
+    assert cu.dtype == torch.int32
+    pos = torch.tensor([[0, 1, 2, 0, 1, 0, 1, 2, 3]])
+    cu, max_len = _packed_from_position_ids(pos, 9)
+    assert cu.tolist() == [0, 3, 5, 9] and max_len == 4 and cu.dtype == torch.int32
+    assert _packed_from_position_ids(torch.arange(9)[None], 9) is None  # one sequence
+    assert _packed_from_position_ids(pos.expand(2, 9), 9) is None      # batch 2: not packing
+    assert _packed_from_position_ids(torch.tensor([[3, 4, 0, 1]]), 4) is None  # a cache's
+
+
 # ---- on a GPU -----------------------------------------------------------------------------------
 
 def _pack(lens_q, lens_k, Hq, Hkv, D, Dv, dtype, seed):
