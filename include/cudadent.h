@@ -168,8 +168,10 @@ typedef struct cudadent_tensor {
  *   sequence's range gets O = 0, LSE = -inf, dQ = 0 (queries) and dK = dV = 0 (keys, as keys
  *   past seqused_k[b]: zero gradients, as flash-attn's). Valid
  *   arrays make every clamp the identity; with invalid ones, tokens in two sequences' ranges
- *   (only when cu_seqlens decreases) hold either sequence's result (a backward's dQ there: either,
- *   or their sum).
+ *   (only when cu_seqlens decreases) hold either sequence's result. Exception: where
+ *   cu_seqlens_q is out of order (decreasing, or cu_seqlens_q[0] != 0), the backward's dQ of the
+ *   queries of the sequences involved is unspecified (finite, and written only inside their
+ *   ranges; the portable backward's dQ accumulator tiles of two such sequences may coincide).
  *   Opt-in checking: seqlens_report non-NULL makes the call validate the arrays on the device
  *   (on its stream, no synchronization) and write a cudadent_seqlens_report_t there: status 0
  *   when every entry is valid, else the first bad entry (lowest array, then lowest index).
