@@ -165,9 +165,13 @@ typedef struct cudadent_tensor {
  *   sequence b's queries are taken as [lo, hi) with lo = clamp(cu_seqlens_q[b], 0, total_q) and
  *   hi = clamp(cu_seqlens_q[b+1], lo, min(total_q, lo + max_seqlen_q)); its keys likewise with
  *   total_k and max_seqlen_k, and seqused_k[b] clamped to [0, its key count]. A token in no
- *   sequence's range gets O = 0, LSE = -inf, dQ = 0 (queries) and dK = dV = 0 (keys). Valid
+ *   sequence's range gets O = 0, LSE = -inf, dQ = 0 (queries) and dK = dV = 0 (keys, as keys
+ *   past seqused_k[b]: zero gradients, as flash-attn's). Valid
  *   arrays make every clamp the identity; with invalid ones, tokens in two sequences' ranges
- *   (only when cu_seqlens decreases) hold either sequence's result.
+ *   (only when cu_seqlens decreases) hold either sequence's result. Exception: where
+ *   cu_seqlens_q is out of order (decreasing, or cu_seqlens_q[0] != 0), the backward's dQ of the
+ *   queries of the sequences involved is unspecified (finite, and written only inside their
+ *   ranges; the portable backward's dQ accumulator tiles of two such sequences may coincide).
  *   Opt-in checking: seqlens_report non-NULL makes the call validate the arrays on the device
  *   (on its stream, no synchronization) and write a cudadent_seqlens_report_t there: status 0
  *   when every entry is valid, else the first bad entry (lowest array, then lowest index).
@@ -177,10 +181,15 @@ typedef struct cudadent_tensor {
  *   portable (sm_80+) kernels, forward and backward; the Hopper kernels take head_dim 64 and 128
  *   without softcap, so on H100/H200 other calls run the portable kernels. A call no kernel of
  *   the build and device runs is refused with CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the
- *   supported set. varlen (seqused_k and seqlens_report included): the portable forward
- *   kernels (sm_80+; on H100/H200 too) run varlen forwards; the backward has no varlen kernel
- *   yet, so a varlen backward is refused with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a
- *   message that says it is not implemented yet; its workspace query refuses alike. */
+ *   supported set. varlen (seqused_k and seqlens_report included): the portable (sm_80+)
+ *   forward and backward take it, with every head dim, head_dim_v, softcap, GQA, masks and the
+ *   deterministic backward (on H100/H200 varlen calls run the portable kernels, both directions;
+ *   the Hopper kernels take no varlen); a build whose portable kernels do not list it (dispatch
+ *   gates each direction until its GPU tests pass) refuses varlen calls with
+ *   CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says it is not implemented yet; the
+ *   workspace queries refuse alike. The backward's workspace grows with total_q + batch * 128
+ *   (its fp32 dQ accumulator gives each sequence whole tiles of rows), not with batch *
+ *   max_seqlen_q. */
 
 /* What the opt-in varlen check writes (device memory, 16-byte aligned). */
 typedef enum cudadent_seqlens_error {

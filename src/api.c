@@ -16,7 +16,7 @@
  *
  * Zero sizes: batch == 0 does nothing. seqlen_k == 0 makes every query row fully masked (O = 0,
  * LSE = -inf; dQ = 0); seqlen_q == 0 leaves dK = dV = 0. Those are written by small fill kernels.
- * Varlen forwards: run_varlen_fwd (the device check, the gap fill, then the kernel).
+ * Varlen calls: run_varlen_fwd / run_varlen_bwd (the device check, the gap fill, then the kernel).
  */
 #include <math.h>
 #include <stddef.h>
@@ -356,12 +356,45 @@ cudadent_status_t cudadent_attn_bwd_workspace_size(const cudadent_attn_bwd_param
   return CUDADENT_STATUS_SUCCESS;
 }
 
+/* A varlen backward (validated, normalized params), as run_varlen_fwd: the kernel is picked first,
+ * then on the stream the opt-in check of the arrays, the gap fill (tokens in no sequence: dQ = 0;
+ * keys in no sequence's used keys: dK = dV = 0; kernels/varlen.cu) and the kernel. No query
+ * (total_q == 0) or no key (max_seqlen_k == 0): every gradient is 0, by fills. */
+static cudadent_status_t run_varlen_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                        cudaStream_t s) {
+  const int tokens = p->batch > 0 && (p->total_q > 0 || p->total_k > 0);
+  if (!tokens && p->seqlens_report == NULL) return CUDADENT_STATUS_SUCCESS;
+  int cc = 0;
+  RETURN_IF_FAILED(current_cc(&cc));
+  const cudadent_bwd_kernel_t *kernel = NULL;
+  const int work = tokens && p->total_q > 0 && p->seqlen_k > 0; /* some query may see a key */
+  if (work) RETURN_IF_FAILED(cudadent_pick_bwd(p, cc, &kernel));
+  if (p->seqlens_report != NULL)
+    RETURN_IF_FAILED(launch_result(
+        cudadent_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k, p->batch,
+                              p->total_q, p->total_k, p->seqlen_q, p->seqlen_k,
+                              p->seqlens_report, s),
+        "varlen check"));
+  if (!tokens) return CUDADENT_STATUS_SUCCESS;
+  if (kernel == NULL) { /* no query sees any key */
+    RETURN_IF_FAILED(launch_result(
+        cudadent_fill_zero(p->dq, 1, p->total_q, p->heads_q, p->head_dim, s), "fill dq"));
+    RETURN_IF_FAILED(launch_result(
+        cudadent_fill_zero(p->dk, 1, p->total_k, p->heads_kv, p->head_dim, s), "fill dk"));
+    return launch_result(cudadent_fill_zero(p->dv, 1, p->total_k, p->heads_kv, p->head_dim_v, s),
+                         "fill dv");
+  }
+  RETURN_IF_FAILED(launch_result(cudadent_varlen_bwd_fill_gaps(p, s), "varlen gap fill"));
+  return launch_result(kernel->launch(p, workspace, s), kernel->name);
+}
+
 cudadent_status_t cudadent_attn_bwd(const cudadent_attn_bwd_params_t *params, void *workspace,
                                     size_t workspace_bytes, cudadent_stream_t stream) {
   cudadent_clear_error();
   cudadent_attn_bwd_params_t p;
   RETURN_IF_FAILED(prepare_bwd(params, &p));
   RETURN_IF_FAILED(cudadent_check_workspace(cudadent_bwd_workspace_bound(&p), workspace, workspace_bytes));
+  if (p.cu_seqlens_q != NULL) return run_varlen_bwd(&p, workspace, (cudaStream_t)stream);
   if (p.batch == 0 || (p.seqlen_q == 0 && p.seqlen_k == 0)) return CUDADENT_STATUS_SUCCESS;
   int cc = 0;
   RETURN_IF_FAILED(current_cc(&cc));

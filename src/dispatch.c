@@ -47,8 +47,9 @@ static const int dims_8_to_256[] = {8,   16,  24,  32,  40,  48,  56,  64,  72, 
                                     184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
 
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
- * portable kernels implement head_dim_v != head_dim and softcap, and the portable forward varlen
- * (seqused_k and the device check included); the Hopper kernels and the backwards no varlen. */
+ * portable kernels implement head_dim_v != head_dim and softcap, and varlen (seqused_k and the
+ * device check included; each direction behind its gate in dispatch.h); the Hopper kernels no
+ * layout-v2 feature. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_fwd_supports,
@@ -76,8 +77,11 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
 #endif
 #if CUDADENT_HAVE_SM80_BWD
     {"sm80", 80, 0, dims_8_to_256, CUDADENT_DTYPES_16BIT,
-     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP, cudadent_sm80_bwd_supports, NULL,
-     cudadent_sm80_bwd_workspace_size, cudadent_sm80_bwd},
+     CUDADENT_FEATURE_HEAD_DIM_V | CUDADENT_FEATURE_SOFTCAP |
+         (CUDADENT_SM80_BWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
+                                         CUDADENT_FEATURE_SEQLENS_CHECK
+                                   : 0u),
+     cudadent_sm80_bwd_supports, NULL, cudadent_sm80_bwd_workspace_size, cudadent_sm80_bwd},
 #endif
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}};
 

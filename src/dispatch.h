@@ -80,6 +80,11 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * clean); 0 would refuse such calls as not implemented yet. The host tests read it too. */
 #define CUDADENT_SM80_FWD_VARLEN 1
 
+/* 1: the portable backward's row lists varlen (with seqused_k and the device check; issue 28,
+ * docs/kernels/sm80_bwd.md "Varlen"). Set to 0 to refuse varlen backwards as not implemented yet
+ * (until tests/test_gpu_varlen_bwd.c has passed on a GPU); the host and GPU tests read it. */
+#define CUDADENT_SM80_BWD_VARLEN 1
+
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
  * (min_cc <= cc, and cc <= max_cc where max_cc > 0), the head dims its kernels are compiled for
@@ -165,6 +170,10 @@ cudaError_t cudadent_varlen_check(const int32_t *cu_seqlens_q, const int32_t *cu
  * some that are in one, which the forward kernel launched after it overwrites). Normalized
  * params (head_dim_v set). */
 cudaError_t cudadent_varlen_fill_gaps(const cudadent_attn_fwd_params_t *p, cudaStream_t stream);
+/* The backward's: dQ = 0 for the tokens of q in no sequence's clamped range, dK = dV = 0 for the
+ * tokens of k in no sequence's used keys (and some that are in one, which the backward's kernels
+ * launched after it overwrite). Normalized params. */
+cudaError_t cudadent_varlen_bwd_fill_gaps(const cudadent_attn_bwd_params_t *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

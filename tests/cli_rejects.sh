@@ -48,6 +48,11 @@ expect 2 "--iters expects an integer from 1" --iters zero
 expect 2 "--graph expects an integer from 1" --graph 0
 expect 2 "--no-lse is forward-only" --no-lse --bwd
 expect 2 "--batch needs a value" --batch
+# --varlen: Q:K pairs; the library checks the ragged batch (here: a window bound below -1)
+expect 2 "--varlen expects Q:K pairs" --varlen 5:5,3
+expect 2 "--varlen expects Q:K pairs" --varlen 5:-1
+expect 2 "--varlen runs one ragged batch" --varlen 0:5,1:1 --suite default
+expect 2 "BAD_WINDOW.*window_right = -2" --varlen 10:5,1:1 --head-dim 64 --window 3,-2
 # --help: every flag with what it does and its default
 expect 0 "--heads-kv HKV .*(default: H)" --help
 expect 0 "--iters N .*(default 30)" -h
@@ -56,6 +61,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 --seed 7
   expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 \
     --layout gapped --bwd --check --seed 7
+  expect 3 "no CUDA device\|no usable CUDA device" --varlen 0:5,1:1,17:17,300:400 --heads 4 \
+    --heads-kv 2 --head-dim 64 --causal --bwd --check --seed 7
 fi
 echo "$passed passed, 0 skipped, $failed failed"
 if [ -n "${CUDADENT_TEST_COUNTS:-}" ]; then

@@ -4,10 +4,12 @@
  *   - every new field is validated on the host, each failure with its status and a message
  *     naming the field (head_dim_v, softcap, the varlen pointers and sizes, the tensors at their
  *     varlen sizes or at head_dim_v);
- *   - valid varlen forwards (seqused_k, seqlens_report included) are accepted by the workspace
- *     query where the build has the portable forward (issue 28), else refused; varlen backwards
- *     (no kernel yet) are refused, by the workspace queries too, with UNSUPPORTED_FEATURE and
- *     "not implemented yet"; head_dim_v != head_dim and softcap likewise (UNSUPPORTED_HEAD_DIM /
+ *   - valid varlen forwards and backwards (seqused_k, seqlens_report included) are accepted by
+ *     the workspace query where the build has the direction's portable kernels and its gate
+ *     (dispatch.h CUDADENT_SM80_FWD_VARLEN / CUDADENT_SM80_BWD_VARLEN, issue 28) is 1, else
+ *     refused, by the workspace queries too, with UNSUPPORTED_FEATURE and "not implemented yet";
+ *     a varlen backward's workspace grows with total_q and batch (the dQ accumulator), not with
+ *     batch * max_seqlen_q; head_dim_v != head_dim and softcap likewise (UNSUPPORTED_HEAD_DIM /
  *     UNSUPPORTED_FEATURE) where the build's portable kernels are from before issue 27, and
  *     accepted where they are issue 27's (t_portable_has_issue27: the query at cc 8.0 lists
  *     every multiple of 8 up to 256); a head_dim_v past every kernel's is refused either way,
@@ -22,7 +24,7 @@
 
 #include "api_params.h"
 #include "cudadent.h"
-#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN */
+#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN, CUDADENT_SM80_BWD_VARLEN */
 #include "harness.h"
 
 void register_api_v2_tests(void);
@@ -97,6 +99,17 @@ static const char *const k_not_yet = "not implemented yet";
     int r_ = t_portable_has_issue27(0) && CUDADENT_SM80_FWD_VARLEN                        \
                  ? t_accept_fwd(&p, #mutation)                                            \
                  : t_expect_fwd(&p, CUDADENT_STATUS_UNSUPPORTED_FEATURE, needle, #mutation); \
+    if (r_ != T_PASS) return r_;                                                          \
+  } while (0)
+
+/* The same for a valid varlen backward (CUDADENT_SM80_BWD_VARLEN). */
+#define EXPECT_VARLEN_FEATURE_BWD(mutation, needle)                                       \
+  do {                                                                                    \
+    cudadent_attn_bwd_params_t p = varlen_bwd();                                          \
+    mutation;                                                                             \
+    int r_ = t_portable_has_issue27(1) && CUDADENT_SM80_BWD_VARLEN                        \
+                 ? t_accept_bwd(&p, #mutation)                                            \
+                 : t_expect_bwd(&p, CUDADENT_STATUS_UNSUPPORTED_FEATURE, needle, #mutation); \
     if (r_ != T_PASS) return r_;                                                          \
   } while (0)
 
@@ -185,12 +198,47 @@ static int test_varlen_fields(void) {
   EXPECT_VARLEN_FEATURE_FWD((p.causal = 1, p.head_dim_v = 32, p.v = t_dense(FAKE(3), 120, 2, 32),
                              p.o = t_dense(FAKE(4), 100, 8, 32)),
                             k_not_yet);
-  EXPECT_VARLEN_BWD((void)0, CUDADENT_STATUS_UNSUPPORTED_FEATURE,
-                    "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet: no backward");
-  EXPECT_VARLEN_BWD(p.seqused_k = (const int32_t *)FAKE(12), CUDADENT_STATUS_UNSUPPORTED_FEATURE,
-                    k_not_yet);
-  EXPECT_VARLEN_BWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13),
-                    CUDADENT_STATUS_UNSUPPORTED_FEATURE, k_not_yet);
+  printf("    portable backward built: %d, takes varlen: %d\n", t_portable_has_issue27(1),
+         CUDADENT_SM80_BWD_VARLEN);
+  EXPECT_VARLEN_FEATURE_BWD((void)0,
+                            "varlen (cu_seqlens_q / cu_seqlens_k) is not implemented yet: no backward");
+  EXPECT_VARLEN_FEATURE_BWD(p.seqused_k = (const int32_t *)FAKE(12), k_not_yet);
+  EXPECT_VARLEN_FEATURE_BWD(p.seqlens_report = (cudadent_seqlens_report_t *)FAKE(13), k_not_yet);
+  EXPECT_VARLEN_FEATURE_BWD((p.deterministic = 1, p.causal = 1, p.window_left = 7), k_not_yet);
+  EXPECT_VARLEN_FEATURE_BWD((p.softcap = 30.0f, p.head_dim_v = 32, p.v = t_dense(FAKE(3), 120, 2, 32),
+                             p.o = t_dense(FAKE(4), 100, 8, 32), p.dout = t_dense(FAKE(6), 100, 8, 32),
+                             p.dv = t_dense(FAKE(9), 120, 2, 32)),
+                            k_not_yet);
+  EXPECT_VARLEN_FEATURE_BWD((p.total_q = 0, p.seqlen_q = 0, p.q.data = NULL, p.o.data = NULL,
+                             p.dout.data = NULL, p.dq.data = NULL),
+                            k_not_yet); /* empty q: not checked */
+  if (t_portable_has_issue27(1) && CUDADENT_SM80_BWD_VARLEN) {
+    /* the workspace follows total_q + batch * BLOCK_M (each sequence's dQ accumulator tiles
+     * start on a tile of their own; head_dim 64: width 64, BLOCK_M 128) and delta
+     * [heads_q][total_q], not batch * max_seqlen_q */
+    cudadent_attn_bwd_params_t p = varlen_bwd();
+    size_t small = 0, many = 0;
+    T_CHECK(cudadent_attn_bwd_workspace_size(&p, &small) == CUDADENT_STATUS_SUCCESS, "%s",
+            cudadent_get_last_error_message());
+    const size_t want_small = (size_t)8 * 512 * 64 * 4 + 3328; /* 100 + 3 * 128 -> 512 rows */
+    printf("    varlen bwd workspace: %zu bytes (3 sequences, 100 tokens; want %zu)\n", small,
+           want_small);
+    T_CHECK(small == want_small, "varlen workspace %zu, want %zu", small, want_small);
+    p.batch = 1000; /* 1000 sequences, at most 4096 queries each, 6000 tokens in all */
+    p.seqlen_q = 4096;
+    p.total_q = 6000;
+    p.q = t_dense(FAKE(1), 6000, 8, 64);
+    p.o = t_dense(FAKE(4), 6000, 8, 64);
+    p.dout = t_dense(FAKE(6), 6000, 8, 64);
+    p.dq = t_dense(FAKE(7), 6000, 8, 64);
+    T_CHECK(cudadent_attn_bwd_workspace_size(&p, &many) == CUDADENT_STATUS_SUCCESS, "%s",
+            cudadent_get_last_error_message());
+    /* (6000 + 1000 * 128) rows -> 134016, x 8 heads x 64 fp32; delta 8 x 6000 fp32 */
+    const size_t want_many = (size_t)134016 * 8 * 64 * 4 + 192000;
+    printf("    1000 sequences, 6000 tokens: %zu bytes (want %zu; dense 1000 x 4096 would take "
+           "%zu)\n", many, want_many, (size_t)1000 * 4096 * 8 * 65 * 4);
+    T_CHECK(many == want_many, "varlen workspace %zu, want %zu", many, want_many);
+  }
   /* pointers */
   EXPECT_VARLEN_FWD(p.cu_seqlens_k = NULL, CUDADENT_STATUS_NULL_POINTER,
                     "cu_seqlens_k is NULL while cu_seqlens_q is set");

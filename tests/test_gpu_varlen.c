@@ -15,7 +15,7 @@
  * the opt-in check is compared with the first bad entry, and the tokens in no sequence must be
  * O = 0 / LSE = -inf), and no key at all (max_seqlen_k = 0: the fills).
  * Cost: the fp64 reference, about 10 core-seconds for the whole list.
- * The backward takes no varlen call yet (refused: tests/test_api_v2.c).
+ * The backward of ragged batches: tests/test_gpu_varlen_bwd.c (the gpu_varlen_bwd tests).
  */
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  *   cudadent-bench [--batch B] [--seqlen-q SQ] [--seqlen-k SK] [--heads H] [--heads-kv HKV]
  *                  [--head-dim D] [--head-dim-v DV] [--softcap C] [--dtype bf16|fp16] [--causal]
  *                  [--window L,R] [--layout contiguous|padded|heads-first|gapped] [--bwd]
- *                  [--deterministic] [--check]
+ *                  [--deterministic] [--check] [--varlen Q:K,Q:K,...]
  *                  [--iters N] [--graph N] [--seed S] [--outliers] [--no-lse]
  *   cudadent-bench SHAPE --check-seeds N   the forward checked on seeds S.. S+N-1 (S = --seed,
  *                                        default 1): the distribution of O's error ratio to the
@@ -67,6 +67,10 @@ static void usage(FILE *f) {
 "                      width: a read past the head dim shows)\n"
 "  --no-lse            forward without the log-sum-exp (inference); not with --bwd\n"
 "  --deterministic     bit-identical backward (slower)\n"
+"  --varlen Q:K,...    a ragged batch (cu_seqlens): one sequence of Q queries and K keys per\n"
+"                      pair, packed; replaces --batch, --seqlen-q and --seqlen-k (the longest\n"
+"                      sequence gives max_seqlen); the check is per sequence, TFLOP/s count\n"
+"                      the pairs within sequences\n"
 "run options:\n"
 "  --bwd               the forward, then the backward (the backward is timed)\n"
 "  --check             check against the double-precision CPU reference\n"
@@ -140,6 +144,39 @@ static int parse_window(const char *text, int *left, int *right) {
   *left = (int)l;
   *right = (int)r;
   return 0;
+}
+
+/* --varlen Q:K,Q:K,...: at most MAX_VARLEN_SEQS pairs of lengths from 0 to 2^30 (the library
+ * refuses totals past its limits). The arrays live as long as the program. */
+enum { MAX_VARLEN_SEQS = 65535 };
+static int parse_varlen(const char *text, problem_desc_t *d) {
+  static int lens_q[MAX_VARLEN_SEQS], lens_k[MAX_VARLEN_SEQS];
+  int n = 0;
+  const char *p = text;
+  while (*p != '\0' && n < MAX_VARLEN_SEQS) {
+    char *end = NULL;
+    errno = 0;
+    const long q = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+    if (q < 0 || errno != 0 || *end != ':' || q > CUDADENT_MAX_SEQLEN) break;
+    p = end + 1;
+    const long k = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+    if (k < 0 || errno != 0 || (*end != ',' && *end != '\0') || k > CUDADENT_MAX_SEQLEN) break;
+    lens_q[n] = (int)q;
+    lens_k[n] = (int)k;
+    ++n;
+    p = *end == ',' ? end + 1 : end;
+    if (*end == '\0') {
+      d->varlen = n;
+      d->varlen_q = lens_q;
+      d->varlen_k = lens_k;
+      return 0;
+    }
+  }
+  fprintf(stderr,
+          "cudadent-bench: --varlen expects Q:K pairs separated by commas (lengths from 0 to %d, "
+          "at most %d sequences), e.g. 0:5,17:17,300:400; got '%s'\n",
+          CUDADENT_MAX_SEQLEN, MAX_VARLEN_SEQS, text);
+  return -1;
 }
 
 /* --seed S: 1 to 2^64 - 1, digits only. */
@@ -235,6 +272,9 @@ static int parse_args(int argc, char **argv, options_t *o) {
       else if (!strcmp(val, "heads-first")) d->layout = LAYOUT_HEADS_FIRST;
       else if (!strcmp(val, "gapped")) d->layout = LAYOUT_GAPPED;
       else { fprintf(stderr, "cudadent-bench: unknown --layout '%s' (contiguous, padded, heads-first, gapped)\n", val); return -1; }
+    } else if (!strcmp(a, "--varlen")) {
+      TAKES_VALUE;
+      if (parse_varlen(val, d) != 0) return -1;
     } else if (!strcmp(a, "--suite")) {
       TAKES_VALUE;
       if (strcmp(val, "default") != 0) { fprintf(stderr, "cudadent-bench: unknown suite '%s' (default)\n", val); return -1; }
@@ -256,6 +296,18 @@ static int parse_args(int argc, char **argv, options_t *o) {
     fprintf(stderr, "cudadent-bench: --check-seeds checks the forward of one shape (no --bwd, --suite)\n");
     return -1;
   }
+  if (d->varlen > 0) { /* the call's batch and max_seqlen from the sequences (problem_create too) */
+    d->batch = d->varlen;
+    d->seqlen_q = d->seqlen_k = 0;
+    for (int b = 0; b < d->varlen; ++b) {
+      if (d->varlen_q[b] > d->seqlen_q) d->seqlen_q = d->varlen_q[b];
+      if (d->varlen_k[b] > d->seqlen_k) d->seqlen_k = d->varlen_k[b];
+    }
+  }
+  if (d->varlen > 0 && (o->check_seeds || o->suite)) {
+    fprintf(stderr, "cudadent-bench: --varlen runs one ragged batch (no --check-seeds, --suite)\n");
+    return -1;
+  }
   if (d->no_lse && o->bwd) {
     fprintf(stderr, "cudadent-bench: --no-lse is forward-only (the backward reads the LSE)\n");
     return -1;
@@ -272,11 +324,24 @@ static int validate(const options_t *o) {
   fake.d = *d;
   if (fake.d.softmax_scale == 0.0f && d->head_dim > 0) fake.d.softmax_scale = 1.0f / sqrtf((float)d->head_dim);
   if (fake.d.softmax_scale == 0.0f) fake.d.softmax_scale = 1.0f;
+  if (d->varlen > 0) { /* packed (1, total, heads, dim) tensors, stand-in arrays */
+    int64_t tq = 0, tk = 0;
+    for (int b = 0; b < d->varlen; ++b) {
+      tq += d->varlen_q[b];
+      tk += d->varlen_k[b];
+    }
+    fake.total_q = (int)(tq < INT_MAX ? tq : INT_MAX); /* past 2^30: the library's message */
+    fake.total_k = (int)(tk < INT_MAX ? tk : INT_MAX);
+    fake.dev_cu_q = (int32_t *)(uintptr_t)0x2000000000ull;
+    fake.dev_cu_k = (int32_t *)(uintptr_t)0x3000000000ull;
+  }
   problem_tensor_t *ts[] = {&fake.q, &fake.k, &fake.v, &fake.o, &fake.dout, &fake.dq, &fake.dk, &fake.dv};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; ++i) {
     const int is_q = i == 0 || i == 3 || i == 4 || i == 5;
     const int is_v = i == 2 || i == 3 || i == 4 || i == 7; /* v, o, dout, dv: head_dim_v */
-    const int64_t h = is_q ? d->heads_q : d->heads_kv, s = is_q ? d->seqlen_q : d->seqlen_k;
+    const int64_t h = is_q ? d->heads_q : d->heads_kv;
+    const int64_t s = d->varlen > 0 ? (is_q ? fake.total_q : fake.total_k)
+                                    : (is_q ? d->seqlen_q : d->seqlen_k);
     const int64_t dim = is_v && d->head_dim_v > 0 ? d->head_dim_v : d->head_dim;
     ts[i]->t.data = (void *)(uintptr_t)(0x100000000ull * (i + 1));
     ts[i]->t.stride_dim = 1;

@@ -181,7 +181,7 @@ double problem_graph_us(problem_t *pr, int bwd, int calls, char *err, size_t err
 
 /* FLOPs by the FlashAttention convention: 4 * B * Hq * (visible (i, j) pairs) * D forward, which
  * is 4 B Hq Sq Sk D unmasked and about half of it causal (with head_dim_v: 2 (D + Dv) for 4 D);
- * backward is 2.5x forward. */
+ * backward is 2.5x forward. varlen: the pairs within each sequence (its used keys), summed. */
 double problem_flops(const problem_desc_t *d, int bwd);
 
 /* 1 if a CUDA device is present; otherwise 0 and why in reason. */

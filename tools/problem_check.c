@@ -155,6 +155,28 @@ static void compare_varlen(error_figure_t *f, const double *x, const double *ref
   f->pass = pass && bad == 0;
 }
 
+/* A varlen backward's gradients of tokens in no sequence (cudadent.h: dQ = 0 for the queries in
+ * no clamped query range, dK = dV = 0 for the keys in no sequence's used keys, the unused keys of
+ * a sequence included): every element exactly 0, else counted in bad. g: dq (keys 0) or dk / dv
+ * (keys 1) as downloaded, rows of row_elems elements. Returns -1 out of memory. */
+static int varlen_gap_grads(const ref_problem_t *rp, const double *g, size_t row_elems, int keys,
+                            long *bad) {
+  const int total = keys ? rp->total_k : rp->total_q;
+  unsigned char *held = calloc(total > 0 ? (size_t)total : 1, 1);
+  if (!held) return -1;
+  for (int b = 0; b < rp->batch; ++b) {
+    int q0, q1, k0, k1, used;
+    ref_varlen_ranges(rp, b, &q0, &q1, &k0, &k1, &used);
+    const int r0 = keys ? k0 : q0, r1 = keys ? k0 + used : q1;
+    for (int t = r0; t < r1; ++t) held[t] = 1;
+  }
+  for (int t = 0; t < total; ++t)
+    if (!held[t])
+      for (size_t e = 0; e < row_elems; ++e) *bad += g[(size_t)t * row_elems + e] != 0.0;
+  free(held);
+  return 0;
+}
+
 int problem_check(problem_t *pr, int bwd, check_result_t *r) {
   memset(r, 0, sizeof *r);
   if (cudaDeviceSynchronize() != cudaSuccess) return -1;
@@ -264,6 +286,9 @@ int problem_check(problem_t *pr, int bwd, check_result_t *r) {
         const size_t row_elems = t == 0 ? (size_t)d->heads_q * d->head_dim
                                  : t == 1 ? (size_t)d->heads_kv * d->head_dim
                                           : (size_t)d->heads_kv * Dv;
+        long gap_bad = 0;
+        if (varlen_gap_grads(&rp, g[t], row_elems, t > 0, &gap_bad) != 0) goto done;
+        gf[t]->bad_elements += gap_bad;
         compare_varlen(gf[t], g[t], g_ref[t], g_low[t], &rp, row_elems, t > 0, d->dtype);
       } else {
         compare(gf[t], g[t], g_ref[t], g_low[t], n_of[t], d->dtype);

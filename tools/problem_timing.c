@@ -105,26 +105,37 @@ fail:
   return result;
 }
 
+/* The visible (query, key) pairs of one sequence of sq queries and sk keys under d's mask. */
+static double visible_pairs(const problem_desc_t *d, int sq, int sk) {
+  if (d->window_left < 0 && d->window_right < 0 && !d->causal) return (double)sq * sk;
+  if (d->causal && d->window_left < 0 && sq == sk)
+    return (double)sq * sk / 2.0; /* the convention: halved for causal */
+  double pairs = 0.0;
+  for (int i = 0; i < sq; ++i) {
+    /* visible columns form one interval per row */
+    const int shift = sk - sq;
+    int lo = d->window_left >= 0 ? i + shift - d->window_left : 0;
+    int right = d->causal ? 0 : d->window_right;
+    int hi = right >= 0 ? i + shift + right : sk - 1;
+    if (lo < 0) lo = 0;
+    if (hi > sk - 1) hi = sk - 1;
+    if (hi >= lo) pairs += hi - lo + 1;
+  }
+  return pairs;
+}
+
 double problem_flops(const problem_desc_t *d, int bwd) {
-  double pairs;
-  if (d->window_left < 0 && d->window_right < 0 && !d->causal) {
-    pairs = (double)d->seqlen_q * d->seqlen_k;
-  } else if (d->causal && d->window_left < 0 && d->seqlen_q == d->seqlen_k) {
-    pairs = (double)d->seqlen_q * d->seqlen_k / 2.0; /* the convention: halved for causal */
-  } else {
-    pairs = 0.0;
-    for (int i = 0; i < d->seqlen_q; ++i) {
-      /* visible columns form one interval per row */
-      const int shift = d->seqlen_k - d->seqlen_q;
-      int lo = d->window_left >= 0 ? i + shift - d->window_left : 0;
-      int right = d->causal ? 0 : d->window_right;
-      int hi = right >= 0 ? i + shift + right : d->seqlen_k - 1;
-      if (lo < 0) lo = 0;
-      if (hi > d->seqlen_k - 1) hi = d->seqlen_k - 1;
-      if (hi >= lo) pairs += hi - lo + 1;
+  double pairs = 0.0;
+  if (d->varlen > 0 && d->varlen_q && d->varlen_k) { /* the pairs within each sequence */
+    for (int b = 0; b < d->varlen; ++b) {
+      int sk = d->varlen_k[b];
+      if (d->varlen_used && d->varlen_used[b] < sk) sk = d->varlen_used[b] > 0 ? d->varlen_used[b] : 0;
+      pairs += visible_pairs(d, d->varlen_q[b], sk);
     }
+  } else {
+    pairs = (double)d->batch * visible_pairs(d, d->seqlen_q, d->seqlen_k);
   }
   /* Q K^T over head_dim, P V over head_dim_v: 2 FLOPs a multiply-add each */
-  double f = 2.0 * d->batch * d->heads_q * pairs * (d->head_dim + problem_head_dim_v(d));
+  double f = 2.0 * d->heads_q * pairs * (d->head_dim + problem_head_dim_v(d));
   return bwd ? 2.5 * f : f;
 }

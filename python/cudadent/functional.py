@@ -6,7 +6,7 @@ import torch
 from . import ops
 from .errors import BadWindowError
 
-__all__ = ["attention", "flash_attn_func"]
+__all__ = ["attention", "flash_attn_func"]  # flash_attn_varlen_func: varlen.py
 
 
 def _window(window, name):
@@ -37,7 +37,8 @@ def _pad_last(t, n):
 
 
 def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), deterministic=False,
-              return_lse=False, softcap=0.0):
+              return_lse=False, softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None,
+              max_seqlen_q=None, max_seqlen_k=None, seqused_k=None):
     """Scaled dot-product attention on (batch, seqlen, heads, head_dim) tensors.
 
     q: [B, Sq, Hq, D]; k: [B, Sk, Hkv, D]; v: [B, Sk, Hkv, Dv] with Hq % Hkv == 0 (GQA/MQA);
@@ -59,7 +60,27 @@ def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), determ
     with respect to q, k, v. Where no gradient will be taken and return_lse is False (inference),
     the forward computes no LSE; on Hopper that kernel sums the softmax rows on the tensor core,
     a few percent faster with the same output accuracy.
+    Ragged batches (packed sequences, document masking): cu_seqlens_q and cu_seqlens_k, int32
+    (batch + 1,) prefix sums on the device, with max_seqlen_q and max_seqlen_k (Python ints,
+    bounds of every sequence's length); q: [total_q, Hq, D], k: [total_k, Hkv, D], v: [total_k,
+    Hkv, Dv]; optional seqused_k (batch,) int32. Masks and windows apply within each sequence
+    (bottom-right aligned per sequence); out is [total_q, Hq, Dv] and lse [Hq, total_q]
+    (cudadent.varlen).
     """
+    if cu_seqlens_q is not None or cu_seqlens_k is not None:
+        if cu_seqlens_q is None or cu_seqlens_k is None or max_seqlen_q is None or \
+                max_seqlen_k is None:
+            raise ValueError("cudadent.attention: a ragged batch needs cu_seqlens_q, cu_seqlens_k, "
+                             "max_seqlen_q and max_seqlen_k together")
+        from .varlen import varlen_attention
+        out, lse = varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                    max_seqlen_k, causal=causal, softmax_scale=softmax_scale,
+                                    window=window, deterministic=deterministic, softcap=softcap,
+                                    seqused_k=seqused_k)
+        return (out, lse) if return_lse else out
+    if seqused_k is not None or max_seqlen_q is not None or max_seqlen_k is not None:
+        raise ValueError("cudadent.attention: seqused_k / max_seqlen_* are for ragged batches "
+                         "(give cu_seqlens_q and cu_seqlens_k)")
     q, k, v = _autocast(q, k, v)
     D, Dv = q.shape[-1], v.shape[-1]
     if softmax_scale is None:
@@ -78,9 +99,13 @@ def attention(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), determ
     return (out, lse) if return_lse else out
 
 
-def _unsupported(argument, value, why):
-    raise NotImplementedError(f"cudadent.flash_attn_func: {argument}={value!r} is not supported "
+def _unsupported_in(function, argument, value, why):
+    raise NotImplementedError(f"cudadent.{function}: {argument}={value!r} is not supported "
                               f"({why})")
+
+
+def _unsupported(argument, value, why):
+    _unsupported_in("flash_attn_func", argument, value, why)
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
@@ -97,8 +122,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     Arguments cudadent does not implement raise NotImplementedError naming the argument:
     dropout_p != 0, alibi_slopes. A library without a kernel for a head dim, head_dim_v or
     softcap refuses the call (UnsupportedHeadDimError, HeadDimVNotImplementedError,
-    UnsupportedFeatureError). Ragged batches (flash-attn's flash_attn_varlen_func) have no
-    kernel yet, so the package has no such function: code that looks for it finds none.
+    UnsupportedFeatureError). Ragged batches: cudadent.flash_attn_varlen_func.
     """
     if dropout_p is None or float(dropout_p) != 0.0:
         _unsupported("dropout_p", dropout_p, "cudadent has no attention dropout; pass 0.0")

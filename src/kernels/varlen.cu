@@ -14,6 +14,10 @@
  *     overwrites the gap tokens that some other (overlapping, invalid) range does hold. Grid:
  *     batch + 1 gaps (grid x) x 16 CTAs (grid y) striding over a gap's (token, head, 16-byte chunk); with valid
  *     arrays every gap is empty and each CTA reads two entries and returns.
+ *   - the gap fill of the backward, the same chains: dQ = 0 for the tokens of q in no sequence's
+ *     clamped query range, dK = dV = 0 for the tokens of k in no sequence's used keys
+ *     [lo_b, lo_b + seqused_k[b]) (the unused keys of a sequence lie in the gap after it). Launched
+ *     before the backward's kernels, which overwrite what a range does hold.
  */
 #include <stdint.h>
 
@@ -100,6 +104,34 @@ __global__ void varlen_fill_gaps_kernel(const int32_t *cu_q, int batch, int tota
   }
 }
 
+/* Gap g (0 <= g <= batch) of an array's clamped ranges: tokens [end_{g-1}, lo_g) with end the
+ * range's end (used != NULL: lo + the used entries, clamped as cudadent.h says); x (x_chunks
+ * 16-byte chunks a head) and y (may be NULL) zeroed there. */
+__global__ void varlen_zero_gaps_kernel(const int32_t *cu, const int32_t *used, int batch, int total,
+                                        int max_len, int heads, uint16_t *x, int64_t x_ss,
+                                        int64_t x_sh, int x_chunks, uint16_t *y, int64_t y_ss,
+                                        int64_t y_sh, int y_chunks) {
+  const int g = blockIdx.x;
+  int64_t start = 0, end = total;
+  if (g > 0) { /* the end of range g - 1 */
+    const int64_t lo = clamp64(cu[g - 1], 0, total);
+    start = clamp64(cu[g], lo, lo + max_len < total ? lo + max_len : total);
+    if (used != NULL) start = lo + clamp64(used[g - 1], 0, start - lo);
+  }
+  if (g < batch) end = clamp64(cu[g], 0, total);
+  if (end <= start) return;
+  const int chunks = x_chunks + (y != NULL ? y_chunks : 0);
+  const int64_t per_token = (int64_t)heads * chunks, work = (end - start) * per_token;
+  for (int64_t w = blockIdx.y * (int64_t)blockDim.x + threadIdx.x; w < work;
+       w += (int64_t)gridDim.y * blockDim.x) {
+    const int64_t t = start + w / per_token;
+    const int h = (int)(w % per_token / chunks), c = (int)(w % chunks);
+    uint16_t *dst = c < x_chunks ? x + t * x_ss + h * x_sh + c * 8
+                                 : y + t * y_ss + h * y_sh + (c - x_chunks) * 8;
+    *reinterpret_cast<uint4 *>(dst) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t cudadent_varlen_check(const int32_t *cu_seqlens_q,
@@ -119,5 +151,21 @@ extern "C" cudaError_t cudadent_varlen_fill_gaps(const cudadent_attn_fwd_params_
   varlen_fill_gaps_kernel<<<grid, 128, 0, stream>>>(
       p->cu_seqlens_q, p->batch, p->total_q, p->seqlen_q, static_cast<uint16_t *>(p->o.data),
       p->o.stride_seq, p->o.stride_head, p->heads_q, p->head_dim_v / 8, p->lse);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cudadent_varlen_bwd_fill_gaps(const cudadent_attn_bwd_params_t *p,
+                                                     cudaStream_t stream) {
+  if (p->total_q > 0)
+    varlen_zero_gaps_kernel<<<dim3((unsigned)p->batch + 1, 16), 128, 0, stream>>>(
+        p->cu_seqlens_q, NULL, p->batch, p->total_q, p->seqlen_q, p->heads_q,
+        static_cast<uint16_t *>(p->dq.data), p->dq.stride_seq, p->dq.stride_head, p->head_dim / 8,
+        NULL, 0, 0, 0);
+  if (p->total_k > 0)
+    varlen_zero_gaps_kernel<<<dim3((unsigned)p->batch + 1, 16), 128, 0, stream>>>(
+        p->cu_seqlens_k, p->seqused_k, p->batch, p->total_k, p->seqlen_k, p->heads_kv,
+        static_cast<uint16_t *>(p->dk.data), p->dk.stride_seq, p->dk.stride_head, p->head_dim / 8,
+        static_cast<uint16_t *>(p->dv.data), p->dv.stride_seq, p->dv.stride_head,
+        p->head_dim_v / 8);
   return cudaGetLastError();
 }

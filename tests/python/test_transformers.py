@@ -55,15 +55,65 @@ def test_llama_logits_and_backward_match():
     assert all(p.grad is not None for p in ours.parameters() if p.requires_grad)
 
 
-def test_padding_mask_is_refused():
-    """Refused before any device work (runs on the CPU too)."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    ours = _tiny_llama("cudadent", torch.bfloat16, device)
-    ids = torch.randint(0, 512, (2, 32), device=device)
+@requires_cuda
+def test_padding_mask_runs_as_a_ragged_batch():
+    """A left- and right-padded batch (flash_attention_mask's 2-D mask: unpad, varlen, pad as
+    transformers' flash integration): the logits of the real tokens equal each row run alone
+    without padding (bf16, within 2x SDPA's error against the fp32 eager model + 1e-2), the padded
+    positions' attention output is zero (no NaN), and the backward runs."""
+    ours = _tiny_llama("cudadent", torch.bfloat16)
+    ref = _tiny_llama("eager", torch.float32)
+    sdpa = _tiny_llama("sdpa", torch.bfloat16)
+    ids = torch.randint(0, 512, (3, 48), device="cuda", generator=torch.Generator("cuda")
+                        .manual_seed(1))
     mask = torch.ones_like(ids)
-    mask[0, :5] = 0  # left padding
-    with pytest.raises(NotImplementedError, match="attention_mask"):
-        ours(ids, attention_mask=mask)
+    mask[0, :7] = 0    # left padding
+    mask[1, 40:] = 0   # right padding
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)  # each row's real tokens at 0, 1, ... (as generate)
+    try:
+        logits = ours(ids, attention_mask=mask, position_ids=pos).logits
+        logits.float()[mask.bool()].logsumexp(-1).mean().backward()
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+    assert torch.isfinite(logits[mask.bool()]).all()
+    for b in range(3):
+        keep = mask[b].bool()
+        row = ids[b][keep][None]
+        with torch.no_grad():
+            want = ref(row).logits[0]
+            base = sdpa(row).logits[0]
+        err, err_sdpa = max_err(logits[b][keep], want), max_err(base, want)
+        assert err <= 2 * err_sdpa + 1e-2, f"row {b}: cudadent {err:.3e} vs sdpa {err_sdpa:.3e}"
+
+
+@requires_cuda
+def test_packed_position_ids_run_as_a_ragged_batch():
+    """One row of three packed documents with position_ids restarting at 0
+    (DataCollatorWithFlattening): each document's logits equal the document run alone."""
+    ours = _tiny_llama("cudadent", torch.bfloat16)
+    ids = torch.randint(0, 512, (1, 90), device="cuda", generator=torch.Generator("cuda")
+                        .manual_seed(2))
+    lens = (30, 17, 43)
+    pos = torch.cat([torch.arange(n, device="cuda") for n in lens])[None]
+    try:
+        with torch.no_grad():
+            packed = ours(ids, position_ids=pos).logits[0]
+            start = 0
+            for n in lens:
+                alone = ours(ids[:, start:start + n]).logits[0]
+                torch.testing.assert_close(packed[start:start + n], alone, atol=3e-2, rtol=3e-2)
+                start += n
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+
+
+def test_static_cache_mask_shape_is_refused():
+    """A mask of another shape than (batch, seq_k) is refused before any device work."""
+    from cudadent._transformers import cudadent_attention_forward
+    q = torch.zeros(2, 4, 10, 64, dtype=torch.bfloat16)  # (batch, heads, seq, head_dim)
+    mask = torch.ones(2, 1, 10, 16, dtype=torch.bool)
+    with pytest.raises(NotImplementedError, match="attention_mask of shape"):
+        cudadent_attention_forward(_Attn(), q, q, q, mask)
 
 
 class _Attn(torch.nn.Module):

@@ -11,7 +11,8 @@
  * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each.
  *
  * Three kernels per call, on one stream (1 and 3 in bwd_prepost.cuh; the tile table, layout,
- * warp products and loaders in bwd_parts.cuh; kernel 2 and the host side here):
+ * warp products and loaders in bwd_parts.cuh; kernel 2 and the launch templates in bwd_main.cuh;
+ * the host side here; the varlen instantiations in bwd_varlen.cu):
  *   1. cd_sm80_bwd_pre   delta[b,h,i] = sum_d dO[b,i,h,d] * O[b,i,h,d] (fp32), and zeroes the
  *                        fp32 dQ accumulator rows (every split slice, padded rows too).
  *   2. cd_sm80_bwd_main  one CTA per (key tile, KV head, batch); see below.
@@ -53,6 +54,21 @@
  *     sP  [BLOCK_M][BLOCK_N], sdS [BLOCK_M][BLOCK_N]   (P and dS in the input dtype)
  *   The epilogue stages dK in sQ and dV in sdO before coalesced 16-byte stores.
  *
+ * Varlen (cudadent.h, "features of layout v2"; docs/kernels/sm80_bwd.md "Varlen"): a template
+ * bool VARLEN of the main and dQ kernels' bodies, and kernels of their own (cd_sm80_bwd_pre_varlen,
+ * cd_sm80_bwd_main_varlen, cd_sm80_bwd_dq_varlen, the arrays in a second argument), so the dense
+ * kernels keep their names and argument (their SASS: docs/kernels/sm80_bwd.md). batch is the
+ * number of sequences and the grids are those of max_seqlen_q / max_seqlen_k (host-known bounds:
+ * graph safe). Every CTA reads its sequence's clamped ranges as the forward does
+ * (cd_sm80_bwd_varlen_seq: queries [q0, q0 + sq), keys [k0, k0 + sk) with sk the used keys) and
+ * runs the dense code with those lengths (masks bottom-right aligned per sequence) on the
+ * sequence's tokens; a CTA past its sequence's keys (main) or queries (dQ) does nothing. The LSE
+ * and delta are [heads_q][total_q]; the dQ accumulator has one block of rows per head, sequence b's
+ * tiles from row acc0 = (q0 + b BLOCK_M) rounded down to BLOCK_M (total_q + batch BLOCK_M rows a
+ * head: tiles of two sequences never share rows). The pre kernel runs over (head, token) and
+ * zeroes the whole accumulator. Tokens in no sequence (dQ) and keys in no sequence's used keys
+ * (dK, dV) are zeroed by api.c's gap fill (kernels/varlen.cu) launched before these kernels.
+ *
  * Pipeline per query tile: wait for its Q/dO (cp.async) + barrier; issue the cp.async of the next
  * tile into the other buffer; S and dP products; P, dS to shared memory; barrier; dV, dK and dQ
  * products (dQ first where the table says DQ_FIRST), dQ reductions to global. Two barriers per
@@ -63,213 +79,7 @@
 
 #include "device_info.h"
 #include "dispatch.h"
-#include "kernels/sm80/bwd_parts.cuh"
-#include "kernels/sm80/bwd_prepost.cuh"
-
-/* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
-
-template <typename T, int D, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(cd_sm80_bwd_tile<D>::WARPS * 32, cd_sm80_bwd_tile<D>::CTAS_PER_SM)
-cd_sm80_bwd_main(const cd_sm80_bwd_args_t a) {
-  typedef cd_sm80_bwd_shape<D> Sh;
-  constexpr int BM = Sh::BM, BN = Sh::BN, THREADS = Sh::THREADS;
-  constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
-  constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
-  constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
-  constexpr int KV_IL = Sh::KV_IL, Q_IL = Sh::Q_IL;
-  extern __shared__ __align__(128) unsigned char smem[];
-  const uint32_t s0 = cd_smem_addr(smem);
-  const uint32_t sQ = s0 + Sh::OFF_Q, sdO = s0 + Sh::OFF_DO, sK = s0 + Sh::OFF_K, sV = s0 + Sh::OFF_V;
-  const uint32_t sP = s0 + Sh::OFF_P, sdS = s0 + Sh::OFF_DS;
-
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int hk = blockIdx.y, b = blockIdx.z;
-  /* warp coordinates in the three layouts */
-  const int s_row0 = (warp % cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TM;
-  const int s_col0 = (warp / cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TN;
-  const int kv_row0 = (warp % cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TN;
-  const int kv_col0 = cd_sm80_bwd_wcol<Sh::KV_TD, KV_IL>(warp / cd_sm80_bwd_tile<D>::DKV_WARPS_N);
-  const int q_row0 = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM;
-  const int q_col0 = cd_sm80_bwd_wcol<Sh::Q_TD, Q_IL>(warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M);
-
-  const cd_sm80_bwd_ldm_t l_s_a = cd_sm80_bwd_ldm_a<D, false>(s_row0, lane), l_s_b = cd_sm80_bwd_ldm_b<D, false>(s_col0, lane);
-  const cd_sm80_bwd_ldm_t l_kv_a = cd_sm80_bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = cd_sm80_bwd_ldm_b<D, true>(kv_col0, lane);
-  const cd_sm80_bwd_ldm_t l_q_a = cd_sm80_bwd_ldm_a<BN, false>(q_row0, lane), l_q_b = cd_sm80_bwd_ldm_b<D, true>(q_col0, lane);
-
-  const long long off = (long long)a.sk - a.sq; /* bottom-right alignment */
-  const int m_tiles = (a.sq + BM - 1) / BM;
-  float *dq_slice = a.dq_acc + (a.det ? (int64_t)blockIdx.x * a.slice : 0);
-
-  for (int n = blockIdx.x; n < a.n_blocks; n += gridDim.x) {
-    const int n0 = n * BN;
-    const int kvalid = min(BN, a.sk - n0);
-    /* query tiles that see any key of [n0, n0 + kvalid): common/mask_rule.cuh cd_mask_q_blocks,
-     * written out with this loop's clamps (the call compiled to different code; issue 22) */
-    int m_begin = 0, m_end = m_tiles;
-    if (a.wr >= 0) {
-      const long long lo = (long long)n0 - off - a.wr; /* first row whose right edge reaches n0 */
-      m_begin = lo <= 0 ? 0 : (int)min((long long)m_tiles, lo / BM);
-    }
-    if (a.wl >= 0) {
-      const long long hi = (long long)n0 + kvalid - 1 - off + a.wl; /* last row whose left edge <= last key */
-      m_end = hi < 0 ? 0 : (int)min((long long)m_tiles, hi / BM + 1);
-    }
-    const int m_count = max(0, m_end - m_begin);
-    const int iters = m_count * a.group;
-
-    float dk[KV_MT][KV_NT][4], dv[KV_MT][KV_NT][4];
-    cd_sm80_bwd_zero(dk);
-    cd_sm80_bwd_zero(dv);
-
-    if (iters > 0) {
-      const uint16_t *kg = (const uint16_t *)a.k + b * a.k_sb + (int64_t)n0 * a.k_ss + hk * a.k_sh;
-      const uint16_t *vg = (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
-      cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sK, kg, a.k_ss, kvalid, tid, a.dim_qk);
-      cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sV, vg, a.v_ss, kvalid, tid, a.dim_v);
-      cd_sm80_bwd_load_query_tile<D, PAD>(a, s0, 0, b, hk * a.group, m_begin, tid); /* with K, V: one group */
-
-      int h = hk * a.group, m = m_begin;
-      for (int it = 0; it < iters; ++it) {
-        const int buf = it & 1;
-        const int m0 = m * BM;
-        /* next (head, tile) */
-        int h_next = h, m_next = m + 1;
-        if (m_next == m_end) { m_next = m_begin; ++h_next; }
-
-        cd_cp_async_wait<0>();
-        __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
-        if (it + 1 < iters) cd_sm80_bwd_load_query_tile<D, PAD>(a, s0, buf ^ 1, b, h_next, m_next, tid);
-        const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
-
-        /* S = Q K^T, dP = dO V^T */
-        float s[S_MT][S_NT][4], dp[S_MT][S_NT][4];
-        cd_sm80_bwd_zero(s);
-        cd_sm80_bwd_zero(dp);
-        cd_sm80_bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(s, sQb, l_s_a, sK, l_s_b);
-        cd_sm80_bwd_warp_gemm<T, S_MT, S_NT, D / 16, D, false, D, false>(dp, sdOb, l_s_a, sV, l_s_b);
-
-        /* LSE (log2 units; +inf for padded or fully masked rows so that P = 0) and delta per row */
-        const int64_t bh = (int64_t)b * a.hq + h;
-        const float *lse_s = (const float *)(smem + Sh::OFF_LSE) + buf * BM;
-        const float *dlt_s = (const float *)(smem + Sh::OFF_DELTA) + buf * BM;
-        float lse2[S_MT][2], dlt[S_MT][2];
-#pragma unroll
-        for (int mt = 0; mt < S_MT; ++mt)
-#pragma unroll
-          for (int hh = 0; hh < 2; ++hh) {
-            const int r = s_row0 + mt * 16 + g + 8 * hh;
-            const float x = lse_s[r];
-            lse2[mt][hh] = (m0 + r < a.sq && x != -__int_as_float(0x7f800000))
-                               ? x * SM80_BWD_LOG2E : __int_as_float(0x7f800000);
-            dlt[mt][hh] = dlt_s[r];
-          }
-
-        /* softcap: S becomes t = tanh(S scale / softcap), in place (masked entries then -inf) */
-        if (SOFTCAP) {
-#pragma unroll
-          for (int mt = 0; mt < S_MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < S_NT; ++nt)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) s[mt][nt][e] = cd_softcap_tanh(s[mt][nt][e] * a.cap_in);
-        }
-
-        /* masking: is any entry of this tile invisible? (rows past sq are handled by LSE; the
-         * rule of common/mask_rule.cuh in this kernel's diagonal offsets) */
-        const long long base = (long long)n0 - m0 - off; /* j - i - off = base + col - row */
-        bool need_mask = kvalid < BN;
-        if (a.wr >= 0 && base + (BN - 1) > a.wr) need_mask = true;
-        if (a.wl >= 0 && base - (BM - 1) < -(long long)a.wl) need_mask = true;
-        if (need_mask) {
-          /* visible iff col < kvalid && col - row <= lim_r && col - row >= lim_l */
-          const long long big = 1 << 20;
-          const int lim_r = a.wr < 0 ? (int)big : (int)max(-big, min(big, (long long)a.wr - base));
-          const int lim_l = a.wl < 0 ? -(int)big : (int)max(-big, min(big, -(long long)a.wl - base));
-#pragma unroll
-          for (int mt = 0; mt < S_MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < S_NT; ++nt)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) {
-                const int row = s_row0 + mt * 16 + g + 8 * (e >> 1);
-                const int col = s_col0 + nt * 8 + 2 * t + (e & 1);
-                const int d = col - row;
-                if (col >= kvalid || d > lim_r || d < lim_l) s[mt][nt][e] = -__int_as_float(0x7f800000);
-              }
-        }
-
-        /* P and dS, to shared memory in the input dtype. Softcap: P = exp2(t softcap log2e - LSE
-         * log2e), dS = P (dP - delta) (1 - t^2); a masked t = -inf gives P = 0 and a factor
-         * max(1 - t^2, 0) = 0 (not -inf: 0 * -inf would be NaN) */
-#pragma unroll
-        for (int mt = 0; mt < S_MT; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < S_NT; ++nt)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const float x0 = s[mt][nt][2 * hh], x1 = s[mt][nt][2 * hh + 1];
-              const float mul = SOFTCAP ? a.cap_out : a.scale_log2;
-              const float p0 = cd_exp2(fmaf(x0, mul, -lse2[mt][hh]));
-              const float p1 = cd_exp2(fmaf(x1, mul, -lse2[mt][hh]));
-              float ds0 = p0 * (dp[mt][nt][2 * hh] - dlt[mt][hh]);
-              float ds1 = p1 * (dp[mt][nt][2 * hh + 1] - dlt[mt][hh]);
-              if (SOFTCAP) {
-                ds0 *= fmaxf(fmaf(-x0, x0, 1.f), 0.f);
-                ds1 *= fmaxf(fmaf(-x1, x1, 1.f), 0.f);
-              }
-              const int row = s_row0 + mt * 16 + g + 8 * hh, col = s_col0 + nt * 8 + 2 * t;
-              const uint32_t o = cd_sm80_bwd_swz<BN>(row, col);
-              *(uint32_t *)(smem + Sh::OFF_P + o) = cd_pack2<T>(p0, p1);
-              *(uint32_t *)(smem + Sh::OFF_DS + o) = cd_pack2<T>(ds0, ds1);
-            }
-        __syncthreads(); /* sP, sdS complete */
-
-        if (!cd_sm80_bwd_tile<D>::DQ_FIRST) {
-          /* dV += P^T dO, dK += dS^T Q */
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
-        }
-        /* dQacc += dS K, reduced into the fp32 accumulator in fragment order
-         * (see cd_sm80_bwd_dq_frag) */
-        {
-          float dq[Q_MT][Q_NT][4];
-          cd_sm80_bwd_zero(dq);
-          cd_sm80_bwd_warp_gemm<T, Q_MT, Q_NT, BN / 16, BN, false, D, true, Q_IL>(dq, sdS, l_q_a, sK, l_q_b);
-          float *dst = dq_slice + (bh * a.sq_pad + m0) * D + (warp * Q_MT * Q_NT * 32 + lane) * 4;
-#pragma unroll
-          for (int mt = 0; mt < Q_MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < Q_NT; ++nt)
-              cd_red_add_f32x4(dst + (mt * Q_NT + nt) * 128, dq[mt][nt][0], dq[mt][nt][1], dq[mt][nt][2],
-                               dq[mt][nt][3]);
-        }
-        if (cd_sm80_bwd_tile<D>::DQ_FIRST) {
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
-          cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
-        }
-        h = h_next;
-        m = m_next;
-      }
-    }
-
-    /* epilogue: dK (scaled), dV via shared memory to global */
-    __syncthreads(); /* all reads of sQ/sdO done */
-    {
-      /* the lane id re-read here (volatile) keeps the compiler from precomputing the staging
-       * addresses before the loop, where they would occupy registers (spills on sm_80) */
-      uint32_t elane;
-      asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(elane));
-      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D, KV_IL>(smem + Sh::OFF_Q, dk, kv_row0, kv_col0, a.scale, (int)elane);
-      cd_sm80_bwd_stage<T, KV_MT, KV_NT, D, KV_IL>(smem + Sh::OFF_DO, dv, kv_row0, kv_col0, 1.f, (int)elane);
-    }
-    __syncthreads(); /* staged tiles complete */
-    cd_sm80_bwd_store_tile<BN, D, THREADS, PAD>((uint16_t *)a.dk + b * a.dk_sb + (int64_t)n0 * a.dk_ss + hk * a.dk_sh,
-                                                a.dk_ss, smem + Sh::OFF_Q, kvalid, tid, a.dim_qk);
-    cd_sm80_bwd_store_tile<BN, D, THREADS, PAD>((uint16_t *)a.dv + b * a.dv_sb + (int64_t)n0 * a.dv_ss + hk * a.dv_sh,
-                                                a.dv_ss, smem + Sh::OFF_DO, kvalid, tid, a.dim_v);
-    __syncthreads(); /* staging buffers are reloaded by the next key tile */
-  }
-}
+#include "kernels/sm80/bwd_main.cuh"
 
 /* ---- host side ---------------------------------------------------------------------------------- */
 
@@ -313,9 +123,19 @@ static int cd_sm80_bwd_splits(const cudadent_attn_bwd_params_t *p) {
   return s < 1 ? 1 : (int)s;
 }
 
+/* The dQ accumulator's rows per (batch, head) block: seqlen_q rounded up to BLOCK_M; varlen (one
+ * block per head, the sequences' tiles from their acc0, bwd_parts.cuh cd_sm80_bwd_varlen_acc0):
+ * total_q + batch BLOCK_M, rounded up likewise (below 2^31: total_q <= 2^30, batch <= 65535). */
 static int64_t cd_sm80_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
   const int bm = cd_sm80_bwd_block_m(cd_sm80_bwd_width(p));
-  return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+  const int64_t rows = p->cu_seqlens_q != NULL ? (int64_t)p->total_q + (int64_t)p->batch * bm
+                                               : (int64_t)p->seqlen_q;
+  return (rows + bm - 1) / bm * bm;
+}
+
+/* (batch, head) blocks of the accumulator: batch * heads_q; varlen heads_q */
+static int64_t cd_sm80_bwd_blocks(const cudadent_attn_bwd_params_t *p) {
+  return p->cu_seqlens_q != NULL ? (int64_t)p->heads_q : (int64_t)p->batch * p->heads_q;
 }
 
 static size_t cd_sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
@@ -323,8 +143,14 @@ static size_t cd_sm80_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 /* Bytes of one dQ accumulator slice: every (batch, query head, padded query row) has W fp32
  * columns, W the width (the kernels write all of them; columns past head_dim hold zeros). */
 static size_t cd_sm80_bwd_acc_bytes(const cudadent_attn_bwd_params_t *p) {
-  const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
+  const int64_t rows = cd_sm80_bwd_blocks(p) * cd_sm80_bwd_sq_pad(p);
   return cd_sm80_bwd_align((size_t)rows * cd_sm80_bwd_width(p) * sizeof(float));
+}
+
+/* delta's floats: [batch][heads_q][sq_pad]; varlen [heads_q][total_q], the LSE's layout */
+static int64_t cd_sm80_bwd_delta_floats(const cudadent_attn_bwd_params_t *p) {
+  return p->cu_seqlens_q != NULL ? (int64_t)p->heads_q * p->total_q
+                                 : (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
 }
 
 /* dtype, head_dim and head_dim_v (multiples of 8 in [8, 256]); and, where a device is present,
@@ -343,59 +169,11 @@ extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   return optin >= need;
 }
 
-/* splits x the dQ accumulator slice (above), then delta: fp32 [batch][heads_q][sq_pad]. */
+/* splits x the dQ accumulator slice (above), then delta (cd_sm80_bwd_delta_floats). Varlen: from
+ * total_q and batch (the accumulator) and max_seqlen_k (the deterministic splits). */
 extern "C" size_t cudadent_sm80_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
-  const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm80_bwd_sq_pad(p);
-  return (size_t)cd_sm80_bwd_splits(p) * cd_sm80_bwd_acc_bytes(p) + cd_sm80_bwd_align((size_t)rows * sizeof(float));
-}
-
-template <typename T, int D, bool PAD, bool SOFTCAP>
-static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, cudaStream_t stream) {
-  typedef cd_sm80_bwd_shape<D> Sh;
-  constexpr int ROWS = SM80_BWD_ROW_THREADS / Sh::PRE_TPR;
-  const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
-  cd_sm80_bwd_pre<T, D, PAD><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
-  /* one-time, per device: the dynamic shared-memory limit and the carveout */
-  static cudadent_device_once_t attr_done;
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D, PAD, SOFTCAP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               Sh::SMEM);
-    if (err != cudaSuccess) return err;
-    err = cudaFuncSetAttribute(cd_sm80_bwd_main<T, D, PAD, SOFTCAP>,
-                               cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-    if (err != cudaSuccess) return err;
-    cudadent_device_once_mark(&attr_done, dev);
-  }
-  const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
-  cd_sm80_bwd_main<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
-  const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
-  cd_sm80_bwd_dq<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
-  return cudaGetLastError();
-}
-
-/* The kernel of width D for a call: the exact one (PAD false) where the tile table has it and
- * head_dim = head_dim_v = D without softcap; else the padded one, with or without softcap. Where
- * D has no exact kernel, the first branch names the padded one too (one instantiation fewer). */
-template <typename T, int D>
-static cudaError_t cd_sm80_bwd_launch_width(const cd_sm80_bwd_args_t &a, bool exact, bool softcap,
-                                            cudaStream_t stream) {
-  if (softcap) return cd_sm80_bwd_launch<T, D, true, true>(a, stream);
-  if (exact) return cd_sm80_bwd_launch<T, D, !cd_sm80_bwd_tile<D>::EXACT, false>(a, stream);
-  return cd_sm80_bwd_launch<T, D, true, false>(a, stream);
-}
-
-template <typename T>
-static cudaError_t cd_sm80_bwd_launch_dtype(const cd_sm80_bwd_args_t &a, int w, bool exact, bool softcap,
-                                            cudaStream_t stream) {
-  switch (w) {
-    case 64: return cd_sm80_bwd_launch_width<T, 64>(a, exact, softcap, stream);
-    case 128: return cd_sm80_bwd_launch_width<T, 128>(a, exact, softcap, stream);
-    case 192: return cd_sm80_bwd_launch_width<T, 192>(a, exact, softcap, stream);
-    default: return cd_sm80_bwd_launch_width<T, 256>(a, exact, softcap, stream);
-  }
+  return (size_t)cd_sm80_bwd_splits(p) * cd_sm80_bwd_acc_bytes(p) +
+         cd_sm80_bwd_align((size_t)cd_sm80_bwd_delta_floats(p) * sizeof(float));
 }
 
 extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
@@ -434,6 +212,19 @@ extern "C" cudaError_t cudadent_sm80_bwd(const cudadent_attn_bwd_params_t *p, vo
   a.cap_out = softcap ? p->softcap * SM80_BWD_LOG2E : 0.f;
   const bool exact = a.dim_qk == w && a.dim_v == w;
 
-  if (p->dtype == CUDADENT_DTYPE_BF16) return cd_sm80_bwd_launch_dtype<__nv_bfloat16>(a, w, exact, softcap, stream);
-  return cd_sm80_bwd_launch_dtype<__half>(a, w, exact, softcap, stream);
+  const bool bf16 = p->dtype == CUDADENT_DTYPE_BF16;
+  if (p->cu_seqlens_q != NULL) {
+    /* varlen: batch = sequences, sq / sk = max_seqlen_q / max_seqlen_k, sq_pad = the accumulator's
+     * rows per head; stride_batch is 0 after api.c (a (1, total, heads, dim) tensor), never read */
+    cd_sm80_bwd_varlen_args_t v;
+    v.cu_seqlens_q = p->cu_seqlens_q;
+    v.cu_seqlens_k = p->cu_seqlens_k;
+    v.seqused_k = p->seqused_k;
+    v.total_q = p->total_q;
+    v.total_k = p->total_k;
+    return cd_sm80_bwd_varlen_launch(a, v, bf16, w, exact, softcap, stream);
+  }
+  const cd_sm80_bwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0};
+  if (bf16) return cd_sm80_bwd_launch_dtype<__nv_bfloat16, false>(a, none, w, exact, softcap, stream);
+  return cd_sm80_bwd_launch_dtype<__half, false>(a, none, w, exact, softcap, stream);
 }

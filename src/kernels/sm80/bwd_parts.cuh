@@ -126,6 +126,59 @@ typedef struct cd_sm80_bwd_args {
                           * P = exp2(t cap_out - LSE log2e), cap_out = softcap log2e */
 } cd_sm80_bwd_args_t;
 
+/* The varlen kernels' second argument (cudadent.h, "features of layout v2"): the device arrays
+ * (seqused_k may be NULL) and the token counts. A separate struct, so that the dense kernels'
+ * argument is the one they always had. In a varlen call the first argument's batch is the number
+ * of sequences, sq / sk hold max_seqlen_q / max_seqlen_k (the grids' bounds), stride_batch is 0,
+ * sq_pad is the dQ accumulator's rows per head (cd_sm80_bwd_varlen_acc0) and delta is laid out
+ * [heads_q][total_q] as the LSE. */
+typedef struct cd_sm80_bwd_varlen_args {
+  const int *cu_seqlens_q, *cu_seqlens_k, *seqused_k;
+  int total_q, total_k;
+} cd_sm80_bwd_varlen_args_t;
+
+/* One sequence of a varlen call as the kernels see it: queries [q0, q0 + sq), keys [k0, k0 + sk)
+ * (sk: the used keys), its dQ accumulator rows from acc0 (per head). Dense: q0 = k0 = acc0 = 0 and
+ * the call's lengths. */
+typedef struct cd_sm80_bwd_seq {
+  int q0, sq, k0, sk;
+  int64_t acc0;
+} cd_sm80_bwd_seq_t;
+
+/* Sequence b's clamped ranges, the forward's rule (cudadent.h; fwd_kernel.cuh
+ * cd_sm80_fwd_varlen_q / _k): q0 = clamp(cu_seqlens_q[b], 0, total_q), end
+ * clamp(cu_seqlens_q[b+1], q0, min(total_q, q0 + max_seqlen_q)); keys likewise, of which the first
+ * seqused_k[b] (clamped to [0, the key count]) are used. All in int64 before the clamps. */
+__device__ __forceinline__ void cd_sm80_bwd_varlen_range(const int *cu, int b, int total, int max_len,
+                                                         int *lo, int *len) {
+  const int64_t l = min(max((int64_t)cu[b], (int64_t)0), (int64_t)total);
+  const int64_t end = min((int64_t)total, l + max_len);
+  const int64_t h = min(max((int64_t)cu[b + 1], l), end);
+  *lo = (int)l;
+  *len = (int)(h - l);
+}
+
+/* The first dQ accumulator row (of each head's rows) of a sequence whose queries start at token
+ * q0: (q0 + b BM) rounded down to a multiple of BM. Tiles of BM rows from there never reach the
+ * next sequence's first row (floor((x + len + BM) / BM) BM >= floor(x / BM) BM + ceil(len / BM) BM),
+ * and the last row of any (clamped) sequence is below total_q + batch BM, the rows per head that
+ * the host sizes (cd_sm80_bwd_acc_rows_per_head). */
+template <int BM> __host__ __device__ __forceinline__ int64_t cd_sm80_bwd_varlen_acc0(int q0, int b) {
+  return ((int64_t)q0 + (int64_t)b * BM) / BM * BM;
+}
+
+template <int BM>
+__device__ __forceinline__ cd_sm80_bwd_seq_t cd_sm80_bwd_varlen_seq(const cd_sm80_bwd_args_t &a,
+                                                                    const cd_sm80_bwd_varlen_args_t &v,
+                                                                    int b) {
+  cd_sm80_bwd_seq_t s;
+  cd_sm80_bwd_varlen_range(v.cu_seqlens_q, b, v.total_q, a.sq, &s.q0, &s.sq);
+  cd_sm80_bwd_varlen_range(v.cu_seqlens_k, b, v.total_k, a.sk, &s.k0, &s.sk);
+  if (v.seqused_k != NULL) s.sk = min(max(v.seqused_k[b], 0), s.sk);
+  s.acc0 = cd_sm80_bwd_varlen_acc0<BM>(s.q0, b);
+  return s;
+}
+
 /* The pure index functions below are host functions too (dev/sm80_bwd/check_layout.cu checks
  * them on the CPU); that changes no device code. */
 #define CD_SM80_BWD_HD __host__ __device__ __forceinline__
@@ -311,25 +364,44 @@ __device__ __forceinline__ void cd_sm80_bwd_store_tile(uint16_t *g, int64_t row_
 /* cp.async the query tile m of head h into buffer buf: Q and dO [BM][D] (rows past seqlen_q
  * zero; where PAD, Q's columns from head_dim and dO's from head_dim_v zero), LSE [BM] (past
  * seqlen_q zero; the reader masks them) and delta [BM] (padded in the workspace, always
- * readable). One commit group. */
-template <int D, bool PAD>
+ * readable). One commit group. VARLEN: the tile of sequence s (b unused): rows from token
+ * s.q0 + m BM, s.sq rows valid, LSE and delta at [h][total_q] (4-byte copies, zero past s.sq). */
+template <int D, bool PAD, bool VARLEN = false>
 __device__ __forceinline__ void cd_sm80_bwd_load_query_tile(const cd_sm80_bwd_args_t &a, uint32_t s0, int buf,
-                                                            int b, int h, int m, int tid) {
+                                                            int b, int h, int m, int tid,
+                                                            const cd_sm80_bwd_seq_t *s = NULL,
+                                                            int total_q = 0) {
   typedef cd_sm80_bwd_shape<D> Sh;
   const int m0 = m * Sh::BM;
-  const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
-  const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
-  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid,
-                                                     a.dim_qk);
-  cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid,
-                                                     a.dim_v);
-  const int64_t bh = (int64_t)b * a.hq + h;
-  if (tid < Sh::BM) {
-    const bool ok = m0 + tid < a.sq;
-    cd_cp_async_ca4_zfill(s0 + Sh::OFF_LSE + (buf * Sh::BM + tid) * 4, ok ? a.lse + bh * a.sq + m0 + tid : a.lse, ok);
+  if constexpr (VARLEN) {
+    const int64_t t0 = (int64_t)s->q0 + m0; /* the tile's first token */
+    const uint16_t *qg = (const uint16_t *)a.q + t0 * a.q_ss + (int64_t)h * a.q_sh;
+    const uint16_t *dog = (const uint16_t *)a.dout + t0 * a.do_ss + (int64_t)h * a.do_sh;
+    cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss,
+                                                       s->sq - m0, tid, a.dim_qk);
+    cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss,
+                                                       s->sq - m0, tid, a.dim_v);
+    if (tid < Sh::BM) {
+      const bool ok = m0 + tid < s->sq;
+      const int64_t i = (int64_t)h * total_q + t0 + tid; /* [heads_q][total_q] */
+      cd_cp_async_ca4_zfill(s0 + Sh::OFF_LSE + (buf * Sh::BM + tid) * 4, ok ? a.lse + i : a.lse, ok);
+      cd_cp_async_ca4_zfill(s0 + Sh::OFF_DELTA + (buf * Sh::BM + tid) * 4, ok ? a.delta + i : a.delta, ok);
+    }
+  } else {
+    const uint16_t *qg = (const uint16_t *)a.q + b * a.q_sb + (int64_t)m0 * a.q_ss + h * a.q_sh;
+    const uint16_t *dog = (const uint16_t *)a.dout + b * a.do_sb + (int64_t)m0 * a.do_ss + h * a.do_sh;
+    cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_Q + buf * Sh::Q_TILE, qg, a.q_ss, a.sq - m0, tid,
+                                                       a.dim_qk);
+    cd_sm80_bwd_load_tile<Sh::BM, D, Sh::THREADS, PAD>(s0 + Sh::OFF_DO + buf * Sh::Q_TILE, dog, a.do_ss, a.sq - m0, tid,
+                                                       a.dim_v);
+    const int64_t bh = (int64_t)b * a.hq + h;
+    if (tid < Sh::BM) {
+      const bool ok = m0 + tid < a.sq;
+      cd_cp_async_ca4_zfill(s0 + Sh::OFF_LSE + (buf * Sh::BM + tid) * 4, ok ? a.lse + bh * a.sq + m0 + tid : a.lse, ok);
+    }
+    if (tid < Sh::BM / 4)
+      cd_cp_async_cg16(s0 + Sh::OFF_DELTA + (buf * Sh::BM + tid * 4) * 4, a.delta + bh * a.sq_pad + m0 + tid * 4);
   }
-  if (tid < Sh::BM / 4)
-    cd_cp_async_cg16(s0 + Sh::OFF_DELTA + (buf * Sh::BM + tid * 4) * 4, a.delta + bh * a.sq_pad + m0 + tid * 4);
   cd_cp_async_commit();
 }
 
