@@ -59,6 +59,14 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
   const int st_row = 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8;
   const int st_chunk = lane >> 4;
   constexpr int PASS_COLS = 64 * tile::O_SLABS;
+  /* with passes (the wide rows): a row's base and its chunk swizzle, kept opaque to the compiler
+   * (a volatile move here, each tile): else ptxas hoists every stmatrix address out of the tile
+   * loop and spills them across the main loop (d256: 40 bytes) */
+  uint32_t st_base = slab + st_row * 128, st_swz = (st_chunk ^ (st_row & 7)) << 4;
+  if constexpr (DV / PASS_COLS > 1) {
+    asm volatile("mov.b32 %0, %0;\n" : "+r"(st_base));
+    asm volatile("mov.b32 %0, %0;\n" : "+r"(st_swz));
+  }
 #pragma unroll
   for (int pass = 0; pass < DV / PASS_COLS; ++pass) {
     /* this warp's previous store (the previous tile's, or pass's) must have finished reading its
@@ -69,8 +77,11 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
     for (int jp = 0; jp < PASS_COLS / 8; jp += 2) {
       const int j = pass * PASS_COLS / 8 + jp; /* 8-column group of O */
       const int chunk = jp + st_chunk; /* 16-byte chunk across the staged slabs, 8 a slab */
-      const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
-                            (((chunk % 8) ^ (st_row & 7)) << 4);
+      /* (jp % 8 even, st_chunk its bit 0: chunk % 8 ^ row % 8 is jp % 8 ^ st_chunk ^ row % 8) */
+      const uint32_t addr =
+          DV / PASS_COLS > 1
+              ? st_base + (jp / 8) * (64 * 128) + (((uint32_t)(jp % 8) << 4) ^ st_swz)
+              : slab + (chunk / 8) * (64 * 128) + st_row * 128 + (((chunk % 8) ^ (st_row & 7)) << 4);
       cd_stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
                      cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
                      cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),

@@ -89,7 +89,7 @@ CD_SM90_FWD_ROW(192, 128, 128, true,  128, 2, 1,             false, true,  true,
 CD_SM90_FWD_ROW(256, 256, 128, true,   64, 2, 1,             false, true,  true,  true,  2,  24, 240)
 /* d256: BLOCK_N 64, not FA3's 80, which fills the 227 KiB with Q and the ring alone (FA3 stages
  * O over V's ring behind a barrier): Q 64 + K 2 x 32 + V 2 x 32 + O 2 x 16 KiB (OSL 2: two store
- * passes); O is 128 fp32 a thread. Calls without LSE take it too: no ROWSUM at V width 256
+ * passes); O is 128 fp32 a thread, no spill. Calls without LSE take it too: no ROWSUM at V width 256
  * (P V is already wgmma's widest, N 256), §2.5 */
 
 #undef CD_SM90_FWD_ROW
