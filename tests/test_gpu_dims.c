@@ -29,7 +29,8 @@
  *
  * Cost: the fp64 reference dominates (about 2 ns per score and head-dim column on one core of
  * this project's CPUs: a fwd check computes it twice, a bwd check about ten times); the cases
- * below add up to about 45 core-seconds, a few seconds on a 16-core GPU host. Long lengths
+ * below add up to about 45 core-seconds, the Hopper cases (forward only) to about 100 more
+ * (estimated), a few seconds on a 16-core GPU host. Long lengths
  * (1000) are kept to five cases.
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test (dispatch.c).
  */
