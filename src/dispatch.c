@@ -41,19 +41,21 @@ static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 static const int dims_64_128[] = {64, 128, 0};
 /* the portable kernels: every multiple of 8 up to 256 (compiled widths 64 / 128 / 192 / 256,
  * zero-padded to the next; their supports() check head_dim_v, which may be any of them too, and
- * the device's shared memory) */
+ * the device's shared memory); the Hopper forward likewise (rows 64, 128, 192 / 128 (V) and 256,
+ * zero-filled by its TMA loads: src/kernels/sm90/fwd_launch.cuh) */
 static const int dims_8_to_256[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
                                     96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
                                     184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
 
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
  * portable kernels implement head_dim_v != head_dim and softcap, and varlen (seqused_k and the
- * device check included; each direction behind its gate in dispatch.h); the Hopper kernels no
- * layout-v2 feature. */
+ * device check included; each direction behind its gate in dispatch.h); the Hopper forward
+ * head_dim_v != head_dim; the Hopper kernels no varlen and no softcap. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
-    {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_fwd_supports,
-     cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size, cudadent_sm90_fwd},
+    {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
+     cudadent_sm90_fwd_supports, cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size,
+     cudadent_sm90_fwd},
 #endif
 #if CUDADENT_HAVE_SM80_FWD
     {"sm80", 80, 0, dims_8_to_256, CUDADENT_DTYPES_16BIT,

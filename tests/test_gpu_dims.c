@@ -16,6 +16,10 @@
  *       padded or heads-first. A case fails on the criterion, on a clobbered gap, on a
  *       non-finite output, or on a refusal (no kernel for it in this build: after issue 27 every
  *       case here must run).
+ *   gpu_dims_hopper_fwd/<case>     the Hopper forward's rows (64, 128, 192 / 128, 256) and calls
+ *       rounded up to them, with and without LSE, no softcap, gaps to 256 columns: forward only
+ *       (CUDADENT_KERNEL_FWD=sm90 runs every one on the Hopper path; the default dispatch the
+ *       larger ones).
  *   gpu_dims_bwd_deterministic     d104 causal GQA softcap 30: five backward calls bit-identical
  *                                  and right.
  *   gpu_dims_gap_overread_fails    the harness's own check: calls that read (or write) past the
@@ -25,7 +29,8 @@
  *
  * Cost: the fp64 reference dominates (about 2 ns per score and head-dim column on one core of
  * this project's CPUs: a fwd check computes it twice, a bwd check about ten times); the cases
- * below add up to about 45 core-seconds, a few seconds on a 16-core GPU host. Long lengths
+ * below add up to about 45 core-seconds, the Hopper cases (forward only) to about 100 more
+ * (estimated), a few seconds on a 16-core GPU host. Long lengths
  * (1000) are kept to five cases.
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test (dispatch.c).
  */
@@ -60,6 +65,7 @@ typedef struct dims_case {
   float softcap;
   problem_layout_t layout;
   int outliers;
+  int no_lse, gap_width; /* the Hopper cases: lse = NULL; the gaps' reach (problem.h) */
 } dims_case_t;
 
 static const dims_case_t cases[] = {
@@ -109,8 +115,51 @@ static const dims_case_t cases[] = {
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
-static problem_desc_t case_desc(int i) {
-  const dims_case_t *c = &cases[i];
+/* The Hopper forward's rows (src/kernels/sm90/fwd_tiles.cuh: 64, 128, 192 / 128 and 256, a call
+ * taking the narrowest that covers its head dims), forward only, no softcap (the Hopper forward
+ * has none), with and without LSE (the no-LSE d64 / d128 rows are other kernels; the 192 / 128
+ * and 256 rows take both with fp32 row sums); GAPPED cases' gaps reach 256 columns, the widest
+ * row, so that any column a row reads or writes past the real dims shows. Under the default
+ * dispatch the first cases (enough work, sm90's preferred()) run the Hopper forward on sm_90;
+ * CUDADENT_KERNEL_FWD=sm90 runs all of them there. */
+#define HC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                                \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, nolse, 256}
+#define HC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                       \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, nolse, 256}
+static const dims_case_t hopper_cases[] = {
+    /* d256 */
+    HC(2, 1000, 1000, 4, 2, 256, 0, BF16, NONE, 0, GAPPED),
+    HC(1, 1000, 1000, 8, 1, 256, 0, FP16, CAUSAL, 1, GAPPED),        /* MQA, no LSE */
+    HC(4, 1000, 160, 8, 2, 256, 0, FP16, NONE, 1, GAPPED),          /* 256 tiles: > SMs */
+    HC(2, 127, 300, 4, 4, 256, 0, FP16, WINDOW, 0, CONTIGUOUS),
+    HC(1, 300, 127, 4, 2, 256, 0, BF16, CAUSAL, 1, GAPPED),         /* sq > sk: rows with no key */
+    /* 192 / 128 */
+    HC(1, 1000, 1000, 8, 2, 192, 128, BF16, CAUSAL, 0, GAPPED),     /* DeepSeek's training shape */
+    HC(2, 1000, 700, 4, 4, 192, 128, FP16, NONE, 1, GAPPED),
+    HC(4, 1000, 200, 8, 8, 192, 128, BF16, CAUSAL, 0, GAPPED),      /* 256 tiles, sq > sk */
+    HC(2, 257, 257, 4, 1, 192, 128, FP16, LOCAL, 0, CONTIGUOUS),
+    HC(1, 17, 1000, 4, 2, 192, 128, BF16, WINDOW, 1, GAPPED),
+    /* d96 (the 128 row, zero-filled past 96) */
+    HC(2, 1000, 1000, 4, 2, 96, 0, FP16, NONE, 0, GAPPED),
+    HC(1, 1000, 1000, 8, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),
+    HC(2, 300, 127, 4, 4, 96, 0, FP16, WINDOW, 1, GAPPED),
+    HC_OUTLIERS(2, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 0, GAPPED),
+    /* other widths, rounded up to a row */
+    HC(4, 1000, 700, 8, 4, 80, 0, BF16, CAUSAL, 1, GAPPED),         /* 128 row, no LSE */
+    HC(1, 500, 300, 4, 2, 160, 0, FP16, CAUSAL, 0, GAPPED),         /* 256 row */
+    HC(2, 127, 127, 4, 4, 224, 0, BF16, NONE, 1, GAPPED),           /* 256 row */
+    HC(2, 300, 300, 4, 2, 40, 0, FP16, LOCAL, 0, GAPPED),           /* 64 row, M128 */
+    HC(1, 1000, 1000, 4, 1, 40, 0, BF16, NONE, 1, GAPPED),          /* 64 row, M192, no LSE */
+    HC(1, 127, 1, 4, 4, 136, 0, FP16, NONE, 0, GAPPED),             /* 256 row, one key */
+    HC(2, 127, 127, 4, 1, 128, 64, BF16, WINDOW, 0, GAPPED),        /* 128 row */
+    HC(1, 300, 127, 4, 2, 64, 128, FP16, CAUSAL, 1, GAPPED),        /* 128 row, no LSE */
+    HC(1, 127, 300, 4, 1, 136, 184, BF16, RIGHT0, 0, GAPPED),       /* 256 row */
+    HC(1, 127, 127, 4, 2, 8, 256, BF16, CAUSAL, 1, GAPPED),         /* 256 row, widest V gap */
+    HC(1, 127, 127, 4, 2, 176, 104, FP16, NONE, 0, GAPPED),         /* 192 / 128 row */
+};
+enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
+
+static problem_desc_t case_desc_of(const dims_case_t *c) {
   problem_desc_t d;
   memset(&d, 0, sizeof d);
   d.batch = c->batch;
@@ -127,8 +176,12 @@ static problem_desc_t case_desc(int i) {
   d.softcap = c->softcap;
   d.layout = c->layout;
   d.outliers = c->outliers;
+  d.no_lse = c->no_lse;
+  d.gap_width = c->layout == LAYOUT_GAPPED ? c->gap_width : 0;
   return d;
 }
+
+static problem_desc_t case_desc(int i) { return case_desc_of(&cases[i]); }
 
 /* Forward, then (bwd) the backward with O's gaps refilled as an input's, then the check. */
 static int run_dims_case(const problem_desc_t *desc, int bwd) {
@@ -189,6 +242,27 @@ static const t_fn dims_fns[][2] = {
     DIMS_PTRS(5), DIMS_PTRS(6), DIMS_PTRS(7), DIMS_PTRS(8), DIMS_PTRS(9),
     DIMS_PTRS_10(1), DIMS_PTRS_10(2), DIMS_PTRS_10(3), DIMS_PTRS_10(4)};
 _Static_assert(sizeof dims_fns / sizeof dims_fns[0] >= N_CASES, "add DIMS_FN rows for new cases");
+
+/* the Hopper cases: forward only */
+#define HOPPER_FN(i)                                                                          \
+  static int hopper_fwd_##i(void) {                                                           \
+    if (i >= N_HOPPER) return T_FAILF("no case %d", i);                                       \
+    problem_desc_t d = case_desc_of(&hopper_cases[i]);                                        \
+    return run_dims_case(&d, 0);                                                              \
+  }
+#define HOPPER_10(t) HOPPER_FN(t##0) HOPPER_FN(t##1) HOPPER_FN(t##2) HOPPER_FN(t##3)           \
+  HOPPER_FN(t##4) HOPPER_FN(t##5) HOPPER_FN(t##6) HOPPER_FN(t##7) HOPPER_FN(t##8) HOPPER_FN(t##9)
+HOPPER_FN(0) HOPPER_FN(1) HOPPER_FN(2) HOPPER_FN(3) HOPPER_FN(4) HOPPER_FN(5) HOPPER_FN(6)
+HOPPER_FN(7) HOPPER_FN(8) HOPPER_FN(9) HOPPER_10(1) HOPPER_10(2)
+#define HOPPER_PTRS_10(t) hopper_fwd_##t##0, hopper_fwd_##t##1, hopper_fwd_##t##2,               \
+  hopper_fwd_##t##3, hopper_fwd_##t##4, hopper_fwd_##t##5, hopper_fwd_##t##6, hopper_fwd_##t##7, \
+  hopper_fwd_##t##8, hopper_fwd_##t##9
+static const t_fn hopper_fns[] = {hopper_fwd_0, hopper_fwd_1, hopper_fwd_2, hopper_fwd_3,
+                                  hopper_fwd_4, hopper_fwd_5, hopper_fwd_6, hopper_fwd_7,
+                                  hopper_fwd_8, hopper_fwd_9, HOPPER_PTRS_10(1),
+                                  HOPPER_PTRS_10(2)};
+_Static_assert(sizeof hopper_fns / sizeof hopper_fns[0] >= N_HOPPER,
+               "add HOPPER_FN rows for new Hopper cases");
 
 /* ---- deterministic backward at an odd width ---------------------------------------------------- */
 static int test_dims_bwd_deterministic(void) {
@@ -328,6 +402,15 @@ void register_gpu_dims_tests(void) {
                dir ? "bwd" : "fwd", i, c->head_dim, tail, cap);
       t_register(names[dir][i], dims_fns[i][dir]);
     }
+  }
+  static char hopper_names[N_HOPPER][56];
+  for (int i = 0; i < N_HOPPER; ++i) {
+    const dims_case_t *c = &hopper_cases[i];
+    char tail[32] = "";
+    if (c->head_dim_v && c->head_dim_v != c->head_dim) snprintf(tail, sizeof tail, "v%d", c->head_dim_v);
+    snprintf(hopper_names[i], sizeof hopper_names[i], "gpu_dims_hopper_fwd/%02d-d%d%s%s", i,
+             c->head_dim, tail, c->no_lse ? "-nolse" : "");
+    t_register(hopper_names[i], hopper_fns[i]);
   }
   t_register("gpu_dims_bwd_deterministic", test_dims_bwd_deterministic);
   t_register("gpu_dims_gap_overread_fails", test_gap_overread_fails);

@@ -15,7 +15,8 @@
 #include "kernels/sm90/tile_scheduler.cuh"
 
 /* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
- * slab (stmatrix) -> TMA store by the warp's lane 0 (no barrier across the warpgroup); LSE by one
+ * staging (stmatrix) -> TMA store by the warp's lane 0 (no barrier across the warpgroup), in
+ * passes where the staging holds fewer slabs than O (tile O_SLABS); LSE by one
  * thread a row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. The two rows of a
  * thread go side by side and the LSE stores are predicated, not branched over: this code is on
  * the path from a tile's last P V to the next tile's first S GEMM. */
@@ -26,13 +27,13 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
     uint32_t slab, int cw, int warp, int lane) {
   typedef Tile tile;
   typedef cd_sm90_fwd_smem<Tile> L;
-  constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M;
+  constexpr int DV = tile::HEAD_DIM_V, BM = tile::BLOCK_M;
   const int row_in_wg0 = 16 * warp + lane / 4;
   const int row0 = tc.m_block * BM + 64 * cw + row_in_wg0;
   float lt[2], inv[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) /* every column of the ones block holds the row's whole sum */
-    lt[r] = tile::ROWSUM_MMA ? o[D / 2 + 2 * r] : l[r];
+    lt[r] = tile::ROWSUM_MMA ? o[DV / 2 + 2 * r] : l[r];
   if constexpr (!tile::ROWSUM_MMA) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) lt[r] += __shfl_xor_sync(0xffffffffu, lt[r], 1);
@@ -51,33 +52,51 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
       if (writer && row0 + 8 * r < args.seqlen_q) lse_row[row0 + 8 * r] = lse;
     }
   }
-  /* this warp's previous store must have finished reading its rows before they are rewritten */
-  if (lane == 0) cd_tma_store_wait_read<0>();
-  __syncwarp();
   /* stmatrix x4 per 16 columns: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (rows 0-7,
    * 8j+8..), (rows 8-15, 8j+8..) of the warp's 16 rows; lane t addresses row t % 8 of matrix t / 8.
-   * 128-byte swizzle: 16-byte chunk c of a row goes to chunk c ^ (row % 8). */
+   * 128-byte swizzle: 16-byte chunk c of a row goes to chunk c ^ (row % 8). O_SLABS < DV / 64:
+   * the staging holds O_SLABS slabs, and O goes out in DV / 64 / O_SLABS passes through it. */
   const int st_row = 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8;
   const int st_chunk = lane >> 4;
-#pragma unroll
-  for (int j = 0; j < D / 8; j += 2) {
-    const int chunk = j + st_chunk; /* 16-byte chunk across the whole row, 8 per 64-column slab */
-    const uint32_t addr = slab + (chunk / 8) * (64 * 128) + st_row * 128 +
-                          (((chunk % 8) ^ (st_row & 7)) << 4);
-    cd_stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
-                   cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
-                   cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
-                   cd_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+  constexpr int PASS_COLS = 64 * tile::O_SLABS;
+  /* with passes (the wide rows): a row's base and its chunk swizzle, kept opaque to the compiler
+   * (a volatile move here, each tile): else ptxas hoists every stmatrix address out of the tile
+   * loop and spills them across the main loop (d256: 40 bytes) */
+  uint32_t st_base = slab + st_row * 128, st_swz = (st_chunk ^ (st_row & 7)) << 4;
+  if constexpr (DV / PASS_COLS > 1) {
+    asm volatile("mov.b32 %0, %0;\n" : "+r"(st_base));
+    asm volatile("mov.b32 %0, %0;\n" : "+r"(st_swz));
   }
-  cd_fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) below */
-  __syncwarp();
-  if (lane == 0) {
-    /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
 #pragma unroll
-    for (int c = 0; c < L::CHUNKS; ++c)
-      cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, 64 * c,
-                      tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
-    cd_tma_store_commit();
+  for (int pass = 0; pass < DV / PASS_COLS; ++pass) {
+    /* this warp's previous store (the previous tile's, or pass's) must have finished reading its
+     * rows before they are rewritten */
+    if (lane == 0) cd_tma_store_wait_read<0>();
+    __syncwarp();
+#pragma unroll
+    for (int jp = 0; jp < PASS_COLS / 8; jp += 2) {
+      const int j = pass * PASS_COLS / 8 + jp; /* 8-column group of O */
+      const int chunk = jp + st_chunk; /* 16-byte chunk across the staged slabs, 8 a slab */
+      /* (jp % 8 even, st_chunk its bit 0: chunk % 8 ^ row % 8 is jp % 8 ^ st_chunk ^ row % 8) */
+      const uint32_t addr =
+          DV / PASS_COLS > 1
+              ? st_base + (jp / 8) * (64 * 128) + (((uint32_t)(jp % 8) << 4) ^ st_swz)
+              : slab + (chunk / 8) * (64 * 128) + st_row * 128 + (((chunk % 8) ^ (st_row & 7)) << 4);
+      cd_stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
+                     cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                     cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                     cd_pack2<kFp16>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+    }
+    cd_fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) */
+    __syncwarp();
+    if (lane == 0) {
+      /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
+#pragma unroll
+      for (int c = 0; c < tile::O_SLABS; ++c)
+        cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, PASS_COLS * pass + 64 * c,
+                        tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
+      cd_tma_store_commit();
+    }
   }
 }
 

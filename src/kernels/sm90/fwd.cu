@@ -3,7 +3,7 @@
  *
  * The kernel is fwd_kernel.cuh (what it computes, which warps do what, shared-memory layout,
  * pipeline); its tile table is fwd_tiles.cuh; the host side (tensor maps, row selection, launch)
- * is fwd_launch.cuh. Instantiated: {fp16, bf16} x the six rows of the tile table; masking is
+ * is fwd_launch.cuh. Instantiated: {fp16, bf16} x the eight rows of the tile table; masking is
  * decided per key block at run time (each kernel runs its masked and unmasked key blocks as
  * separate runs of the main loop), so no mask variants are compiled. api.c has validated and
  * normalized the params; nothing is checked again here.
@@ -19,11 +19,13 @@ extern "C" int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p) 
   return (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
 }
 
-/* What the kernels can run at all (fp16 / bf16, head dim 64 or 128: the tile table's rows); a
- * forced path takes any amount of work. */
+/* What the kernels can run at all: fp16 / bf16, head_dim and head_dim_v (api.c: multiples of 8)
+ * up to 256, each call on the narrowest row of the tile table that covers both (fwd_launch.cuh);
+ * a forced path takes any amount of work. */
 extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
-  const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
+  const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
+  const int dim_ok = p->head_dim >= 8 && p->head_dim <= 256 && dv >= 8 && dv <= 256;
   return dtype_ok && dim_ok;
 }
 

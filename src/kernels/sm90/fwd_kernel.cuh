@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
     } else {
       for (int i = threadIdx.x; i < STAGES * BN * 32; i += blockDim.x)
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sV + (i / (BN * 32)) * L::V_STAGE_BYTES +
-                                                           L::KV_BYTES + 4 * (i % (BN * 32))),
+                                                           L::V_BYTES + 4 * (i % (BN * 32))),
                      "r"(one2)
                      : "memory");
     }
@@ -142,7 +142,8 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   /* descriptors: Q rows of this consumer start 64 cw rows into each Q slab (8 KiB, atom aligned) */
   const uint64_t desc_q0 = cd_sm90_k_major<BM>::desc(sQ + cw * 64 * 128);
   const uint64_t desc_k0 = cd_sm90_k_major<BN>::desc(sK);
-  /* V: LBO = distance to the next 64-column slab (d128: V's second; with ROWSUM_MMA the ones) */
+  /* V: LBO = distance to the next 64-column slab (V width 128: V's second; with ROWSUM_MMA the
+   * ones) */
   const uint64_t desc_v0 =
       cd_sm90_mn_major::desc(sV, L::ONES_BYTES > 0 ? L::ONES_OFF - L::V_OFF : BN * 128);
   const int next_cw = cd_sm90_fwd_turns::next_of(cw, NCW);

@@ -6,8 +6,9 @@
  * through kernels/dev.h). A forced tile order is config.cuh's dev-only SM90_FWD_FORCED_ORDER.
  *
  * Tensor maps (tensor_map.cuh) are encoded on the host at every call (they hold the tensor's
- * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d (head_dim, seqlen, heads, batch) with its real strides, a box of 64
- * columns (one 128-byte swizzle span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows)
+ * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d
+ * (head_dim or head_dim_v: the call's real one, seqlen, heads, batch) with its real strides, a
+ * box of 64 columns (one 128-byte swizzle span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows)
  * rows. Nothing is allocated, copied or synchronized; the return value is cudaGetLastError()
  * after the launch.
  */
@@ -34,7 +35,6 @@ static int cd_sm90_fwd_dev_order = -1;
 template <class Tile, bool kFp16>
 static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   typedef Tile tile;
-  constexpr int D = tile::HEAD_DIM;
   constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
@@ -54,17 +54,20 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   }
   if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
 
+  /* innermost extents: the call's real head dims (up to the row's): the columns past them load
+   * as zeros and are not stored (§2.5) */
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch,
+  const int d = p->head_dim, dv = p->head_dim_v;
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch,
                              tile::BLOCK_M)) != cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+  if ((err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch,
                              tile::BLOCK_N)) != cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch,
+  if ((err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch,
                              tile::BLOCK_N)) != cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_o, &p->o, kFp16, D, p->seqlen_q, p->heads_q, p->batch, 16)) !=
+  if ((err = cd_sm90_tensor_map_4d(&tm_o, &p->o, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, 16)) !=
       cudaSuccess)
     return err;
 
@@ -89,7 +92,8 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   cd_sm90_fwd_tile_tail tail;
   cd_sm90_fwd_order_choice oc = cd_sm90_fwd_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(
       m_blocks, batch_heads, grid, p->seqlen_q, p->seqlen_k, p->window_left, p->window_right,
-      (long long)p->seqlen_k * D * 4 * p->heads_kv / p->heads_q, &tail);
+      (long long)p->seqlen_k * (tile::HEAD_DIM + tile::HEAD_DIM_V) * 2 * p->heads_kv / p->heads_q,
+      &tail);
   const int forced_order = SM90_FWD_FORCED_ORDER; /* dev builds only; else -1 */
   if (forced_order >= 0 && forced_order != oc.order) { /* any order, no tail */
     cd_sm90_fwd_tail_none(&tail, a.num_tiles, grid);
@@ -112,26 +116,33 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   return cudaGetLastError();
 }
 
-/* The row a call takes, and its launch: the one place that selects rows. d64: 192 query rows a
- * tile, except masked calls with short query sequences, where the diagonal tile's waste and the
- * few tiles favour 128 (§2.1). Calls without LSE take the row's
- * tensor-core row-sum twin (fwd_tiles.cuh ROWSUM). cudaErrorNotSupported for a head dim or dtype
+/* The row a call takes, and its launch: the one place that selects rows. A call takes the
+ * narrowest row whose widths cover its head dims (head_dim <= D, head_dim_v <= DV; §2.5): 64,
+ * 128, 192 / 128 (Q/K up to 192 with V up to 128), else 256. d64: 192 query rows a tile, except
+ * masked calls with short query sequences, where the diagonal tile's waste and the few tiles
+ * favour 128 (§2.1). Calls without LSE take the row's tensor-core row-sum twin (fwd_tiles.cuh
+ * ROWSUM) where it has one; the 192 / 128 and 256 rows run them with fp32 row sums (the
+ * epilogue stores no LSE where lse is NULL). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
 template <bool kFp16>
 static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
   const bool lse = p->lse != nullptr;
   const bool masked = p->window_left >= 0 || p->window_right >= 0;
-  if (p->head_dim == 64) { /* the API has one head dim: Q/K and V alike */
+  const int d = p->head_dim, dv = p->head_dim_v;
+  if (d > 256 || dv > 256) return cudaErrorNotSupported;
+  if (d <= 64 && dv <= 64) {
     if (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN)
       return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>(p, s)
                  : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>(p, s);
     return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>(p, s)
                : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>(p, s);
   }
-  if (p->head_dim == 128)
+  if (d <= 128 && dv <= 128)
     return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>(p, s)
                : cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>(p, s);
-  return cudaErrorNotSupported;
+  if (d <= 192 && dv <= 128)
+    return cd_sm90_fwd_launch<cd_sm90_fwd_tile<192, 128, 128, true>, kFp16>(p, s);
+  return cd_sm90_fwd_launch<cd_sm90_fwd_tile<256, 256, 128, true>, kFp16>(p, s);
 }
 
 static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {

@@ -78,8 +78,8 @@ __device__ __forceinline__ uint64_t cd_sm90_fwd_v_desc_add(uint64_t desc, uint32
   else return cd_gmma_desc_add(desc, byte_offset);
 }
 
-/* O[64, D] += P[64, BLOCK_N] V[BLOCK_N, D]; with ROWSUM_MMA D + 8 wide: the next slab in reach
- * of the descriptor is all ones, so o[D/2 .. D/2+3] accumulate the row sums of P. */
+/* O[64, DV] += P[64, BLOCK_N] V[BLOCK_N, DV]; with ROWSUM_MMA DV + 8 wide: the next slab in
+ * reach of the descriptor is all ones, so o[DV/2 .. DV/2+3] accumulate the row sums of P. */
 template <class Tile, bool kFp16>
 __device__ __forceinline__ void cd_sm90_fwd_gemm_pv(float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS],
                                              const uint32_t (&p)[Tile::BLOCK_N / 4],
@@ -147,7 +147,7 @@ __device__ __forceinline__ void cd_sm90_fwd_consumer_step(
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
   cd_wgmma_fence();
   cd_sm90_fwd_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q,
-                                        cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES));
+                                        cd_gmma_desc_add(sa.desc_k0, k.stage * L::K_BYTES));
   cd_wgmma_commit();
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
@@ -264,17 +264,17 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
   for (int n = n_hi - 1; n >= n_lo - 1; --n) {
     if (n >= n_lo) {
       k_ring.producer_acquire(kw);
-      k_ring.producer_expect_tx(kw, L::KV_BYTES);
+      k_ring.producer_expect_tx(kw, L::K_BYTES);
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        cd_tma_load_4d(sK + kw.stage * L::KV_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
+        cd_tma_load_4d(sK + kw.stage * L::K_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
                        64 * c, n * BN, hk, tc.batch);
     }
     if (n < n_hi - 1) { /* V of the previous block, n + 1 */
       v_ring.producer_acquire(vw);
-      v_ring.producer_expect_tx(vw, L::KV_BYTES);
+      v_ring.producer_expect_tx(vw, L::V_BYTES);
 #pragma unroll
-      for (int c = 0; c < L::CHUNKS; ++c)
+      for (int c = 0; c < L::V_CHUNKS; ++c)
         cd_tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * 128, tm_v, v_ring.full_bar(vw.stage),
                        64 * c, (n + 1) * BN, hk, tc.batch);
       vw.advance_if(true);
@@ -328,7 +328,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     const bool half = kHalfFirst && cd_sm90_fwd_first_block_half<BM, BN>(n, tc.m_block, cw, args);
     sa.k_ring.consumer_wait(k);
     if constexpr (kPingpong) sa.turns.wait();
-    const uint64_t dk = cd_gmma_desc_add(sa.desc_k0, k.stage * L::KV_BYTES);
+    const uint64_t dk = cd_gmma_desc_add(sa.desc_k0, k.stage * L::K_BYTES);
     /* each branch issues and retires its own wgmmas (a wgmma retired after a branch serializes
      * them all: ptxas C7515, §8) */
     if (half) {
