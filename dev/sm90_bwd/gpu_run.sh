@@ -183,11 +183,23 @@ for step in "${steps[@]}"; do
         grep -E '^\[ FAIL' -B8 "$logs/varlen.log" | head -60 | tee -a "$summary"
         { echo "==== $envset"; cat "$logs/varlen.log"; } >> "$logs/varlen_all.log"
       done
-      for case in ${VARLEN_SANITIZE:-gpu_varlen_fwd/02 gpu_varlen_fwd/11 gpu_varlen_fwd/12}; do
+      for case in ${VARLEN_SANITIZE:-gpu_varlen_fwd/02 gpu_varlen_fwd/11 gpu_varlen_fwd/12 gpu_varlen_bwd/1}; do
         timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
           build-gpu/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
         note "memcheck $case: rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
         { echo "==== $case"; cat "$logs/s.log"; } >> "$logs/varlen_sanitize.log"
+      done
+      # the backward on ragged batches through the CLI (--varlen Q:K per sequence), gapped layouts
+      for spec in "memcheck:--varlen 0:5,1:1,17:17,300:400,64:0,129:129 --heads 4 --heads-kv 2 --head-dim 64 --causal" \
+                  "memcheck:--varlen 5:0,1:1,17:17,400:300,0:64,129:129 --heads 4 --heads-kv 1 --head-dim 128 --causal --layout gapped" \
+                  "memcheck:--varlen 33:33,250:250,7:7 --heads 2 --heads-kv 2 --head-dim 192 --head-dim-v 128 --softcap 30 --causal" \
+                  "memcheck:--varlen 0:5,1:1,17:17,300:400 --heads 4 --heads-kv 2 --head-dim 256 --window 33,7 --deterministic" \
+                  "racecheck:--varlen 0:5,17:17,130:140 --heads 2 --heads-kv 1 --head-dim 64 --causal"; do
+        tool=${spec%%:*} shape=${spec#*:}
+        timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $bench $shape --bwd --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
+        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+        { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/varlen_sanitize.log"
       done ;;
     dims)
       # issue 27's widths against cuDNN and SDPA's flash backend (bench.py --suite dims)

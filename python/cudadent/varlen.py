@@ -274,7 +274,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                            dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                            softcap=0.0, alibi_slopes=None, deterministic=False,
-                           return_attn_probs=False, block_table=None):
+                           return_attn_probs=False, block_table=None, seqused_k=None):
     """flash_attn.flash_attn_varlen_func with flash-attn 2's signature and semantics.
 
     q: (total_q, nheads, headdim); k, v: (total_k, nheads_k, headdim); cu_seqlens_q / _k:
@@ -282,6 +282,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     Returns out (total_q, nheads, headdim_v), or (out, softmax_lse, None) when
     return_attn_probs=True (softmax_lse: (nheads, total_q) float32; cudadent never materializes
     the probabilities). Causal masks and windows are bottom-right aligned within each sequence.
+    seqused_k (FlashAttention-3's keyword, an addition to flash-attn 2's signature): an int32
+    (batch,) device tensor; sequence b then attends to its first seqused_k[b] keys only.
     Arguments cudadent does not implement raise NotImplementedError naming the argument:
     dropout_p != 0, alibi_slopes, block_table (paged KV).
     """
@@ -296,5 +298,6 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     left, right = _window((-1, -1) if window_size is None else window_size, "window_size")
     out, lse = varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                                 causal=causal, softmax_scale=softmax_scale, window=(left, right),
-                                deterministic=deterministic, softcap=softcap)
+                                deterministic=deterministic, softcap=softcap,
+                                seqused_k=seqused_k)
     return (out, lse, None) if return_attn_probs else out

@@ -27,7 +27,7 @@ def test_signature_matches_flash_attn():
     assert [(n, p.default) for n, p in params[7:]] == [
         ("dropout_p", 0.0), ("softmax_scale", None), ("causal", False), ("window_size", (-1, -1)),
         ("softcap", 0.0), ("alibi_slopes", None), ("deterministic", False),
-        ("return_attn_probs", False), ("block_table", None)]
+        ("return_attn_probs", False), ("block_table", None), ("seqused_k", None)]
 
 
 @pytest.mark.parametrize("kwargs,name", [
@@ -205,6 +205,39 @@ def test_attention_with_cu_seqlens_equals_flash_attn_varlen_func():
                                           causal=True)
     dense = cudadent.attention(one_q[None], one_k[None], v[None, 154 - 130:], causal=True)[0]
     torch.testing.assert_close(got, dense, atol=2e-3, rtol=2e-2)
+
+
+@requires_cuda
+def test_seqused_k_equals_the_keys_cut_out():
+    """seqused_k (FA3's keyword): sequence b attends to its first seqused_k[b] keys; the same
+    call on k / v repacked to just those keys gives the same output and dq, and the unused keys
+    get dk = dv = 0."""
+    lq, lk, used = (40, 7, 130), (50, 9, 140), (33, 0, 140)
+    q, k, v, cu_q, cu_k = _pack(lq, lk, 4, 2, 64, 64, torch.bfloat16, 11)
+    keep = torch.cat([torch.arange(int(cu_k[b]), int(cu_k[b]) + u) for b, u in enumerate(used)])
+    k2, v2 = k[keep.cuda()].clone(), v[keep.cuda()].clone()
+    cu_k2 = torch.tensor([0, 33, 33, 173], dtype=torch.int32, device="cuda")
+    seqused = torch.tensor(used, dtype=torch.int32, device="cuda")
+    dout = randn((sum(lq), 4, 64), torch.bfloat16, 5)
+    res = []
+    try:
+        for kk, vv, ck, su in ((k, v, cu_k, seqused), (k2, v2, cu_k2, None)):
+            qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, kk, vv))
+            out = cudadent.flash_attn_varlen_func(qq, kk, vv, cu_q, ck, max(lq), max(lk),
+                                                  causal=True, seqused_k=su)
+            res.append((out,) + torch.autograd.grad(out, (qq, kk, vv), dout))
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+    (o1, dq1, dk1, dv1), (o2, dq2, dk2, dv2) = res
+    torch.testing.assert_close(o1, o2, atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(dq1, dq2, atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(dk1[keep.cuda()], dk2, atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(dv1[keep.cuda()], dv2, atol=1e-2, rtol=1e-2)
+    unused = torch.ones(sum(lk), dtype=torch.bool)
+    unused[keep] = False
+    assert torch.count_nonzero(dk1[unused.cuda()]) == 0
+    assert torch.count_nonzero(dv1[unused.cuda()]) == 0
+    assert torch.count_nonzero(o1[40:47]) == 0  # sequence 1 uses no key: O = 0
 
 
 @requires_cuda

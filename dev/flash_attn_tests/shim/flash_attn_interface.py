@@ -5,8 +5,9 @@ flash_attn_func -> cudadent.flash_attn_func. FA3's scheduling knobs (num_splits,
 sm_margin) change how FA3 splits the work, not the result: ignored. What cudadent does not do
 refuses (ShimRefusal, in this order): fp8 inputs or descales ("dtype fp8"), qv, attention_chunk
 != 0. Returns out, or (out, softmax_lse) with return_attn_probs (FA3's convention).
-flash_attn_varlen_func -> cudadent.flash_attn_varlen_func where the package has one (seqused_q/k
-refuse), else "varlen not provided"; kvcache, get_scheduler_metadata and combine refuse."""
+flash_attn_varlen_func -> cudadent.flash_attn_varlen_func where the package has one (seqused_k
+passed on; seqused_q only where it equals the cu_seqlens_q lengths, else refused), else "varlen
+not provided"; kvcache, get_scheduler_metadata and combine refuse."""
 import cudadent
 import fa_refusals as R
 from _fa_shim import counted, is_fp8, not_provided, refuse, varlen_impl
@@ -60,11 +61,17 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            return_attn_probs=False):
     fn = varlen_impl("flash_attn_varlen_func")
     _check("flash_attn_varlen_func", q, qv, (q_descale, k_descale, v_descale), attention_chunk)
-    if seqused_q is not None or seqused_k is not None:
-        refuse(R.VARLEN_FEATURE, "flash_attn_varlen_func(seqused_q/seqused_k=...)")
+    if seqused_q is not None:
+        # FA3's unpad_input always returns the used lengths; equal to the cu_seqlens_q lengths
+        # they change nothing (cudadent has no seqused_q: otherwise refused). A host read: this is
+        # a test shim, not the package.
+        if not bool((seqused_q == cu_seqlens_q[1:] - cu_seqlens_q[:-1]).all()):
+            refuse(R.VARLEN_FEATURE, "flash_attn_varlen_func(seqused_q=...) shorter than a "
+                                     "sequence: cudadent has no seqused_q")
     res = fn(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
              softmax_scale=softmax_scale, causal=causal, window_size=window_size,
-             softcap=softcap, deterministic=deterministic, return_attn_probs=return_attn_probs)
+             softcap=softcap, deterministic=deterministic, return_attn_probs=return_attn_probs,
+             seqused_k=seqused_k)
     return tuple(res[:2]) if return_attn_probs else res
 
 
