@@ -4,9 +4,10 @@
 # imports) the Python tests and the side-by-side bench. Into $OUT (or ./gpu-logs): 0-summary.txt,
 # the bench reports and logs.tar.gz.
 #   scripts/gpu_check.sh [tests] [install] [sanitize] [bwdrepeat] [bench] [python]
-#                        [pybench-quick|pybench-full]
+#                        [pybench-quick|pybench-full] [pybench-varlen]
 # With no argument: tests install sanitize bench. Also: bwdrepeat (gpu_bwd three times, fresh
-# seeds each).
+# seeds each); pybench-varlen (issue 28's varlen suite: VARLEN_BACKENDS, default cudadent,flex,
+# 3 rounds; its goal lines go into the summary).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
@@ -108,6 +109,14 @@ for step in "${steps[@]}"; do
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
         timeout 900 python3 -m cudadent.bench $flag --out "$out" > "$logs/pybench.log" 2>&1
       note "pybench: rc $?"; tail -60 "$logs/pybench.log" ;;
+    pybench-varlen)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout 540 python3 -m cudadent.bench --suite varlen \
+        --backends "${VARLEN_BACKENDS:-cudadent,flex}" --rounds 3 \
+        --time-limit "${PYBENCH_LIMIT:-300}" --out "$out" > "$logs/pybench-varlen.log" 2>&1
+      note "pybench varlen: rc $?"
+      grep -hE '^- cudadent packed' "$out"/*-varlen*.md 2>/dev/null | tee -a "$summary"
+      tail -40 "$logs/pybench-varlen.log" ;;
     *) note "unknown step $step" ;;
   esac
 done

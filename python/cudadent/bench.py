@@ -9,6 +9,14 @@ Suites (docs/DESIGN.md):
   dims   issue 27's widths as the FA3 suite (heads = 2048 / head_dim): head_dim 96, 256, and 192
          with V's 128; seqlen 512 .. 16k, causal and not, bf16. Only as --suite dims. FLOPs
          2 B H S^2 (D + Dv) forward.
+  varlen issue 28's packed batch: 16384 tokens of documents whose lengths are drawn
+         log-uniformly from 64 to 8192 with a fixed seed (the last cut to make the total), causal
+         within each document, 16 heads (q and kv), head_dim 128, bf16; forward in training (with
+         LSE) and backward; beside it cudadent's dense causal 8 x 2048 (same heads) in the same
+         rounds. TFLOP/s counting only FLOPs within documents; the issue's two goals are lines
+         of the report. Backends: cudadent.flash_attn_varlen_func, FlexAttention with a document
+         block mask, flash_attn's flash_attn_varlen_func (backend flash_attn, n/a when it does not
+         import); SDPA has no varlen form (it runs the dense shape only). Only as --suite varlen.
   small  B,H,S,D = 1,1,32,64 / 1,1,128,64 / 1,8,512,64 / 2,8,128,64 / 8,8,128,64 causal /
          16,8,512,64 causal, fp16, forward and backward. GPU time per call from a CUDA graph of
          100 calls, and the eager time per call of a Python loop of 100 calls.
@@ -40,7 +48,8 @@ fwd_train is in the tables only) and .json (every measurement, one line per row)
 tables. The names are stable, so a run replaces the GPU's previous result (git history keeps the
 old ones): <gpu> is the GPU's name in lower case (nvidia-h200, nvidia-h100-80gb-hbm3), then
 -quick for --quick and -partial for a run of part of the suites or backends (--suite other than
-all, --seqlens, --head-dims, --causal, --backends, --no-flex), so neither replaces a full run.
+all, --seqlens, --head-dims, --causal, --backends, --no-flex), so neither replaces a full run;
+--suite varlen writes <gpu>-varlen (-partial without cudadent or flex).
 """
 import argparse
 import json
@@ -51,14 +60,16 @@ import sys
 import time
 import traceback
 
-from .bench_suites import (BACKENDS, DIMS_PAIRS, DIRECTIONS, FA3_SEQLENS, GQA_SHAPES, GRAPH_CALLS,  # noqa: F401
-                           QUICK_SEQLENS, QUICK_SMALL, SDPA_BACKENDS, SMALL_SHAPES,
-                           TIMED_IN_ROUNDS)
+from .bench_suites import (ALL_BACKENDS, BACKENDS, DIMS_PAIRS, DIRECTIONS,  # noqa: F401
+                           FA3_SEQLENS, GQA_SHAPES, GRAPH_CALLS, QUICK_SEQLENS, QUICK_SMALL,
+                           SDPA_BACKENDS, SMALL_SHAPES, TIMED_IN_ROUNDS, VARLEN_DENSE,
+                           VARLEN_HEAD_DIM, VARLEN_HEADS, VARLEN_ONLY_BACKENDS, VARLEN_SEED,
+                           VARLEN_TOKENS, varlen_doc_lengths)
 from .bench_report import _short_error, report_stem, write_report  # noqa: F401 (report_stem: tests)
-from .bench_backends import _backend_ctx, make_forward  # noqa: F401
+from .bench_backends import _backend_ctx, make_forward, make_varlen_forward  # noqa: F401
 from .bench_env import _repo_root, environment  # noqa: F401 (environment: train_bench)
-from .bench_timing import (flops, time_eager_loop, time_event_samples, time_events,  # noqa: F401
-                           time_graph)
+from .bench_timing import (flops, shape_flops, time_eager_loop, time_event_samples,  # noqa: F401
+                           time_events, time_graph, varlen_flops)
 
 
 # ---- progress ---------------------------------------------------------------------------------
@@ -118,14 +129,34 @@ def _compare_output(cfg, backend, out, r):
         cfg["ref"] = out
 
 
+def _compare_varlen(cfg, results):
+    """The varlen suite's sanity check: cudadent's packed output (of the forward made for its
+    backward) against flash_attn's, else flex's: r["max_abs_diff_vs_sdpa"] (the key of the
+    other suites) and r["diff_vs"] (whose output) on cudadent's bwd row. Frees the outputs."""
+    outs = cfg.pop("outs", {})
+    ref = next((b for b in ("flash_attn", "flex") if b in outs), None)
+    if "cudadent" not in outs or ref is None:
+        return
+    diff = float((outs["cudadent"].float() - outs[ref].float()).abs().max())
+    for r in results:
+        if r.get("docs") and r["backend"] == "cudadent" and r["direction"] == "bwd":
+            r["max_abs_diff_vs_sdpa"], r["diff_vs"] = diff, ref
+
+
 def _prepare_call(cfg, backend, direction, qkv, args, r):
     """(call, grad): what to time for one backend and direction, and the grad mode to time it
     in. fwd: the forward (its output checked by _compare_output into r); fwd_train: the same
-    call with gradients recorded; bwd: the backward of one forward graph made here. Runs on the
-    current stream; time the call under _backend_ctx(backend)."""
+    call with gradients recorded; bwd: the backward of one forward graph made here (a packed
+    batch, cfg["docs"]: that forward's output kept in cfg["outs"] for _compare_varlen). Runs on
+    the current stream; time the call under _backend_ctx(backend)."""
     import torch
     q, k, v = qkv
-    fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, cfg["causal"], args.sdpa_layout)
+    if cfg.get("docs"):  # a packed batch (varlen suite)
+        fwd, ctx, leaves, to_bshd = make_varlen_forward(backend, q, k, v, cfg["docs"],
+                                                        cfg["causal"])
+    else:
+        fwd, ctx, leaves, to_bshd = make_forward(backend, q, k, v, cfg["causal"],
+                                                 args.sdpa_layout)
     with ctx:
         if direction == "fwd":
             with torch.no_grad():
@@ -135,6 +166,8 @@ def _prepare_call(cfg, backend, direction, qkv, args, r):
             return fwd, True
         o = fwd()
         dout = torch.randn_like(o)
+    if cfg.get("docs"):  # kept for _compare_varlen (after every backend is prepared)
+        cfg.setdefault("outs", {})[backend] = to_bshd(o.detach())
 
     def bwd(o=o, dout=dout, leaves=leaves):
         return torch.autograd.grad(o, leaves, dout, retain_graph=True)
@@ -164,8 +197,9 @@ def _shape_inputs(cfg):
 
 def _base(cfg):
     keys = ("suite", "B", "H") + (("Hkv",) if "Hkv" in cfg else ()) + ("S", "D") \
-        + (("Dv",) if "Dv" in cfg else ()) + ("causal", "dtype")
-    return {k: cfg[k] for k in keys}
+        + (("Dv",) if "Dv" in cfg else ()) + ("causal", "dtype") + (("docs",) if "docs" in cfg
+                                                                     else ())
+    return {k: (list(cfg[k]) if k == "docs" else cfg[k]) for k in keys}
 
 
 def measure_shape(cfg, backend, args, stream):
@@ -182,8 +216,7 @@ def measure_shape(cfg, backend, args, stream):
                 with _backend_ctx(backend), torch.set_grad_enabled(grad):
                     r.update(_time(call, cfg["suite"], args, stream))
                 del call
-            r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
-                                direction, cfg.get("Dv")) / (r["ms"] * 1e-3) / 1e12
+            r["tflops"] = shape_flops(cfg, direction) / (r["ms"] * 1e-3) / 1e12
         except Exception as e:  # n/a in the table; the reason listed under it
             _record_error(r, e, args)
         results.append(r)
@@ -201,31 +234,54 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
     after another favoured whatever followed a light run. Rounds in a fixed cyclic order still
     gave each entry the same predecessor in nearly every round (in the dev bench the entry after
     cuDNN read ~4-5% high at 16k, docs/kernels/sm90_fwd.md section 7.2); shuffled rounds vary it."""
-    import torch
     qkv = _shape_inputs(cfg)
-    results, entries = [], []  # entries: (result dict, backend, grad mode, call)
+    results, entries = [], []
     for backend in backends:
-        for direction in DIRECTIONS[cfg["suite"]]:
-            r = dict(_base(cfg), backend=backend, direction=direction)
-            results.append(r)
-            try:
-                with torch.cuda.stream(stream):
-                    call, grad = _prepare_call(cfg, backend, direction, qkv, args, r)
-                    with _backend_ctx(backend), torch.set_grad_enabled(grad):
-                        for _ in range(args.warmup):
-                            call()
-                    torch.cuda.synchronize()
-                entries.append((r, backend, grad, call))
-            except Exception as e:  # n/a in the table; the reason listed under it
-                _record_error(r, e, args)
+        results += _prepare_entries(cfg, backend, qkv, args, stream, entries)
+    _time_in_rounds(entries, args, stream)
+    return results
+
+
+def _prepare_entries(cfg, backend, qkv, args, stream, entries):
+    """Result dicts of one shape and backend, one a direction; each direction that prepares and
+    warms up (args.warmup calls) is appended to entries as (result dict, cfg, backend, grad mode,
+    call), the others carry their error (n/a)."""
+    import torch
+    results = []
+    for direction in DIRECTIONS[cfg["suite"]]:
+        r = dict(_base(cfg), backend=backend, direction=direction)
+        results.append(r)
+        try:
+            with torch.cuda.stream(stream):
+                call, grad = _prepare_call(cfg, backend, direction, qkv, args, r)
+                with _backend_ctx(backend), torch.set_grad_enabled(grad):
+                    for _ in range(args.warmup):
+                        call()
+                torch.cuda.synchronize()
+            entries.append((r, cfg, backend, grad, call))
+        except Exception as e:  # n/a in the table; the reason listed under it
+            _record_error(r, e, args)
+    return results
+
+
+def _time_in_rounds(entries, args, stream, deadline=None, bar=None):
+    """Time prepared entries (_prepare_entries) in args.rounds rounds, each in its own shuffled
+    order (random.Random(round)), args.iters calls an entry in all (an untimed call before each
+    round's share); r["ms"] and r["tflops"]: the median of the pooled calls. deadline (a
+    time.time()): no round starts after it once one round is done (r["rounds"] then says how
+    many ran)."""
+    import torch
     rounds = max(1, args.rounds)
     share = max(1, -(-args.iters // rounds))
     samples = {id(e[0]): [] for e in entries}
+    done = 0
     for rnd in range(rounds):
+        if deadline is not None and done and time.time() > deadline:
+            break
         order = list(range(len(entries)))
         random.Random(rnd).shuffle(order)
         for i in order:
-            r, backend, grad, call = entries[i]
+            r, cfg, backend, grad, call = entries[i]
             if "error" in r:
                 continue
             try:
@@ -235,11 +291,45 @@ def measure_fa3_interleaved(cfg, backends, args, stream):
                     samples[id(r)] += time_event_samples(call, share)
             except Exception as e:
                 _record_error(r, e, args)
-    for r, *_ in entries:
+        done += 1
+        if bar is not None:
+            bar.update(1)
+    for r, cfg, *_ in entries:
         if "error" not in r:
             r["ms"] = statistics.median(samples[id(r)])
-            r["tflops"] = flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"],
-                                r["direction"], cfg.get("Dv")) / (r["ms"] * 1e-3) / 1e12
+            r["tflops"] = shape_flops(cfg, r["direction"]) / (r["ms"] * 1e-3) / 1e12
+            if done < rounds:
+                r["rounds"] = done
+
+
+def measure_varlen(cfgs, args, stream, t0):
+    """Result dicts of the varlen suite: every (shape, backend, direction) of the packed batch and
+    of the dense shape beside it, timed together in the same shuffled rounds (_time_in_rounds),
+    so that both of the issue's ratios (cudadent against flex on the packed batch, cudadent
+    packed against cudadent dense) are taken under the same clock conditions. FlexAttention
+    (a compile per direction) is prepared last: past --time-limit it is skipped, and no round
+    starts past it once one is done."""
+    deadline = t0 + args.time_limit if args.time_limit is not None else None
+    plan = [(cfg, b) for cfg in cfgs for b in backends_for(cfg, args)]
+    plan.sort(key=lambda cb: cb[1] == "flex")  # stable: the order of backends_for otherwise
+    bar = _progress(len(plan) + max(1, args.rounds), "cudadent.bench varlen")
+    results, entries, inputs = [], [], {}
+    for cfg, backend in plan:
+        bar.set_postfix_str(f"prepare {backend} {'packed' if cfg.get('docs') else 'dense'}")
+        if deadline is not None and time.time() > deadline:
+            results += [dict(_base(cfg), backend=backend, direction=d,
+                             error=f"skipped: --time-limit {args.time_limit:g} s reached")
+                        for d in DIRECTIONS[cfg["suite"]]]
+        else:
+            if id(cfg) not in inputs:
+                inputs[id(cfg)] = _shape_inputs(cfg)
+            results += _prepare_entries(cfg, backend, inputs[id(cfg)], args, stream, entries)
+        bar.update(1)
+    for cfg in cfgs:
+        _compare_varlen(cfg, results)
+    bar.set_postfix_str("rounds")
+    _time_in_rounds(entries, args, stream, deadline, bar)
+    bar.close()
     return results
 
 
@@ -279,6 +369,11 @@ def shapes(args):
             if args.seqlens is None or S in args.seqlens:
                 cfgs.append(dict(suite="gqa", B=B, H=H, Hkv=Hkv, S=S, D=D, causal=causal,
                                  dtype="bf16"))
+    if args.suite == "varlen":  # the packed batch, and the dense shape of the second goal
+        cfgs.append(dict(suite="varlen", B=1, H=VARLEN_HEADS, S=VARLEN_TOKENS, D=VARLEN_HEAD_DIM,
+                         causal=True, dtype="bf16", docs=varlen_doc_lengths()))
+        B, H, S, D = VARLEN_DENSE
+        cfgs.append(dict(suite="varlen", B=B, H=H, S=S, D=D, causal=True, dtype="bf16"))
     if args.suite in ("small", "all"):
         for B, H, S, D, causal in (QUICK_SMALL if args.quick else SMALL_SHAPES):
             cfgs.append(dict(suite="small", B=B, H=H, S=S, D=D, causal=causal, dtype="fp16"))
@@ -286,8 +381,12 @@ def shapes(args):
 
 
 def backends_for(cfg, args):
+    if cfg["suite"] == "varlen":
+        return _varlen_backends_for(cfg, args)
     out = []
     for b in args.backends:
+        if b in VARLEN_ONLY_BACKENDS:
+            continue
         if b == "flex":
             if args.no_flex:
                 continue
@@ -299,6 +398,17 @@ def backends_for(cfg, args):
     return sorted(out, key=lambda b: (b == "flex", b == "cudadent"))
 
 
+def _varlen_backends_for(cfg, args):
+    """The varlen suite: the packed batch runs cudadent, flash_attn and flex (SDPA cannot mask
+    documents short of a dense total x total mask: not run); the dense shape (the second goal's
+    denominator) runs cudadent and SDPA's backends (context), not flex or flash_attn. In the
+    order of --backends (measure_varlen prepares flex last)."""
+    if cfg.get("docs"):
+        return [b for b in args.backends if b in ("flash_attn", "flex", "cudadent")
+                and not (b == "flex" and args.no_flex)]
+    return [b for b in args.backends if b == "cudadent" or b in SDPA_BACKENDS]
+
+
 def run(args):
     import torch
     if not torch.cuda.is_available():
@@ -306,6 +416,12 @@ def run(args):
     torch.backends.cuda.matmul.allow_tf32 = True
     env = environment()
     cfgs = shapes(args)
+    if args.suite == "varlen":
+        env["varlen_seed"] = VARLEN_SEED  # the documents' seed, for the report
+        t0 = time.time()
+        results = measure_varlen(cfgs, args, torch.cuda.Stream(), t0)
+        env["elapsed_s"] = round(time.time() - t0, 1)
+        return env, results
     # FlexAttention compiles each shape: its runs go last, so that --time-limit cuts them first.
     # FA3 shapes: one task of all but flex, interleaved (measure_fa3_interleaved); small shapes
     # (GPU time from CUDA graphs of short calls) and flex: one backend after another.
@@ -362,14 +478,20 @@ def parse_args(argv=None):
                    help="skip the measurements left after this long (reported as skipped), so a "
                    "report is always written; FlexAttention's runs (a compile per shape) come "
                    "last and are cut first")
-    p.add_argument("--suite", choices=("fa3", "gqa", "small", "dims", "all"), default="all",
+    p.add_argument("--suite", choices=("fa3", "gqa", "small", "dims", "varlen", "all"),
+                   default="all",
                    help="all: the FA3 suite, the GQA suite (not with --quick) and the small shapes; "
-                   "dims (alone): head dims 96, 256 and 192 with V's 128, as the FA3 suite")
+                   "dims (alone): head dims 96, 256 and 192 with V's 128, as the FA3 suite; "
+                   "varlen (alone): issue 28's packed batch of documents beside cudadent's "
+                   "dense causal 8 x 2048")
     p.add_argument("--out", default=None, help="folder for the .md/.png/.json (default: "
                    "bench/results of the checkout, else ./cudadent-bench-results); the files are "
                    "named by GPU, <gpu>[-quick][-partial], and replace that GPU's previous ones")
-    p.add_argument("--backends", default=",".join(BACKENDS),
-                   help=f"comma-separated subset of {','.join(BACKENDS)}")
+    p.add_argument("--backends", default=None,
+                   help=f"comma-separated subset of {','.join(ALL_BACKENDS)} (default: "
+                   f"{','.join(BACKENDS)}, and with --suite varlen also "
+                   f"{','.join(VARLEN_ONLY_BACKENDS)}: flash-attn's flash_attn_varlen_func, used "
+                   f"by the varlen suite only)")
     p.add_argument("--seqlens", default=None, help="FA3 suite seqlens, comma-separated")
     p.add_argument("--head-dims", default="64,128", help="FA3 suite head dims (64,128)")
     p.add_argument("--causal", choices=("both", "yes", "no"), default="both",
@@ -377,8 +499,9 @@ def parse_args(argv=None):
     p.add_argument("--iters", type=int, default=None, help="timed calls per measurement (30)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=6,
-                   help="FA3 suite: rounds over every (backend, direction) of a shape, each "
-                   "in its own shuffled order; --iters calls in all")
+                   help="FA3, GQA, dims suites: rounds over every (backend, direction) of a shape, "
+                   "each in its own shuffled order; --iters calls in all (varlen suite: over "
+                   "every (shape, backend, direction), flex included)")
     p.add_argument("--replays", type=int, default=None, help="graph replays, small shapes (20)")
     p.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
     p.add_argument("--no-plot", action="store_true")
@@ -393,10 +516,12 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.train:
         train_bench.finish_args(args, p)
+    if args.backends is None:
+        args.backends = ",".join(ALL_BACKENDS if args.suite == "varlen" else BACKENDS)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in args.backends:
-        if b not in BACKENDS:
-            p.error(f"unknown backend {b!r}; choose from {', '.join(BACKENDS)}")
+        if b not in ALL_BACKENDS:
+            p.error(f"unknown backend {b!r}; choose from {', '.join(ALL_BACKENDS)}")
     if args.seqlens:
         args.seqlens = tuple(int(s) for s in args.seqlens.split(","))
     args.head_dims = tuple(int(d) for d in str(args.head_dims).split(","))

@@ -1,6 +1,8 @@
 """The backends of python -m cudadent.bench (bench.py): one forward call of cudadent, SDPA's
 cudnn / flash / efficient (under sdpa_kernel) or FlexAttention (compiled) on a shape's inputs
-(make_forward), and the context each runs under (_backend_ctx)."""
+(make_forward), and the context each runs under (_backend_ctx); for the varlen suite, one forward
+of a packed batch of documents (make_varlen_forward): cudadent.flash_attn_varlen_func,
+flash-attn's flash_attn_varlen_func, or FlexAttention with a document block mask."""
 from .bench_suites import SDPA_BACKENDS
 
 
@@ -72,3 +74,69 @@ def make_forward(backend, q, k, v, causal, sdpa_layout):
             contextlib.nullcontext(), leaves, to_bshd
     raise ValueError(backend)
 
+
+
+_VARLEN_MASKS = {}  # the packed batch's flex block mask, made once a process
+
+
+def cu_seqlens(docs, device):
+    """int32 (len(docs) + 1,) prefix sums of the document lengths, on `device`."""
+    import itertools
+    import torch
+    return torch.tensor((0,) + tuple(itertools.accumulate(docs)), dtype=torch.int32,
+                        device=device)
+
+
+def document_ids(docs, device):
+    """int32 (sum(docs),): the index of the document each token of the packed batch is in."""
+    import torch
+    return torch.repeat_interleave(torch.arange(len(docs), dtype=torch.int32, device=device),
+                                   torch.tensor(docs, device=device))
+
+
+def document_mask_mod(doc_id, causal):
+    """FlexAttention mask_mod of a packed batch: a query sees the keys of its own document
+    (doc_id: document_ids), and with causal only those at or before its position (positions
+    of the packed row: within one document the same order as the document's own)."""
+    def document_causal(b, h, q_idx, kv_idx):
+        return (doc_id[q_idx] == doc_id[kv_idx]) & (q_idx >= kv_idx)
+
+    def document(b, h, q_idx, kv_idx):
+        return doc_id[q_idx] == doc_id[kv_idx]
+    return document_causal if causal else document
+
+
+def make_varlen_forward(backend, q, k, v, docs, causal):
+    """(fn, ctx, leaves, to_bshd) as make_forward, for a packed batch: q, k, v are (1, total, H,
+    D) tensors holding the documents of lengths `docs` one after another. cudadent and
+    flash_attn get (total, H, D) views with cu_seqlens and max_seqlen (made here, outside any
+    timing); flex gets (1, H, total, D) views and a document block mask (create_block_mask,
+    made here). SDPA has no varlen form short of a dense (total x total) mask: ValueError."""
+    import contextlib
+    if backend in ("cudadent", "flash_attn"):
+        if backend == "cudadent":
+            from cudadent import flash_attn_varlen_func as varlen
+        else:
+            from flash_attn import flash_attn_varlen_func as varlen
+        cu = cu_seqlens(docs, q.device)
+        longest = max(docs)
+        qp, kp, vp = q[0], k[0], v[0]
+        return (lambda: varlen(qp, kp, vp, cu, cu, longest, longest, causal=causal)), \
+            contextlib.nullcontext(), (q, k, v), (lambda o: o.unsqueeze(0))
+    if backend == "flex":
+        flex = _flex_compiled()
+        from torch.nn.attention.flex_attention import create_block_mask
+        total = q.shape[1]
+        # One block mask (and mask_mod) for every direction: a new mask_mod object each time
+        # would make dynamo compile flex again for each.
+        key = ("flex", tuple(docs), causal, str(q.device))
+        if key not in _VARLEN_MASKS:
+            _VARLEN_MASKS.clear()
+            _VARLEN_MASKS[key] = create_block_mask(
+                document_mask_mod(document_ids(docs, q.device), causal), None, None, total, total,
+                device=q.device)
+        block_mask = _VARLEN_MASKS[key]
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        return (lambda: flex(qt, kt, vt, block_mask=block_mask)), contextlib.nullcontext(), \
+            (q, k, v), (lambda o: o.transpose(1, 2))
+    raise ValueError(f"{backend} has no varlen / document-mask form in this bench")

@@ -6,7 +6,10 @@ import os
 import re
 import sys
 
-from .bench_suites import BACKENDS, DIRECTIONS, GRAPH_CALLS, SDPA_BACKENDS
+from .bench_suites import (ALL_BACKENDS, BACKENDS, DIRECTIONS, GRAPH_CALLS, SDPA_BACKENDS,
+                           VARLEN_DENSE, VARLEN_DOC_MAX, VARLEN_DOC_MIN, VARLEN_GOAL_DENSE,
+                           VARLEN_GOAL_FLEX, VARLEN_SEED, VARLEN_TOKENS)
+from .bench_timing import shape_flops
 
 
 def _short_error(e):
@@ -120,10 +123,13 @@ def tables(env, results, backends):
     for r in results:
         if "error" in r:
             errors.setdefault((r["backend"], r["error"]), []).append(
-                f"{r['suite']} B{r['B']} H{r['H']}"
+                f"{r['suite']}{' packed' if r.get('docs') else ''} B{r['B']} H{r['H']}"
                 f"{'/' + str(r['Hkv']) if r.get('Hkv', r['H']) != r['H'] else ''}"
                 f" S{r['S']} D{r['D']}"
                 f"{' causal' if r['causal'] else ''} {r['direction']}")
+    varlen = [r for r in results if r["suite"] == "varlen"]
+    if varlen:
+        lines += varlen_section(env, varlen, backends)
     if errors:
         lines.append("### n/a: why\n")
         for (b, e), where in sorted(errors.items()):
@@ -133,7 +139,97 @@ def tables(env, results, backends):
     return "\n".join(lines)
 
 
+def _fwd_bwd(f, b):
+    """The fwd+bwd figure of a shape and backend from its fwd_train and bwd rows: the FLOPs of
+    both over the sum of both median times (None unless both were measured)."""
+    if not f or not b or "error" in f or "error" in b:
+        return None
+    ms = f["ms"] + b["ms"]
+    return {"ms": ms, "tflops": (shape_flops(f, "fwd_train") + shape_flops(b, "bwd"))
+            / (ms * 1e-3) / 1e12}
+
+
+def _goal(name, num, den, goal):
+    if num is None or den is None:
+        return f"- {name}: not measured (a side is n/a or was not run); goal >= {goal:g}"
+    ratio = num["tflops"] / den["tflops"]
+    return (f"- {name}: {num['tflops']:.1f} / {den['tflops']:.1f} = **{ratio:.2f}** (goal >= "
+            f"{goal:g}): **{'met' if ratio >= goal else 'not met'}**")
+
+
+def varlen_section(env, rows, backends):
+    """The varlen suite's table (TFLOP/s within documents, ms in brackets; fwd_train, bwd and
+    their sum fwd+bwd), issue 28's two goals as lines, and the document list."""
+    packed = [r for r in rows if r.get("docs")]
+    dense = [r for r in rows if not r.get("docs")]
+    docs = packed[0]["docs"] if packed else None
+    H, D = rows[0]["H"], rows[0]["D"]
+    lines = [f"### Varlen suite (issue 28): causal within each document, {H} heads (q and kv), "
+             f"head_dim {D}, bf16; TFLOP/s counting only FLOPs within documents, milliseconds "
+             f"in brackets (higher TFLOP/s is better)\n",
+             "| shape | dir | " + " | ".join(backends) + " | cudadent max abs diff |",
+             "|" + "---|" * (2 + len(backends) + 1)]
+    fb = {}  # (packed?, backend) -> fwd+bwd figure
+    for label, group in ((f"packed {packed[0]['S'] if packed else VARLEN_TOKENS} tokens, "
+                          f"{len(docs) if docs else '?'} docs", packed),
+                         (f"dense {dense[0]['B'] if dense else VARLEN_DENSE[0]} x "
+                          f"{dense[0]['S'] if dense else VARLEN_DENSE[2]}", dense)):
+        if not group:
+            continue
+        by = {(r["backend"], r["direction"]): r for r in group}
+        for b in backends:
+            fb[(group is packed, b)] = _fwd_bwd(by.get((b, "fwd_train")), by.get((b, "bwd")))
+        for d in ("fwd_train", "bwd", "fwd+bwd"):
+            cells = []
+            for b in backends:
+                r = fb[(group is packed, b)] if d == "fwd+bwd" else by.get((b, d))
+                if r is None and d == "fwd+bwd" and any((b, x) in by for x in DIRECTIONS["varlen"]):
+                    cells.append("n/a")
+                else:
+                    cells.append(_cell(r) + ("" if r is None or "error" in r
+                                             else f" ({r['ms']:.3f})"))
+            c = by.get(("cudadent", "bwd"))
+            diff = ""
+            if d == "bwd" and c and c.get("max_abs_diff_vs_sdpa") is not None:
+                diff = f"{c['max_abs_diff_vs_sdpa']:.2e} vs {c.get('diff_vs', 'SDPA')}"
+            lines.append(f"| {label} | {d} | " + " | ".join(cells) + f" | {diff} |")
+    lines.append("")
+    cut = {}
+    for r in rows:
+        if "rounds" in r:
+            cut.setdefault(r["rounds"], set()).add(
+                f"{r['backend']} {'packed' if r.get('docs') else 'dense'}")
+    for n, which in sorted(cut.items()):
+        lines.append(f"Only {n} round{'s' if n != 1 else ''} ran (--time-limit reached) for: "
+                     f"{', '.join(sorted(which))}.\n")
+    lines.append("Issue 28's goals, forward (with LSE) plus backward TFLOP/s:\n")
+    lines.append(_goal("cudadent packed / FlexAttention packed (document block mask)",
+                       fb.get((True, "cudadent")), fb.get((True, "flex")), VARLEN_GOAL_FLEX))
+    dn = (f"{dense[0]['B']} x {dense[0]['S']}" if dense else
+          f"{VARLEN_DENSE[0]} x {VARLEN_DENSE[2]}")
+    lines.append(_goal(f"cudadent packed / cudadent dense causal {dn}",
+                       fb.get((True, "cudadent")), fb.get((False, "cudadent")),
+                       VARLEN_GOAL_DENSE))
+    lines.append("")
+    if docs:
+        f_doc = shape_flops(packed[0], "fwd_train")
+        f_dense = shape_flops(dense[0], "fwd_train") if dense else None
+        seed = env.get("varlen_seed", VARLEN_SEED)
+        lines.append(f"Documents of the packed batch ({len(docs)}, seed {seed}: lengths drawn "
+                     f"log-uniformly from {VARLEN_DOC_MIN} to {VARLEN_DOC_MAX}, the last cut so "
+                     f"that they sum to {sum(docs)}; bench_suites.varlen_doc_lengths): "
+                     + ", ".join(str(n) for n in docs) + ".")
+        lines.append(f"FLOPs within documents (4·H·L²·D/2 a document forward, backward 2.5x): "
+                     f"forward {f_doc / 1e9:.1f} GFLOP"
+                     + (f"; the dense causal shape's forward {f_dense / 1e9:.1f} GFLOP"
+                        if f_dense else "") + ".")
+        lines.append("")
+    return lines
+
+
 def method_text(args):
+    if getattr(args, "suite", None) == "varlen":
+        return _varlen_method(args)
     return f"""### Method
 
 - One process, one GPU; every backend sees the same fresh `torch.randn` inputs per shape
@@ -159,9 +255,45 @@ def method_text(args):
 """
 
 
+def _varlen_method(args):
+    rounds = max(1, getattr(args, "rounds", 1))
+    share = max(1, -(-args.iters // rounds))
+    return f"""### Method
+
+- One process, one GPU. The packed batch: (1, total, heads, head_dim) tensors of fresh
+  `torch.randn`; cudadent (`cudadent.flash_attn_varlen_func`) and flash_attn
+  (`flash_attn.flash_attn_varlen_func`, n/a where flash_attn does not import) get (total, heads,
+  head_dim) views of them with int32 cu_seqlens and max_seqlen made before timing; FlexAttention
+  gets (1, heads, total, head_dim) views and a `create_block_mask` made before timing, whose
+  mask_mod is causal within documents (the tokens' document indices equal, q_idx >= kv_idx),
+  through `torch.compile(flex_attention, dynamic=False)` (compile time excluded). SDPA cannot
+  express documents short of a dense total x total mask: not run on the packed batch. Beside it,
+  in the same process, the dense causal shape of the second goal ((batch, seqlen, heads,
+  head_dim) randn; cudadent through `cudadent.attention`, SDPA's backends for context).
+- Directions: fwd_train, the forward with gradients recorded (every backend computes and saves
+  its log-sum-exp, as in training); bwd, the backward alone, `torch.autograd.grad(out, (q, k, v),
+  dout, retain_graph=True)` on one forward graph made before timing. fwd+bwd: the FLOPs of both
+  over the sum of the two median times.
+- Timing: CUDA events around each call; every (shape, backend, direction), FlexAttention
+  included, after {args.warmup} warm-up calls, timed in {rounds} rounds of {share} calls (plus one
+  untimed), each round in its own shuffled order (at the power limit the clock falls under
+  sustained load: what follows lighter work reads high); the median of the pooled calls. Past
+  --time-limit FlexAttention (prepared last) is skipped and no further round starts (a row's
+  "rounds" in the .json then says how many ran).
+- FLOPs count only attention within documents: per document of length L, 4·H·L²·D halved for
+  causal (FlashAttention's convention applied to each document); backward 2.5x forward. The
+  dense shape: 4·B·H·S²·D / 2. Total time of the batch, never divided by its documents.
+- "cudadent max abs diff": cudadent's packed output (of the forward made for its backward)
+  against flash_attn's, else flex's: a sanity check only (the correctness criterion is in
+  tests/python/test_varlen.py).
+"""
+
+
 def is_partial(args):
     """True where the run measured part of what a full run measures (see report_stem)."""
     g = lambda k, d=None: getattr(args, k, d)  # noqa: E731 (args of an older saved .json too)
+    if g("suite") == "varlen":  # partial: without a side of the goals (cudadent, flex)
+        return bool(g("no_flex") or not {"cudadent", "flex"} <= set(g("backends", None) or ()))
     return bool(g("suite", "all") != "all" or g("seqlens") or g("no_flex")
                 or tuple(g("head_dims", None) or (64, 128)) != (64, 128)
                 or g("causal", "both") != "both"
@@ -172,6 +304,8 @@ def report_stem(gpu, args):
     """The file name (without extension) of a run's report: stable per GPU, so the next run
     replaces it. <gpu>[-quick][-partial]: a --quick or partial run never replaces a full one."""
     slug = re.sub(r"[^a-z0-9]+", "-", str(gpu).lower()).strip("-") or "gpu"
+    if getattr(args, "suite", None) == "varlen":  # its own file: never part of a full run
+        slug += "-varlen"
     return (slug + ("-quick" if getattr(args, "quick", False) else "")
             + ("-partial" if is_partial(args) else ""))
 
@@ -192,7 +326,7 @@ def write_report(env, results, args):
     os.makedirs(args.out, exist_ok=True)
     stem = report_stem(env["gpu"], args)
     md_path = os.path.join(args.out, stem + ".md")
-    backends = [b for b in BACKENDS if b in args.backends]
+    backends = [b for b in ALL_BACKENDS if b in args.backends]
     header = [f"## cudadent benchmark: {env['gpu']}, {env['date']}\n",
               "| | |", "|---|---|"]
     for key in ("gpu", "sms", "driver", "smi", "torch", "cuda", "cudnn", "python", "cudadent",
@@ -219,7 +353,8 @@ def plot(results, backends, path, env):
     import matplotlib.pyplot as plt
     fa3 = [r for r in results if r["suite"] == "fa3"]
     if not fa3:
-        return None
+        varlen = [r for r in results if r["suite"] == "varlen"]
+        return plot_varlen(varlen, backends, path, env, plt) if varlen else None
     panels = [(D, c, d) for d in ("fwd", "bwd") for D in (64, 128) for c in (False, True)]
     colors = {"cudadent": "#d62728", "cudnn": "#1f77b4", "flash": "#2ca02c",
               "efficient": "#9467bd", "flex": "#ff7f0e"}
@@ -252,6 +387,52 @@ def plot(results, backends, path, env):
                  f"commit {env['commit']}", y=0.99, fontsize=11)
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), bbox_to_anchor=(0.5, 0.96))
     fig.tight_layout(rect=(0, 0, 1, 0.92))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_varlen(rows, backends, path, env, plt):
+    """Bars of the varlen suite: TFLOP/s within documents per backend, for the packed batch and
+    the dense shape, fwd_train / bwd / fwd+bwd."""
+    colors = {"cudadent": "#d62728", "cudnn": "#1f77b4", "flash": "#2ca02c",
+              "efficient": "#9467bd", "flex": "#ff7f0e", "flash_attn": "#8c564b"}
+    groups = []
+    for packed in (True, False):
+        group = [r for r in rows if bool(r.get("docs")) == packed]
+        by = {(r["backend"], r["direction"]): r for r in group}
+        for d in ("fwd_train", "bwd", "fwd+bwd"):
+            vals = {}
+            for b in backends:
+                r = (_fwd_bwd(by.get((b, "fwd_train")), by.get((b, "bwd"))) if d == "fwd+bwd"
+                     else by.get((b, d)))
+                if r and "error" not in r:
+                    vals[b] = r["tflops"]
+            if vals:
+                groups.append((f"{'packed' if packed else 'dense'}\n{d}", vals))
+    if not groups:
+        return None
+    shown = [b for b in backends if any(b in v for _, v in groups)]
+    width = 0.8 / max(1, len(shown))
+    fig, ax = plt.subplots(figsize=(12, 5))
+    for j, b in enumerate(shown):
+        xs = [i + (j - (len(shown) - 1) / 2) * width for i, (_, v) in enumerate(groups) if b in v]
+        ys = [v[b] for _, v in groups if b in v]
+        bars = ax.bar(xs, ys, width, label=b, color=colors.get(b))
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g for g, _ in groups])
+    ax.set_ylabel("TFLOP/s (FLOPs within documents)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend()
+    docs = next((r["docs"] for r in rows if r.get("docs")), ())
+    dense = next((r for r in rows if not r.get("docs")), None)
+    ax.set_title(f"varlen suite: {sum(docs)} tokens in {len(docs)} documents, causal, "
+                 f"H{rows[0]['H']} d{rows[0]['D']} bf16"
+                 + (f" (dense: causal {dense['B']} x {dense['S']})" if dense else "")
+                 + f"\n{env['gpu']} · torch {env['torch']} · commit {env['commit']}",
+                 fontsize=10)
+    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

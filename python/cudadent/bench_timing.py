@@ -1,6 +1,7 @@
 """How python -m cudadent.bench (bench.py) times a call: CUDA events around each call
 (time_events, time_event_samples), a CUDA graph of many calls (time_graph), a Python loop of
-eager calls (time_eager_loop); and the FLOPs by FlashAttention's convention (flops)."""
+eager calls (time_eager_loop); and the FLOPs by FlashAttention's convention (flops; varlen_flops
+of a packed batch, counting only FLOPs within documents; shape_flops of either)."""
 import statistics
 import time
 
@@ -96,3 +97,19 @@ def flops(B, H, S, D, causal, direction, Dv=None):
     if causal:
         f /= 2
     return f * (2.5 if direction == "bwd" else 1.0)
+
+
+def varlen_flops(docs, H, D, causal, direction, Dv=None):
+    """FLOPs within documents of a packed batch: the sum over documents of flops() of one
+    sequence of that document's length (causal: halved per document, as flops() halves a dense
+    causal row); attention across documents is not work and is not counted."""
+    return sum(flops(1, H, n, D, causal, direction, Dv) for n in docs)
+
+
+def shape_flops(cfg, direction):
+    """flops() of a bench shape (a dict of bench.shapes, or a result row); varlen_flops() where it
+    is a packed batch (it has "docs")."""
+    if cfg.get("docs"):
+        return varlen_flops(cfg["docs"], cfg["H"], cfg["D"], cfg["causal"], direction,
+                            cfg.get("Dv"))
+    return flops(cfg["B"], cfg["H"], cfg["S"], cfg["D"], cfg["causal"], direction, cfg.get("Dv"))
