@@ -35,7 +35,7 @@
  * Cost: the fp64 reference dominates (about 2 ns per score and head-dim column on one core of
  * this project's CPUs: a fwd check computes it twice, a bwd check about ten times); the cases
  * below add up to about 45 core-seconds, the Hopper cases (forward only) to about 100 more
- * and the Hopper backward's to about 60 more (estimated), a few seconds on a 16-core GPU host. Long lengths
+ * and the Hopper backward's to about 40 more (estimated), a few seconds on a 16-core GPU host. Long lengths
  * (1000) are kept to five cases.
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test (dispatch.c).
  */
@@ -176,30 +176,30 @@ enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
   {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, 0, 128, det}
 static const dims_case_t hopper_bwd_cases[] = {
     /* width 64 */
-    HB(2, 127, 127, 4, 4, 8, 0, BF16, NONE, 0, GAPPED),           /* 0.1 */
+    HB(2, 127, 127, 4, 4, 8, 0, BF16, NONE, 0, GAPPED),           /* 0.04 */
     HB(2, 127, 300, 4, 2, 32, 0, FP16, WINDOW, 0, GAPPED),        /* 0.4 */
     HB(1, 300, 127, 8, 2, 40, 0, FP16, CAUSAL, 0, GAPPED),        /* 0.5, sq > sk: rows w/o keys */
-    HB(1, 17, 1000, 4, 1, 56, 0, BF16, CAUSAL, 0, CONTIGUOUS),    /* 0.2, MQA, sq < sk, packed */
-    HB(2, 300, 300, 4, 2, 64, 0, FP16, LOCAL, 0, GAPPED),         /* 1.5, the full width */
+    HB(1, 17, 1000, 4, 1, 56, 0, BF16, CAUSAL, 0, CONTIGUOUS),    /* 0.15, MQA, sq < sk, packed */
+    HB(2, 300, 300, 4, 2, 64, 0, FP16, LOCAL, 0, GAPPED),         /* 1.8, the full width */
     /* width 128 */
-    HB(1, 257, 257, 4, 1, 72, 0, BF16, LOCAL, 0, GAPPED),         /* 0.7, MQA */
+    HB(1, 257, 257, 4, 1, 72, 0, BF16, LOCAL, 0, GAPPED),         /* 0.8, MQA */
     HB(1, 1000, 500, 4, 2, 80, 0, BF16, CAUSAL, 0, GAPPED),       /* 6.4, sq > sk */
     HB(1, 1000, 1000, 2, 1, 96, 0, FP16, NONE, 0, GAPPED),        /* 7.7 */
     HB_OUTLIERS(2, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 0, GAPPED), /* 4.1 */
     HB(1, 127, 300, 4, 1, 104, 0, FP16, RIGHT0, 0, GAPPED),       /* 0.6 */
     HB(2, 17, 1000, 4, 2, 120, 0, BF16, NONE, 0, GAPPED),         /* 0.7, sq < sk */
-    HB(2, 127, 127, 4, 4, 128, 0, FP16, WINDOW, 0, GAPPED),       /* 1.0, the full width */
+    HB(2, 127, 127, 4, 4, 128, 0, FP16, WINDOW, 0, GAPPED),       /* 0.7, the full width */
     /* head_dim_v != head_dim */
-    HB(1, 300, 127, 4, 2, 64, 128, FP16, CAUSAL, 0, GAPPED),      /* 0.5 */
+    HB(1, 300, 127, 4, 2, 64, 128, FP16, CAUSAL, 0, GAPPED),      /* 0.6 */
     HB(2, 127, 127, 4, 1, 128, 64, BF16, WINDOW, 0, GAPPED),      /* 0.5 */
     HB(1, 1000, 1000, 2, 1, 96, 64, FP16, CAUSAL, 0, GAPPED),     /* 6.4 */
     HB(1, 200, 333, 4, 2, 40, 120, BF16, WINDOW, 0, GAPPED),      /* 0.9 */
-    HB(2, 1, 1000, 4, 4, 40, 120, FP16, NONE, 0, CONTIGUOUS),     /* 0.1, one query, packed */
-    HB(1, 127, 300, 8, 1, 8, 128, BF16, CAUSAL, 0, GAPPED),       /* 0.7, the widest V gap */
+    HB(2, 1, 1000, 4, 4, 40, 120, FP16, NONE, 0, CONTIGUOUS),     /* 0.03, one query, packed */
+    HB(1, 127, 300, 8, 1, 8, 128, BF16, CAUSAL, 0, GAPPED),       /* 0.8, the widest V gap */
     /* deterministic: the turn order (causal), the rotated walk (no mask, fewer key blocks than
      * query blocks: bwd.cu cd_sm90_bwd_det_rotates) */
-    HB(2, 300, 300, 4, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),        /* 2 x 3 runs */
-    HB(1, 1000, 300, 4, 2, 40, 120, FP16, NONE, 1, GAPPED),       /* 2 x 3 runs */
+    HB(2, 300, 300, 4, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),        /* 2.8 */
+    HB(1, 1000, 300, 4, 2, 40, 120, FP16, NONE, 1, GAPPED),       /* 3.8 */
 };
 enum { N_HOPPER_BWD = sizeof hopper_bwd_cases / sizeof hopper_bwd_cases[0] };
 
