@@ -59,9 +59,9 @@ void register_gpu_dims_tests(void);
 
 /* b, sq, sk, hq, hkv, head_dim, head_dim_v, dtype, mask (3 values), softcap, layout */
 #define DC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                                  \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 0}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 0, 0, 0, 0}
 #define DC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                         \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 1}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 1, 0, 0, 0}
 
 typedef struct dims_case {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v;
@@ -129,9 +129,9 @@ enum { N_CASES = sizeof cases / sizeof cases[0] };
  * dispatch the first cases (enough work, sm90's preferred()) run the Hopper forward on sm_90;
  * CUDADENT_KERNEL_FWD=sm90 runs all of them there. */
 #define HC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                                \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, nolse, 256}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, nolse, 256, 0}
 #define HC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                       \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, nolse, 256}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, nolse, 256, 0}
 static const dims_case_t hopper_cases[] = {
     /* d256 */
     HC(2, 1000, 1000, 4, 2, 256, 0, BF16, NONE, 0, GAPPED),
