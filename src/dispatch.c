@@ -38,7 +38,6 @@ static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 #endif
 
 /* The head dims each family is compiled for (its tile tables: src/kernels/<arch>/). */
-static const int dims_64_128[] = {64, 128, 0};
 /* the portable kernels: every multiple of 8 up to 256 (compiled widths 64 / 128 / 192 / 256,
  * zero-padded to the next; their supports() check head_dim_v, which may be any of them too, and
  * the device's shared memory); the Hopper forward likewise (rows 64, 128, 192 / 128 (V) and 256,
@@ -46,11 +45,15 @@ static const int dims_64_128[] = {64, 128, 0};
 static const int dims_8_to_256[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
                                     96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
                                     184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
+/* the Hopper backward: every multiple of 8 up to 128 (compiled widths 64 / 128, zero-filled by
+ * its TMA loads; its supports() checks head_dim_v, up to 128 too: src/kernels/sm90/bwd.cu) */
+static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
+                                    72, 80, 88, 96, 104, 112, 120, 128, 0};
 
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
  * portable kernels implement head_dim_v != head_dim and softcap, and varlen (seqused_k and the
- * device check included; each direction behind its gate in dispatch.h); the Hopper forward
- * head_dim_v != head_dim; the Hopper kernels no varlen and no softcap. */
+ * device check included; each direction behind its gate in dispatch.h); the Hopper forward and
+ * backward head_dim_v != head_dim; the Hopper kernels no varlen and no softcap. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
@@ -69,7 +72,8 @@ static const cudadent_fwd_kernel_t fwd_table[] = {
 
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
-    {"sm90", 90, 90, dims_64_128, CUDADENT_DTYPES_16BIT, 0, cudadent_sm90_bwd_supports,
+    {"sm90", 90, 90, dims_8_to_128, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
+     cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
      cudadent_sm90_bwd_preferred,
 #else

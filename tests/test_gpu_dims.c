@@ -20,6 +20,11 @@
  *       rounded up to them, with and without LSE, no softcap, gaps to 256 columns: forward only
  *       (CUDADENT_KERNEL_FWD=sm90 runs every one on the Hopper path; the default dispatch the
  *       larger ones).
+ *   gpu_dims_hopper_bwd/<case>     the Hopper backward (compiled widths 64 and 128) at head dims
+ *       and head_dim_v up to 128 rounded up to them, no softcap, gaps to 128 columns; two cases
+ *       deterministic (bit-identical repeats: the turn order and the rotated walk). With
+ *       CUDADENT_KERNEL_BWD=sm90 every one runs the Hopper backward; under the default dispatch
+ *       they do on sm_90 too (the Hopper backward is preferred for every call it supports).
  *   gpu_dims_bwd_deterministic     d104 causal GQA softcap 30: five backward calls bit-identical
  *                                  and right.
  *   gpu_dims_gap_overread_fails    the harness's own check: calls that read (or write) past the
@@ -30,7 +35,7 @@
  * Cost: the fp64 reference dominates (about 2 ns per score and head-dim column on one core of
  * this project's CPUs: a fwd check computes it twice, a bwd check about ten times); the cases
  * below add up to about 45 core-seconds, the Hopper cases (forward only) to about 100 more
- * (estimated), a few seconds on a 16-core GPU host. Long lengths
+ * and the Hopper backward's to about 40 more (estimated), a few seconds on a 16-core GPU host. Long lengths
  * (1000) are kept to five cases.
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test (dispatch.c).
  */
@@ -54,9 +59,9 @@ void register_gpu_dims_tests(void);
 
 /* b, sq, sk, hq, hkv, head_dim, head_dim_v, dtype, mask (3 values), softcap, layout */
 #define DC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                                  \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 0}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 0, 0, 0, 0}
 #define DC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, lay)                         \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 1}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, LAYOUT_##lay, 1, 0, 0, 0}
 
 typedef struct dims_case {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v;
@@ -66,6 +71,7 @@ typedef struct dims_case {
   problem_layout_t layout;
   int outliers;
   int no_lse, gap_width; /* the Hopper cases: lse = NULL; the gaps' reach (problem.h) */
+  int deterministic;     /* the Hopper backward's cases: bit-identical repeats, then the check */
 } dims_case_t;
 
 static const dims_case_t cases[] = {
@@ -123,9 +129,9 @@ enum { N_CASES = sizeof cases / sizeof cases[0] };
  * dispatch the first cases (enough work, sm90's preferred()) run the Hopper forward on sm_90;
  * CUDADENT_KERNEL_FWD=sm90 runs all of them there. */
 #define HC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                                \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, nolse, 256}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, nolse, 256, 0}
 #define HC_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, nolse, lay)                       \
-  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, nolse, 256}
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, nolse, 256, 0}
 static const dims_case_t hopper_cases[] = {
     /* d256 */
     HC(2, 1000, 1000, 4, 2, 256, 0, BF16, NONE, 0, GAPPED),
@@ -159,6 +165,44 @@ static const dims_case_t hopper_cases[] = {
 };
 enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
 
+/* The Hopper backward (src/kernels/sm90/bwd.cu: widths 64 and 128, a call on the narrower that
+ * covers head_dim and head_dim_v, TMA zero-filling the columns past them), backward checked
+ * after a forward, no softcap (the Hopper backward has none); gaps reach 128 columns, the wider
+ * width, so that any column read or written past the real dims shows. Lengths not multiples of
+ * the tiles (BLOCK_N 128, BLOCK_M 128 / 64). Estimated reference cost in the comments (core-s). */
+#define HB(b, sq, sk, hq, hkv, dim, dimv, dt, mask, det, lay)                                  \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, 0, 128, det}
+#define HB_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, det, lay)                         \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, 0, 128, det}
+static const dims_case_t hopper_bwd_cases[] = {
+    /* width 64 */
+    HB(2, 127, 127, 4, 4, 8, 0, BF16, NONE, 0, GAPPED),           /* 0.04 */
+    HB(2, 127, 300, 4, 2, 32, 0, FP16, WINDOW, 0, GAPPED),        /* 0.4 */
+    HB(1, 300, 127, 8, 2, 40, 0, FP16, CAUSAL, 0, GAPPED),        /* 0.5, sq > sk: rows w/o keys */
+    HB(1, 17, 1000, 4, 1, 56, 0, BF16, CAUSAL, 0, CONTIGUOUS),    /* 0.15, MQA, sq < sk, packed */
+    HB(2, 300, 300, 4, 2, 64, 0, FP16, LOCAL, 0, GAPPED),         /* 1.8, the full width */
+    /* width 128 */
+    HB(1, 257, 257, 4, 1, 72, 0, BF16, LOCAL, 0, GAPPED),         /* 0.8, MQA */
+    HB(1, 1000, 500, 4, 2, 80, 0, BF16, CAUSAL, 0, GAPPED),       /* 6.4, sq > sk */
+    HB(1, 1000, 1000, 2, 1, 96, 0, FP16, NONE, 0, GAPPED),        /* 7.7 */
+    HB_OUTLIERS(2, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 0, GAPPED), /* 4.1 */
+    HB(1, 127, 300, 4, 1, 104, 0, FP16, RIGHT0, 0, GAPPED),       /* 0.6 */
+    HB(2, 17, 1000, 4, 2, 120, 0, BF16, NONE, 0, GAPPED),         /* 0.7, sq < sk */
+    HB(2, 127, 127, 4, 4, 128, 0, FP16, WINDOW, 0, GAPPED),       /* 0.7, the full width */
+    /* head_dim_v != head_dim */
+    HB(1, 300, 127, 4, 2, 64, 128, FP16, CAUSAL, 0, GAPPED),      /* 0.6 */
+    HB(2, 127, 127, 4, 1, 128, 64, BF16, WINDOW, 0, GAPPED),      /* 0.5 */
+    HB(1, 1000, 1000, 2, 1, 96, 64, FP16, CAUSAL, 0, GAPPED),     /* 6.4 */
+    HB(1, 200, 333, 4, 2, 40, 120, BF16, WINDOW, 0, GAPPED),      /* 0.9 */
+    HB(2, 1, 1000, 4, 4, 40, 120, FP16, NONE, 0, CONTIGUOUS),     /* 0.03, one query, packed */
+    HB(1, 127, 300, 8, 1, 8, 128, BF16, CAUSAL, 0, GAPPED),       /* 0.8, the widest V gap */
+    /* deterministic: the turn order (causal), the rotated walk (no mask, fewer key blocks than
+     * query blocks: bwd.cu cd_sm90_bwd_det_rotates) */
+    HB(2, 300, 300, 4, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),        /* 2.8 */
+    HB(1, 1000, 300, 4, 2, 40, 120, FP16, NONE, 1, GAPPED),       /* 3.8 */
+};
+enum { N_HOPPER_BWD = sizeof hopper_bwd_cases / sizeof hopper_bwd_cases[0] };
+
 static problem_desc_t case_desc_of(const dims_case_t *c) {
   problem_desc_t d;
   memset(&d, 0, sizeof d);
@@ -178,6 +222,7 @@ static problem_desc_t case_desc_of(const dims_case_t *c) {
   d.outliers = c->outliers;
   d.no_lse = c->no_lse;
   d.gap_width = c->layout == LAYOUT_GAPPED ? c->gap_width : 0;
+  d.deterministic = c->deterministic;
   return d;
 }
 
@@ -264,25 +309,49 @@ static const t_fn hopper_fns[] = {hopper_fwd_0, hopper_fwd_1, hopper_fwd_2, hopp
 _Static_assert(sizeof hopper_fns / sizeof hopper_fns[0] >= N_HOPPER,
                "add HOPPER_FN rows for new Hopper cases");
 
-/* ---- deterministic backward at an odd width ---------------------------------------------------- */
-static int test_dims_bwd_deterministic(void) {
+/* ---- deterministic backward: bit-identical repeats, then the check ---------------------------- */
+static int run_repeatable(const problem_desc_t *d, int runs) {
   T_REQUIRE_GPU();
+  char err[256] = "", name[200];
+  problem_describe(d, name, sizeof name);
+  problem_t pr;
+  if (problem_create(&pr, d, err, sizeof err) != 0) {
+    problem_destroy(&pr);
+    return T_FAILF("setup: %s", err);
+  }
+  printf("    %s deterministic, seed %llu\n", name, (unsigned long long)pr.d.seed);
+  const int rc = problem_bwd_repeatable(&pr, runs, err, sizeof err);
+  problem_destroy(&pr);
+  return rc == 0 ? T_PASS : T_FAILF("%s: %s", name, err);
+}
+
+/* the Hopper backward's cases: a checked backward, or (deterministic) three bit-identical ones */
+enum { HOPPER_BWD_REPEATS = 3 };
+#define HOPPER_BWD_FN(i)                                                                      \
+  static int hopper_bwd_##i(void) {                                                           \
+    if (i >= N_HOPPER_BWD) return T_FAILF("no case %d", i);                                   \
+    problem_desc_t d = case_desc_of(&hopper_bwd_cases[i]);                                    \
+    return d.deterministic ? run_repeatable(&d, HOPPER_BWD_REPEATS) : run_dims_case(&d, 1);   \
+  }
+#define HOPPER_BWD_10(t) HOPPER_BWD_FN(t##0) HOPPER_BWD_FN(t##1) HOPPER_BWD_FN(t##2)           \
+  HOPPER_BWD_FN(t##3) HOPPER_BWD_FN(t##4) HOPPER_BWD_FN(t##5) HOPPER_BWD_FN(t##6)              \
+  HOPPER_BWD_FN(t##7) HOPPER_BWD_FN(t##8) HOPPER_BWD_FN(t##9)
+HOPPER_BWD_10() HOPPER_BWD_10(1)
+#define HOPPER_BWD_PTRS_10(t) hopper_bwd_##t##0, hopper_bwd_##t##1, hopper_bwd_##t##2,         \
+  hopper_bwd_##t##3, hopper_bwd_##t##4, hopper_bwd_##t##5, hopper_bwd_##t##6,                  \
+  hopper_bwd_##t##7, hopper_bwd_##t##8, hopper_bwd_##t##9
+static const t_fn hopper_bwd_fns[] = {HOPPER_BWD_PTRS_10(), HOPPER_BWD_PTRS_10(1)};
+_Static_assert(sizeof hopper_bwd_fns / sizeof hopper_bwd_fns[0] >= N_HOPPER_BWD,
+               "add HOPPER_BWD_FN rows for new Hopper backward cases");
+
+/* d104 causal GQA softcap 30 (the portable backward): five runs */
+static int test_dims_bwd_deterministic(void) {
   problem_desc_t d;
   memset(&d, 0, sizeof d);
   d.batch = 2; d.seqlen_q = 300; d.seqlen_k = 300; d.heads_q = 4; d.heads_kv = 2;
   d.head_dim = 104; d.dtype = CUDADENT_DTYPE_BF16; d.causal = 1; d.window_left = -1;
   d.window_right = -1; d.softcap = 30.0f; d.deterministic = 1; d.layout = LAYOUT_GAPPED;
-  char err[256] = "", name[200];
-  problem_describe(&d, name, sizeof name);
-  problem_t pr;
-  if (problem_create(&pr, &d, err, sizeof err) != 0) {
-    problem_destroy(&pr);
-    return T_FAILF("setup: %s", err);
-  }
-  printf("    %s deterministic, seed %llu\n", name, (unsigned long long)pr.d.seed);
-  const int rc = problem_bwd_repeatable(&pr, 5, err, sizeof err);
-  problem_destroy(&pr);
-  return rc == 0 ? T_PASS : T_FAILF("%s", err);
+  return run_repeatable(&d, 5);
 }
 
 /* ---- the harness catches reads past the real dim -----------------------------------------------
@@ -411,6 +480,15 @@ void register_gpu_dims_tests(void) {
     snprintf(hopper_names[i], sizeof hopper_names[i], "gpu_dims_hopper_fwd/%02d-d%d%s%s", i,
              c->head_dim, tail, c->no_lse ? "-nolse" : "");
     t_register(hopper_names[i], hopper_fns[i]);
+  }
+  static char hopper_bwd_names[N_HOPPER_BWD][56];
+  for (int i = 0; i < N_HOPPER_BWD; ++i) {
+    const dims_case_t *c = &hopper_bwd_cases[i];
+    char tail[32] = "";
+    if (c->head_dim_v && c->head_dim_v != c->head_dim) snprintf(tail, sizeof tail, "v%d", c->head_dim_v);
+    snprintf(hopper_bwd_names[i], sizeof hopper_bwd_names[i], "gpu_dims_hopper_bwd/%02d-d%d%s%s",
+             i, c->head_dim, tail, c->deterministic ? "-det" : "");
+    t_register(hopper_bwd_names[i], hopper_bwd_fns[i]);
   }
   t_register("gpu_dims_bwd_deterministic", test_dims_bwd_deterministic);
   t_register("gpu_dims_gap_overread_fails", test_gap_overread_fails);

@@ -4,7 +4,15 @@
  * cd_sm90_bwd_kernel (dK, dV, dQ sums; bwd_kernel.cuh says which warps do what) and
  * cd_sm90_bwd_post (dQ).
  *
- * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D], LSE2
+ * Widths: the kernels are compiled for D = 64 and 128 (the tile table, bwd_kernel.cuh); a call
+ * runs at the narrower that covers both head_dim and head_dim_v (any multiples of 8 up to 128).
+ * Each tensor map's innermost extent is the call's real dim (Q, K: head_dim; V, dO: head_dim_v),
+ * so TMA loads the columns past it as zeros, which add nothing to S, dP^T or the dQ / dK / dV
+ * products; the stores (dK, dV in the main kernel's epilogue, dQ in the post kernel) and the pre
+ * kernel's reads of O and dO stop at the real dims (docs/kernels/sm90_bwd.md section 2.2).
+ *
+ * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D] (D the
+ * compiled width, not head_dim), LSE2
  * and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q rounded up to BLOCK_M, and in the
  * deterministic mode one int32 semaphore per (batch, head, query block). Tensor maps are encoded
  * at every call (they hold addresses) and passed as __grid_constant__ parameters. api.c has
@@ -22,18 +30,33 @@
 
 static size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
-static int cd_sm90_bwd_block_m(int head_dim) {
-  return head_dim == 64 ? cd_sm90_bwd_tile<64>::BLOCK_M : cd_sm90_bwd_tile<128>::BLOCK_M;
+/* The compiled widths, and the one a call runs at: the narrower covering head_dim and
+ * head_dim_v (0 in api.c's probes: = head_dim). */
+#define SM90_BWD_NARROW 64
+#define SM90_BWD_WIDE 128
+static int cd_sm90_bwd_width(const cudadent_attn_bwd_params_t *p) {
+  const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim;
+  return p->head_dim <= SM90_BWD_NARROW && dv <= SM90_BWD_NARROW ? SM90_BWD_NARROW : SM90_BWD_WIDE;
+}
+
+static int cd_sm90_bwd_block_m(int width) {
+  return width == SM90_BWD_NARROW ? cd_sm90_bwd_tile<SM90_BWD_NARROW>::BLOCK_M
+                                  : cd_sm90_bwd_tile<SM90_BWD_WIDE>::BLOCK_M;
 }
 
 static int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
-  const int bm = cd_sm90_bwd_block_m(p->head_dim);
+  const int bm = cd_sm90_bwd_block_m(cd_sm90_bwd_width(p));
   return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
 }
 
+/* What the kernels can run at all: fp16 / bf16, head_dim and head_dim_v (api.c: multiples of 8)
+ * up to 128, each call at the width covering both; no softcap (dispatch's row lists no such
+ * feature). */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
-  const int dim_ok = p->head_dim == 64 || p->head_dim == 128;
+  const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
+  const int dim_ok = p->head_dim >= 8 && p->head_dim <= SM90_BWD_WIDE && dv >= 8 &&
+                     dv <= SM90_BWD_WIDE;
   return dtype_ok && dim_ok;
 }
 
@@ -62,10 +85,13 @@ static int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, int n_bl
   return 2 * n_blocks <= sms;
 }
 
+/* The accumulator is as wide as the compiled width the call runs at (its padded columns are
+ * summed too: zeros), so the size follows that width, not head_dim. */
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
+  const int width = cd_sm90_bwd_width(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm90_bwd_sq_pad(p);
-  const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_block_m(p->head_dim)) * sizeof(int)) : 0;
-  return cd_sm90_bwd_align((size_t)rows * p->head_dim * sizeof(float)) +
+  const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_block_m(width)) * sizeof(int)) : 0;
+  return cd_sm90_bwd_align((size_t)rows * width * sizeof(float)) +
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
@@ -110,13 +136,17 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   io.heads_q = p->heads_q;
   io.seqlen_q = p->seqlen_q;
   io.sq_pad = (int)sq_pad;
+  io.head_dim = p->head_dim;
+  io.head_dim_v = p->head_dim_v;
   io.scale = p->softmax_scale;
 
+  /* innermost extents: the call's real dims (<= D), so the columns past them load as zeros */
+  const int d = p->head_dim, dv = p->head_dim_v;
   CUtensorMap tm_q, tm_k, tm_v, tm_do;
-  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, D, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, D, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
     return err;
 
   cd_sm90_bwd_args a;
@@ -141,7 +171,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
   cd_sm90_bwd_pre<kFp16, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
-  cd_sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a);
+  cd_sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   cd_sm90_bwd_post<kFp16, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
@@ -164,7 +194,8 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
 
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
-  if (p->head_dim == 64) return cd_sm90_bwd_launch_mode<64>(p, workspace, stream);
-  if (p->head_dim == 128) return cd_sm90_bwd_launch_mode<128>(p, workspace, stream);
-  return cudaErrorNotSupported;
+  /* api.c has normalized head_dim_v (0 -> head_dim) and supports() bounded both dims */
+  if (cd_sm90_bwd_width(p) == SM90_BWD_NARROW)
+    return cd_sm90_bwd_launch_mode<SM90_BWD_NARROW>(p, workspace, stream);
+  return cd_sm90_bwd_launch_mode<SM90_BWD_WIDE>(p, workspace, stream);
 }

@@ -32,7 +32,17 @@
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
- *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written).
+ *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
+ *   past the call's real head_dim (dK) / head_dim_v (dV)).
+ *
+ * Widths: D (64 or 128) is the compiled width; a call's real head_dim and head_dim_v are any
+ * multiples of 8 up to D (the kernel arguments head_dim, head_dim_v; bwd.cu). The tensor maps'
+ * innermost extents are the real dims, so Q and K load zeros past head_dim and V and dO past
+ * head_dim_v: S^T sums over head_dim, dP^T over head_dim_v, and dV, dK and the dQ parts get zero
+ * columns there, which the epilogue (dK, dV) and cd_sm90_bwd_post (dQ) do not store. The real
+ * dims are separate kernel arguments, not fields of cd_sm90_bwd_args: a larger argument struct
+ * changed the whole kernel's code (d64: a 40-byte spill); as arguments they change only the
+ * epilogue.
  *
  * Shared memory (16-bit elements; 1024-byte aligned blocks, 128-byte swizzle as TMA writes it):
  *   K, V   [D/64][BLOCK_N][64]                    loaded once
@@ -292,7 +302,7 @@ template <int D, bool kFp16, int kDet>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                       const cd_sm90_bwd_args args) {
+                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
   typedef cd_sm90_bwd_tile<D> tile;
   typedef cd_sm90_bwd_smem<D> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -518,7 +528,7 @@ __global__ void __launch_bounds__(384, 1)
 
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
    * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
-   * as 16-byte row chunks (keys past seqlen_k are not written) */
+   * as 16-byte row chunks (keys past seqlen_k and columns past the real dims are not written) */
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
   cd_named_bar_sync(BAR_EPILOGUE, 256);
 #pragma unroll
@@ -537,6 +547,9 @@ __global__ void __launch_bounds__(384, 1)
   }
   cd_named_bar_sync(BAR_EPILOGUE, 256);
   constexpr int CPR = D / 8; /* 16-byte chunks a row */
+  /* the real dims' chunks (multiples of 8: whole chunks); the columns past them are zeros here
+   * (zero-filled Q, dO) and another head's in memory */
+  const int cpr_k = head_dim / 8, cpr_v = head_dim_v / 8;
   for (int idx = threadIdx.x - 128; idx < BN * CPR; idx += 256) {
     const int row = idx / CPR, c = idx % CPR, key = k0 + row;
     if (key >= args.seqlen_k) break; /* rows are in order: the rest are past it too */
@@ -546,10 +559,12 @@ __global__ void __launch_bounds__(384, 1)
                  : "=r"(vk.x), "=r"(vk.y), "=r"(vk.z), "=r"(vk.w) : "r"(sQ + off) : "memory");
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(vv.x), "=r"(vv.y), "=r"(vv.z), "=r"(vv.w) : "r"(sDO + off) : "memory");
-    *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss +
-                               hk * args.dk_sh + 8 * c) = vk;
-    *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss +
-                               hk * args.dv_sh + 8 * c) = vv;
+    if (c < cpr_k)
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss +
+                                 hk * args.dk_sh + 8 * c) = vk;
+    if (c < cpr_v)
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss +
+                                 hk * args.dv_sh + 8 * c) = vv;
   }
 }
 

@@ -2,7 +2,8 @@
  * bwd_prepost.cuh - the two passes around the Hopper backward's main kernel (bwd_kernel.cuh).
  *
  * cd_sm90_bwd_pre, one group of D/8 threads per query row of [batch][heads_q][sq_pad] (rows past
- *   seqlen_q included): delta = rowsum(dO * O) in fp32 (0 past seqlen_q); LSE2 = LSE * log2(e),
+ *   seqlen_q included): delta = rowsum(dO * O) in fp32 over the real head_dim_v columns (0 past
+ *   seqlen_q); LSE2 = LSE * log2(e),
  *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
  *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
@@ -10,7 +11,9 @@
  *   query blocks' semaphores.
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
- *   the global stores are 16-byte rows.
+ *   the global stores are 16-byte rows, of the real head_dim columns only.
+ * D is the compiled width (64 or 128); a call's real head_dim and head_dim_v may be any multiples
+ * of 8 up to it (bwd.cu).
  */
 #ifndef CUDADENT_SM90_BWD_PREPOST_CUH
 #define CUDADENT_SM90_BWD_PREPOST_CUH
@@ -35,6 +38,7 @@ struct cd_sm90_bwd_io {
   float *lse2, *delta, *dq_acc;
   int *dq_sem; /* deterministic mode: one per (batch, head, query block of BM); else NULL */
   int batch, heads_q, seqlen_q, sq_pad;
+  int head_dim, head_dim_v; /* the call's real ones (<= D): O, dO and dQ have no column past */
   float scale;
 };
 
@@ -51,7 +55,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
   const int i = in ? (int)(row - bh * io.sq_pad) : 0;
   const int b = (int)(bh / io.heads_q), h = (int)(bh - (int64_t)b * io.heads_q);
   float sum = 0.f;
-  if (in && i < io.seqlen_q) {
+  if (in && i < io.seqlen_q && c * 8 < io.head_dim_v) { /* only O's and dO's real columns */
     const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh + c * 8);
     const uint4 dv =
         *(const uint4 *)((const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh + c * 8);
@@ -113,7 +117,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
   for (int idx = threadIdx.x; idx < BM * CPR; idx += THREADS) {
     const int row = idx / CPR, c = idx % CPR;
     const int q = m * BM + row;
-    if (q >= io.seqlen_q) continue;
+    if (q >= io.seqlen_q || c >= io.head_dim / 8) continue; /* dQ's real columns only */
     *(uint4 *)((uint16_t *)io.dq + b * io.dq_sb + (int64_t)q * io.dq_ss + h * io.dq_sh + c * 8) =
         *(const uint4 *)(tile + row * ROW_BYTES + c * 16);
   }
