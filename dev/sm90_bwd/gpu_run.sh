@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [dims]
+#     [varlen] [dims] [widths] [vbench] [losscheck]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -201,6 +201,45 @@ for step in "${steps[@]}"; do
         note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
         { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/varlen_sanitize.log"
       done ;;
+    widths)
+      # issue 27's Hopper rows (forward: 192/128, 256, every dim rounded up; backward: every dim
+      # up to 128 rounded up to 64 / 128), sm90 forced: their C tests, the overread self-test,
+      # the d64 / d128 backward cases (its epilogue changed), then compute-sanitizer on small
+      # gapped shapes of each direction
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_dims_hopper_bwd" "CUDADENT_KERNEL=sm90:gpu_dims_gap_overread_fails" \
+                 "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" "CUDADENT_KERNEL=:gpu_dims_bwd"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 200 build-gpu/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "tests ($envset $filter): rc $? $(tail -1 "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -40 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/widths.log"
+      done
+      for spec in "BWD:memcheck:--head-dim 96 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal --layout gapped --bwd --check" \
+                  "BWD:memcheck:--head-dim 40 --head-dim-v 120 --seqlen-q 300 --seqlen-k 260 --heads 4 --heads-kv 2 --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
+                  "BWD:memcheck:--head-dim 8 --head-dim-v 128 --seqlen-q 130 --seqlen-k 200 --heads 2 --heads-kv 1 --layout gapped --deterministic --bwd --check" \
+                  "BWD:synccheck:--head-dim 96 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal --layout gapped --bwd" \
+                  "FWD:memcheck:--head-dim 256 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal --check" \
+                  "FWD:memcheck:--head-dim 192 --head-dim-v 128 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 --causal --check" \
+                  "FWD:memcheck:--head-dim 8 --head-dim-v 256 --seqlen-q 130 --seqlen-k 130 --heads 2 --layout gapped --check" \
+                  "FWD:racecheck:--head-dim 256 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal" \
+                  "FWD:synccheck:--head-dim 192 --head-dim-v 128 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 --causal"; do
+        dir=${spec%%:*} rest=${spec#*:}; tool=${rest%%:*} shape=${rest#*:}
+        env "CUDADENT_KERNEL_$dir=sm90" timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $bench --batch 2 $shape --iters 1 > "$logs/s.log" 2>&1
+        note "$tool sm90 $dir ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok $(grep -c FAIL "$logs/s.log") FAIL"
+        { echo "==== $tool $dir $shape"; cat "$logs/s.log"; } >> "$logs/widths_sanitize.log"
+      done ;;
+    vbench)
+      # issue 28's packed-document suite against FlexAttention and the dense causal shape
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout ${VBENCH_LIMIT:-240} python3 -m cudadent.bench --suite varlen --backends cudadent,flex \
+        --rounds 3 --time-limit $(( ${VBENCH_LIMIT:-240} - 40 )) --out "$out" > "$logs/vbench.log" 2>&1
+      note "vbench: rc $?"; grep -E "^\||goal|>=" "$logs/vbench.log" | head -30 | tee -a "$summary" ;;
+    losscheck)
+      # the training bench's loss check alone (3 data seeds x 3 attentions x 100 steps)
+      CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+        timeout ${LOSS_LIMIT:-150} python3 -m cudadent.bench --train --train-configs none --out "$out" > "$logs/loss.log" 2>&1
+      note "losscheck: rc $?"; grep -E "loss check|rms|bound|^\|" "$logs/loss.log" | head -20 | tee -a "$summary" ;;
     dims)
       # issue 27's widths against cuDNN and SDPA's flash backend (bench.py --suite dims)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
