@@ -201,6 +201,16 @@ static cudadent_status_t launch_result(cudaError_t err, const char *what) {
                        cudaGetErrorString(err));
 }
 
+/* The opt-in device check of a varlen call's arrays (kernels/varlen.cu), forward or backward. */
+static cudadent_status_t launch_varlen_check(const int32_t *cu_q, const int32_t *cu_k,
+                                             const int32_t *seqused_k, int batch, int total_q,
+                                             int total_k, int max_q, int max_k,
+                                             cudadent_seqlens_report_t *report, cudaStream_t s) {
+  return launch_result(cudadent_varlen_check(cu_q, cu_k, seqused_k, batch, total_q, total_k,
+                                             max_q, max_k, report, s),
+                       "varlen check");
+}
+
 
 /* ---- forward ----------------------------------------------------------------------------------- */
 
@@ -264,11 +274,9 @@ static cudadent_status_t run_varlen_fwd(const cudadent_attn_fwd_params_t *p, voi
   const cudadent_fwd_kernel_t *kernel = NULL;
   if (tokens && p->seqlen_k > 0) RETURN_IF_FAILED(cudadent_pick_fwd(p, cc, &kernel));
   if (p->seqlens_report != NULL)
-    RETURN_IF_FAILED(launch_result(
-        cudadent_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k, p->batch,
-                              p->total_q, p->total_k, p->seqlen_q, p->seqlen_k,
-                              p->seqlens_report, s),
-        "varlen check"));
+    RETURN_IF_FAILED(launch_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k,
+                                         p->batch, p->total_q, p->total_k, p->seqlen_q,
+                                         p->seqlen_k, p->seqlens_report, s));
   if (!tokens) return CUDADENT_STATUS_SUCCESS;
   if (kernel == NULL) { /* max_seqlen_k == 0: every token sees no key */
     RETURN_IF_FAILED(launch_result(
@@ -370,11 +378,9 @@ static cudadent_status_t run_varlen_bwd(const cudadent_attn_bwd_params_t *p, voi
   const int work = tokens && p->total_q > 0 && p->seqlen_k > 0; /* some query may see a key */
   if (work) RETURN_IF_FAILED(cudadent_pick_bwd(p, cc, &kernel));
   if (p->seqlens_report != NULL)
-    RETURN_IF_FAILED(launch_result(
-        cudadent_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k, p->batch,
-                              p->total_q, p->total_k, p->seqlen_q, p->seqlen_k,
-                              p->seqlens_report, s),
-        "varlen check"));
+    RETURN_IF_FAILED(launch_varlen_check(p->cu_seqlens_q, p->cu_seqlens_k, p->seqused_k,
+                                         p->batch, p->total_q, p->total_k, p->seqlen_q,
+                                         p->seqlen_k, p->seqlens_report, s));
   if (!tokens) return CUDADENT_STATUS_SUCCESS;
   if (kernel == NULL) { /* no query sees any key */
     RETURN_IF_FAILED(launch_result(
