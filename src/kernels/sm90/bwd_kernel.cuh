@@ -497,31 +497,56 @@ __global__ void __launch_bounds__(384, 1)
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
 
-      /* dK += dS^T Q */
-      cd_wgmma_fence();
-      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
-                                                          cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
-      cd_wgmma_commit();
+      if constexpr (SM90_BWD_DQ_BEFORE_DK) {
+        /* a dev build's experiment (config.cuh): dQ before dK, its staging and reduce under dK */
+        cd_named_bar_sync(BAR_DS, 256);
+        cd_wgmma_fence();
+        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+        cd_wgmma_commit();
+        cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
+                                                            cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+        cd_wgmma_commit();
+        cd_wgmma_wait<1>(); /* dV and dQ products done; dK pending (it reads Q: the stage stays) */
+        cd_sm90_fence_regs(dv);
+        cd_sm90_fence_regs(p16);
+        cd_sm90_fence_regs(dq);
+        if constexpr (kDet)
+          cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+        else
+          cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+        cd_wgmma_wait<0>(); /* dK done: the stage is free */
+        cd_sm90_fence_regs(dk);
+        cd_sm90_fence_regs(ds16);
+        __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+        if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
+      } else {
+        /* dK += dS^T Q */
+        cd_wgmma_fence();
+        cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
+                                                            cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+        cd_wgmma_commit();
 
-      cd_named_bar_sync(BAR_DS, 256);
-      cd_wgmma_fence();
-      cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-        dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-      cd_wgmma_commit();
+        cd_named_bar_sync(BAR_DS, 256);
+        cd_wgmma_fence();
+        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+        cd_wgmma_commit();
 
-      cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
-      cd_sm90_fence_regs(dv);
-      cd_sm90_fence_regs(dk);
-      cd_sm90_fence_regs(p16);
-      cd_sm90_fence_regs(ds16);
-      __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-      if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-      cd_wgmma_wait<0>();
-      cd_sm90_fence_regs(dq);
-      if constexpr (kDet)
-        cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
-      else
-        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+        cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
+        cd_sm90_fence_regs(dv);
+        cd_sm90_fence_regs(dk);
+        cd_sm90_fence_regs(p16);
+        cd_sm90_fence_regs(ds16);
+        __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+        if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
+        cd_wgmma_wait<0>();
+        cd_sm90_fence_regs(dq);
+        if constexpr (kDet)
+          cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+        else
+          cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+      }
     }
   if constexpr (kDet) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
