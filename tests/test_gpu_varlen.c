@@ -50,6 +50,7 @@ typedef struct varlen_case {
   cudadent_seqlens_report_t expect;
 } varlen_case_t;
 
+#define NO_REPORT 0, {0, 0, 0, 0} /* report, expect */
 
 static const varlen_case_t cases[] = {
     {"mixed-d64", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0, CUDADENT_DTYPE_BF16,

@@ -38,6 +38,5 @@ static const int nokey_q[] = {3, 0, 20}, nokey_k[] = {0, 0, 0};
 static const int noq_q[] = {0, 0, 0}, noq_k[] = {3, 0, 20};
 
 #define LEN(a) (int)(sizeof a / sizeof a[0])
-#define NO_REPORT 0, {0, 0, 0, 0}
 
 #endif /* CUDADENT_TESTS_VARLEN_LENGTHS_H */
