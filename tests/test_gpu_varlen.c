@@ -27,88 +27,43 @@
 #include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN */
 #include "harness.h"
 #include "problem.h"
-#include "varlen_lengths.h" /* the ragged batches */
+#include "varlen_cases.h" /* the case fields, masks and ragged batches */
 
 void register_gpu_varlen_tests(void);
 
-#define NONE 0, -1, -1
-#define CAUSAL 1, -1, -1
-#define WINDOW 0, 33, 7 /* sliding window, both sides */
-#define LOCAL 1, 64, -1 /* causal local window */
-
-typedef struct varlen_case {
-  const char *name;
-  int n;                      /* sequences */
-  const int *q, *k, *used;    /* lengths, seqused_k (NULL: none) */
-  const int *cu_q, *cu_k;     /* invalid arrays uploaded instead (NULL: the prefix sums) */
-  int heads_q, heads_kv, head_dim, head_dim_v;
-  cudadent_dtype_t dtype;
-  int mask[3];
-  float softcap;
-  problem_layout_t layout;
-  int report;                 /* 1: seqlens_report, compared with expect */
-  cudadent_seqlens_report_t expect;
-} varlen_case_t;
-
-#define NO_REPORT 0, {0, 0, 0, 0} /* report, expect */
-
 static const varlen_case_t cases[] = {
     {"mixed-d64", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0, CUDADENT_DTYPE_BF16,
-     {NONE}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+     {NONE}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
     {"mixed-causal-gapped", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0,
-     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
     {"transposed-causal-d128", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 4, 1, 128, 0,
-     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, NO_REPORT},
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, 0, NO_REPORT},
     /* unmasked, 6 x 8 x 3 = 144 CTAs: the large tiles (W128 128x64, the kernel that spills) */
     {"mixed-d128-large-tiles", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 8, 2, 128, 0,
-     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_PADDED, NO_REPORT},
+     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_PADDED, 0, NO_REPORT},
     {"mixed-window-d128", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 1, 128, 0,
-     CUDADENT_DTYPE_FP16, {WINDOW}, 0, LAYOUT_GAPPED, NO_REPORT},
+     CUDADENT_DTYPE_FP16, {WINDOW}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
     {"transposed-local-d96", LEN(tr_q), tr_q, tr_k, NULL, NULL, NULL, 6, 2, 96, 0,
-     CUDADENT_DTYPE_BF16, {LOCAL}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+     CUDADENT_DTYPE_BF16, {LOCAL}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
     {"mixed-causal-d256", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 2, 1, 256, 0,
-     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
     {"mixed-d192v128-softcap", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 2, 2, 192, 128,
-     CUDADENT_DTYPE_FP16, {CAUSAL}, 30.0f, LAYOUT_CONTIGUOUS, NO_REPORT},
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 30.0f, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
     {"many-short-causal", LEN(many_q), many_q, many_k, NULL, NULL, NULL, 4, 2, 64, 0,
-     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, NO_REPORT},
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
     {"long-causal-large-tiles", LEN(long_q), long_q, long_k, NULL, NULL, NULL, 16, 4, 32, 0,
-     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, NO_REPORT},
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
     {"seqused-causal-report", LEN(used_q), used_q, used_k, used_u, NULL, NULL, 4, 2, 64, 0,
-     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
     {"invalid-cu-q-report", LEN(bad_q), bad_q, bad_k, NULL, bad_cu_q, NULL, 4, 2, 64, 0,
-     CUDADENT_DTYPE_FP16, {NONE}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_TOO_LONG, 0, 2, 150}},
+     CUDADENT_DTYPE_FP16, {NONE}, 0, LAYOUT_GAPPED, 0, 1, {CUDADENT_SEQLENS_TOO_LONG, 0, 2, 150}},
     {"invalid-cu-k-report", LEN(bad_q), bad_q, bad_k, NULL, NULL, badk_cu_k, 4, 2, 64, 0,
-     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 1,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 0, 1,
      {CUDADENT_SEQLENS_TOO_LONG, 1, 2, 130}},
     {"no-key-report", LEN(nokey_q), nokey_q, nokey_k, NULL, NULL, NULL, 4, 2, 64, 0,
-     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_GAPPED, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
+     CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_GAPPED, 0, 1, {CUDADENT_SEQLENS_OK, 0, 0, 0}},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
-
-static problem_desc_t case_desc(int i) {
-  const varlen_case_t *c = &cases[i];
-  problem_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.varlen = c->n;
-  d.varlen_q = c->q;
-  d.varlen_k = c->k;
-  d.varlen_used = c->used;
-  d.varlen_cu_q = c->cu_q;
-  d.varlen_cu_k = c->cu_k;
-  d.varlen_report = c->report;
-  d.heads_q = c->heads_q;
-  d.heads_kv = c->heads_kv;
-  d.head_dim = c->head_dim;
-  d.head_dim_v = c->head_dim_v;
-  d.dtype = c->dtype;
-  d.causal = c->mask[0];
-  d.window_left = c->mask[1];
-  d.window_right = c->mask[2];
-  d.softcap = c->softcap;
-  d.layout = c->layout;
-  return d;
-}
 
 static int run_varlen_case(int i) {
   T_REQUIRE_GPU();
@@ -117,7 +72,7 @@ static int run_varlen_case(int i) {
                   "these tests have passed on a GPU)");
   if (i >= N_CASES) return T_FAILF("no case %d", i);
   const varlen_case_t *c = &cases[i];
-  problem_desc_t desc = case_desc(i);
+  problem_desc_t desc = varlen_case_desc(c);
   problem_t pr;
   char err[256] = "", name[400];
   if (problem_create(&pr, &desc, err, sizeof err) != 0) {

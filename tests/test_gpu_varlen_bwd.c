@@ -24,35 +24,13 @@
 #include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN, CUDADENT_SM80_BWD_VARLEN */
 #include "harness.h"
 #include "problem.h"
-#include "varlen_lengths.h" /* the ragged batches */
+#include "varlen_cases.h" /* the case fields, masks and ragged batches */
 
 void register_gpu_varlen_bwd_tests(void);
 
-#define NONE 0, -1, -1
-#define CAUSAL 1, -1, -1
-#define WINDOW 0, 33, 7 /* sliding window, both sides */
-#define LOCAL 1, 64, -1 /* causal local window */
-
 enum { REPEAT_RUNS = 5 }; /* deterministic cases: backward runs compared bitwise */
 
-typedef struct varlen_bwd_case {
-  const char *name;
-  int n;                      /* sequences */
-  const int *q, *k, *used;    /* lengths, seqused_k (NULL: none) */
-  const int *cu_q, *cu_k;     /* invalid arrays uploaded instead (NULL: the prefix sums) */
-  int heads_q, heads_kv, head_dim, head_dim_v;
-  cudadent_dtype_t dtype;
-  int mask[3];
-  float softcap;
-  problem_layout_t layout;
-  int deterministic;          /* 1: REPEAT_RUNS runs, bitwise equal */
-  int report;                 /* 1: seqlens_report (written by the backward), compared with expect */
-  cudadent_seqlens_report_t expect;
-} varlen_bwd_case_t;
-
-#define NO_REPORT 0, {0, 0, 0, 0} /* report, expect */
-
-static const varlen_bwd_case_t cases[] = {
+static const varlen_case_t cases[] = {
     {"mixed-d64", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0, CUDADENT_DTYPE_BF16,
      {NONE}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
     {"mixed-causal-gapped", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0,
@@ -87,30 +65,6 @@ static const varlen_bwd_case_t cases[] = {
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
-static problem_desc_t case_desc(const varlen_bwd_case_t *c) {
-  problem_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.varlen = c->n;
-  d.varlen_q = c->q;
-  d.varlen_k = c->k;
-  d.varlen_used = c->used;
-  d.varlen_cu_q = c->cu_q;
-  d.varlen_cu_k = c->cu_k;
-  d.varlen_report = c->report;
-  d.heads_q = c->heads_q;
-  d.heads_kv = c->heads_kv;
-  d.head_dim = c->head_dim;
-  d.head_dim_v = c->head_dim_v;
-  d.dtype = c->dtype;
-  d.causal = c->mask[0];
-  d.window_left = c->mask[1];
-  d.window_right = c->mask[2];
-  d.softcap = c->softcap;
-  d.layout = c->layout;
-  d.deterministic = c->deterministic;
-  return d;
-}
-
 /* The forced backward path (CUDADENT_KERNEL_BWD, else CUDADENT_KERNEL), or "". */
 static const char *forced_bwd(void) {
   const char *f = getenv("CUDADENT_KERNEL_BWD");
@@ -144,8 +98,8 @@ static int run_case(int i) {
   if (strcmp(forced_bwd(), "sm90") == 0)
     return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): only sm80 has varlen");
   if (i >= N_CASES) return T_FAILF("no case %d", i);
-  const varlen_bwd_case_t *c = &cases[i];
-  problem_desc_t desc = case_desc(c);
+  const varlen_case_t *c = &cases[i];
+  problem_desc_t desc = varlen_case_desc(c);
   problem_t pr;
   char err[256] = "", name[400];
   if (problem_create(&pr, &desc, err, sizeof err) != 0) {

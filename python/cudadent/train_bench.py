@@ -54,7 +54,7 @@ THROUGHPUT_LR = 1e-4
 LOSS_LR, LOSS_WARMUP, LOSS_CLIP = 6e-4, 10, 1.0
 # Data seeds of the loss check: each attention trains the common initialization once per seed
 # (other batches each), and the criterion pools every (seed, step): train_report.loss_agreement
-# says why one run's maximum was not enough. 3 x 3 x 100 steps: ~30 s on an H200.
+# says why one run's maximum was not enough. 3 x 3 x 100 steps: 29 s on an H100 (session 18).
 LOSS_SEEDS = 3
 BRANCHING = 4  # successors a token in the Markov chain: loss floor <= log 4 = 1.39 nats
 DEFAULT_TIME_LIMIT = 450.0  # seconds: configs (and rounds) left after it are skipped, reported

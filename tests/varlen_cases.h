@@ -1,10 +1,62 @@
 /*
- * varlen_lengths.h - the ragged batches of the varlen GPU tests (test_gpu_varlen.c, forward;
- * test_gpu_varlen_bwd.c, backward): sequence lengths of q and k, seqused_k, and invalid
- * cu_seqlens arrays, one definition for both directions.
+ * varlen_cases.h - what the varlen GPU tests (test_gpu_varlen.c, forward; test_gpu_varlen_bwd.c,
+ * backward) share: a case's fields and its problem description (tools/problem.h's varlen mode),
+ * the mask shorthands, and the ragged batches (sequence lengths of q and k, seqused_k, invalid
+ * cu_seqlens arrays).
  */
-#ifndef CUDADENT_TESTS_VARLEN_LENGTHS_H
-#define CUDADENT_TESTS_VARLEN_LENGTHS_H
+#ifndef CUDADENT_TESTS_VARLEN_CASES_H
+#define CUDADENT_TESTS_VARLEN_CASES_H
+
+#include <string.h>
+
+#include "cudadent.h"
+#include "problem.h"
+
+#define NONE 0, -1, -1
+#define CAUSAL 1, -1, -1
+#define WINDOW 0, 33, 7 /* sliding window, both sides */
+#define LOCAL 1, 64, -1 /* causal local window */
+
+typedef struct varlen_case {
+  const char *name;
+  int n;                      /* sequences */
+  const int *q, *k, *used;    /* lengths, seqused_k (NULL: none) */
+  const int *cu_q, *cu_k;     /* invalid arrays uploaded instead (NULL: the prefix sums) */
+  int heads_q, heads_kv, head_dim, head_dim_v;
+  cudadent_dtype_t dtype;
+  int mask[3];                /* causal, window_left, window_right */
+  float softcap;
+  problem_layout_t layout;
+  int deterministic;          /* backward: 1 runs it repeatedly, bitwise equal */
+  int report;                 /* 1: seqlens_report, compared with expect */
+  cudadent_seqlens_report_t expect;
+} varlen_case_t;
+
+#define NO_REPORT 0, {0, 0, 0, 0} /* report, expect */
+
+static inline problem_desc_t varlen_case_desc(const varlen_case_t *c) {
+  problem_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.varlen = c->n;
+  d.varlen_q = c->q;
+  d.varlen_k = c->k;
+  d.varlen_used = c->used;
+  d.varlen_cu_q = c->cu_q;
+  d.varlen_cu_k = c->cu_k;
+  d.varlen_report = c->report;
+  d.heads_q = c->heads_q;
+  d.heads_kv = c->heads_kv;
+  d.head_dim = c->head_dim;
+  d.head_dim_v = c->head_dim_v;
+  d.dtype = c->dtype;
+  d.causal = c->mask[0];
+  d.window_left = c->mask[1];
+  d.window_right = c->mask[2];
+  d.softcap = c->softcap;
+  d.layout = c->layout;
+  d.deterministic = c->deterministic;
+  return d;
+}
 
 /* mixed lengths: an empty sequence, one query, odd, long, keys 0 (no key: O = 0, LSE = -inf and
  * dQ = 0) */
@@ -39,4 +91,4 @@ static const int noq_q[] = {0, 0, 0}, noq_k[] = {3, 0, 20};
 
 #define LEN(a) (int)(sizeof a / sizeof a[0])
 
-#endif /* CUDADENT_TESTS_VARLEN_LENGTHS_H */
+#endif /* CUDADENT_TESTS_VARLEN_CASES_H */
