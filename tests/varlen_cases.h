@@ -30,9 +30,10 @@ typedef struct varlen_case {
   int deterministic;          /* backward: 1 runs it repeatedly, bitwise equal */
   int report;                 /* 1: seqlens_report, compared with expect */
   cudadent_seqlens_report_t expect;
+  int no_lse;                 /* forward: 1 passes lse = NULL */
 } varlen_case_t;
 
-#define NO_REPORT 0, {0, 0, 0, 0} /* report, expect */
+#define NO_REPORT 0, {0, 0, 0, 0}, 0 /* report, expect, no_lse */
 
 static inline problem_desc_t varlen_case_desc(const varlen_case_t *c) {
   problem_desc_t d;
@@ -55,6 +56,7 @@ static inline problem_desc_t varlen_case_desc(const varlen_case_t *c) {
   d.softcap = c->softcap;
   d.layout = c->layout;
   d.deterministic = c->deterministic;
+  d.no_lse = c->no_lse;
   return d;
 }
 

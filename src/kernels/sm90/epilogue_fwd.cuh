@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "kernels/sm90/fwd_tiles.cuh"
+#include "kernels/sm90/fwd_varlen_plan.cuh"
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/mainloop_fwd.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
@@ -19,12 +20,19 @@
  * passes where the staging holds fewer slabs than O (tile O_SLABS); LSE by one
  * thread a row. A row without a visible key (l = 0) gets O = 0 and LSE = -inf. The two rows of a
  * thread go side by side and the LSE stores are predicated, not branched over: this code is on
- * the path from a tile's last P V to the next tile's first S GEMM. */
-template <class Tile, bool kFp16>
+ * the path from a tile's last P V to the next tile's first S GEMM.
+ * kVarlen (fwd_varlen_kernel.cuh; va, q0: the call's arrays and the sequence's first token; args
+ * holds the sequence's lengths): LSE at lse[head * total_q + q0 + row]; O rows at tensor row
+ * q0 + row, by the TMA store where the warp's 16 rows lie inside the sequence, by st.global from
+ * the staged rows (predicated on the row and the real head_dim_v) where the sequence ends inside
+ * them, not at all past its end: a TMA box would write into the next sequence's rows (FA3 stores
+ * every varlen tile without TMA; §2.6). */
+template <class Tile, bool kFp16, bool kVarlen = false>
 __device__ __forceinline__ void cd_sm90_fwd_epilogue(
     const float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], const float (&m)[2], const float (&l)[2],
     const cd_sm90_fwd_tile_coord &tc, const cd_sm90_fwd_args &args, const CUtensorMap *tm_o,
-    uint32_t slab, int cw, int warp, int lane) {
+    uint32_t slab, int cw, int warp, int lane, const cd_sm90_fwd_varlen_args *va = nullptr,
+    int q0 = 0) {
   typedef Tile tile;
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int DV = tile::HEAD_DIM_V, BM = tile::BLOCK_M;
@@ -44,7 +52,9 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
   for (int r = 0; r < 2; ++r) inv[r] = lt[r] > 0.f ? __fdividef(1.f, lt[r]) : 0.f;
   if (args.lse != nullptr) {
     /* l >= 1 where a row saw a key (its largest P is 1), so lg2 needs no subnormal care */
-    float *lse_row = args.lse + ((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q;
+    float *lse_row =
+        kVarlen ? args.lse + (int64_t)tc.head * va->total_q + q0
+                : args.lse + ((int64_t)tc.batch * args.sched.heads_q + tc.head) * args.seqlen_q;
     const bool writer = (lane & 3) == 0;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -89,7 +99,38 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
     }
     cd_fence_proxy_async_smem(); /* stmatrix above (generic proxy) -> TMA store (async proxy) */
     __syncwarp();
-    if (lane == 0) {
+    if constexpr (kVarlen) {
+      /* this warp's rows [w0, w0 + 16) of the sequence (uniform across the warp) */
+      const int w0 = tc.m_block * BM + 64 * cw + 16 * warp;
+      if (w0 + 16 <= args.seqlen_q) {
+        if (lane == 0) {
+#pragma unroll
+          for (int c = 0; c < tile::O_SLABS; ++c)
+            cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, PASS_COLS * pass + 64 * c,
+                            q0 + w0, tc.head, 0);
+          cd_tma_store_commit();
+        }
+      } else if (w0 < args.seqlen_q) {
+        /* the sequence ends inside the warp's rows: 16-byte chunks from the staged rows (the
+         * stmatrix writes above are the warp's own, ordered by the __syncwarp) */
+        constexpr int CPR = PASS_COLS / 8; /* chunks a row in this pass */
+#pragma unroll 1
+        for (int i = lane; i < 16 * CPR; i += 32) {
+          const int r = i / CPR, c = i % CPR, row = 16 * warp + r;
+          const int col = PASS_COLS * pass + 8 * c;
+          if (w0 + r < args.seqlen_q && col < va->dv) {
+            const uint32_t src = slab + (c / 8) * (64 * 128) + row * 128 + (((c % 8) ^ (row & 7)) << 4);
+            uint32_t x0, x1, x2, x3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
+                         : "r"(src)
+                         : "memory");
+            uint16_t *dst = va->o + (int64_t)(q0 + w0 + r) * va->o_ss + (int64_t)tc.head * va->o_sh + col;
+            *reinterpret_cast<uint4 *>(dst) = make_uint4(x0, x1, x2, x3);
+          }
+        }
+      }
+    } else if (lane == 0) {
       /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
 #pragma unroll
       for (int c = 0; c < tile::O_SLABS; ++c)

@@ -13,9 +13,16 @@
 #include "kernels/dev.h"
 #include "kernels/sm90/fwd_launch.cuh"
 
+/* fwd_varlen.cu: ragged batches (cu_seqlens_q non-NULL; §2.6) */
+size_t cd_sm90_fwd_varlen_workspace(const cudadent_attn_fwd_params_t *p);
+cudaError_t cd_sm90_fwd_varlen_run(const cudadent_attn_fwd_params_t *p, void *workspace,
+                                   cudaStream_t stream);
+
 /* Which calls the dispatcher gives this path without being forced: enough work (config.cuh
- * SM90_FWD_MIN_WORK). */
+ * SM90_FWD_MIN_WORK; varlen: total_q queries times max_seqlen_k keys, a bound of its work). */
 extern "C" int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p) {
+  if (p->cu_seqlens_q != NULL)
+    return (int64_t)p->total_q * p->heads_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
   return (int64_t)p->batch * p->heads_q * p->seqlen_q * p->seqlen_k >= SM90_FWD_MIN_WORK;
 }
 
@@ -29,15 +36,15 @@ extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   return dtype_ok && dim_ok;
 }
 
+/* dense calls: none; varlen: the tile list (fwd_varlen_plan.cuh) */
 extern "C" size_t cudadent_sm90_fwd_workspace_size(const cudadent_attn_fwd_params_t *p) {
-  (void)p;
-  return 0;
+  return p->cu_seqlens_q != NULL ? cd_sm90_fwd_varlen_workspace(p) : 0;
 }
 
 extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
-  (void)workspace;
-  return cd_sm90_fwd_run(p, stream);
+  if (p->cu_seqlens_q != NULL) return cd_sm90_fwd_varlen_run(p, workspace, stream);
+  return cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher>(p, nullptr, stream);
 }
 
 #ifdef CUDADENT_DEV
@@ -46,7 +53,7 @@ extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, vo
 extern "C" cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p, int order,
                                              cudaStream_t stream) {
   cd_sm90_fwd_dev_order = order;
-  const cudaError_t err = cd_sm90_fwd_run(p, stream);
+  const cudaError_t err = cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher>(p, nullptr, stream);
   cd_sm90_fwd_dev_order = -1;
   return err;
 }

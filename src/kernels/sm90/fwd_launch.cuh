@@ -2,8 +2,9 @@
  * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps, the launch of one tile-table
  * row (cd_sm90_fwd_launch) and the one function that picks a call's row and launches it
- * (cd_sm90_fwd_run). Included by fwd.cu alone (the library's entry points; dev/ reaches it
- * through kernels/dev.h). A forced tile order is config.cuh's dev-only SM90_FWD_FORCED_ORDER.
+ * (cd_sm90_fwd_run). Included by fwd.cu (the library's entry points; dev/ reaches it through
+ * kernels/dev.h) and fwd_varlen.cu (the varlen launcher: the same row pick and tensor maps). A
+ * forced tile order is config.cuh's dev-only SM90_FWD_FORCED_ORDER.
  *
  * Tensor maps (tensor_map.cuh) are encoded on the host at every call (they hold the tensor's
  * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d
@@ -116,7 +117,16 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   return cudaGetLastError();
 }
 
-/* The row a call takes, and its launch: the one place that selects rows. A call takes the
+/* The dense launcher of a row, as the row pick below takes it (fwd_varlen.cu has the varlen one). */
+template <class Tile, bool kFp16> struct cd_sm90_fwd_dense_launcher {
+  static cudaError_t run(const cudadent_attn_fwd_params_t *p, void *workspace, cudaStream_t s) {
+    (void)workspace;
+    return cd_sm90_fwd_launch<Tile, kFp16>(p, s);
+  }
+};
+
+/* The row a call takes, and its launch by Launch<row, kFp16>::run: the one place that selects
+ * rows (dense and varlen calls alike; varlen calls see max_seqlen_q as seqlen_q). A call takes the
  * narrowest row whose widths cover its head dims (head_dim <= D, head_dim_v <= DV; §2.5): 64,
  * 128, 192 / 128 (Q/K up to 192 with V up to 128), else 256. d64: 192 query rows a tile, except
  * masked calls with short query sequences, where the diagonal tile's waste and the few tiles
@@ -124,31 +134,33 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
  * ROWSUM) where it has one; the 192 / 128 and 256 rows run them with fp32 row sums (the
  * epilogue stores no LSE where lse is NULL). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
-template <bool kFp16>
-static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
+template <template <class, bool> class Launch, bool kFp16>
+static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, void *ws,
+                                         cudaStream_t s) {
   const bool lse = p->lse != nullptr;
   const bool masked = p->window_left >= 0 || p->window_right >= 0;
   const int d = p->head_dim, dv = p->head_dim_v;
   if (d > 256 || dv > 256) return cudaErrorNotSupported;
   if (d <= 64 && dv <= 64) {
     if (masked && p->seqlen_q < SM90_D64_MASKED_M192_MIN_SEQLEN)
-      return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>(p, s)
-                 : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>(p, s);
-    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>(p, s)
-               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>(p, s);
+      return lse ? Launch<cd_sm90_fwd_tile<64, 64, 128, true>, kFp16>::run(p, ws, s)
+                 : Launch<cd_sm90_fwd_tile<64, 64, 128, false>, kFp16>::run(p, ws, s);
+    return lse ? Launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>::run(p, ws, s)
+               : Launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>::run(p, ws, s);
   }
   if (d <= 128 && dv <= 128)
-    return lse ? cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>(p, s)
-               : cd_sm90_fwd_launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>(p, s);
+    return lse ? Launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>::run(p, ws, s)
+               : Launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>::run(p, ws, s);
   if (d <= 192 && dv <= 128)
-    return cd_sm90_fwd_launch<cd_sm90_fwd_tile<192, 128, 128, true>, kFp16>(p, s);
-  return cd_sm90_fwd_launch<cd_sm90_fwd_tile<256, 256, 128, true>, kFp16>(p, s);
+    return Launch<cd_sm90_fwd_tile<192, 128, 128, true>, kFp16>::run(p, ws, s);
+  return Launch<cd_sm90_fwd_tile<256, 256, 128, true>, kFp16>::run(p, ws, s);
 }
 
-static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t s) {
+template <template <class, bool> class Launch>
+static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s) {
   switch (p->dtype) {
-    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<true>(p, s);
-    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<false>(p, s);
+    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<Launch, true>(p, ws, s);
+    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<Launch, false>(p, ws, s);
     default: return cudaErrorNotSupported;
   }
 }

@@ -230,12 +230,13 @@ struct cd_sm90_fwd_half_first {
 };
 
 /* The producer's load of a tile's Q (one thread) into slot qw, once every consumer finished the
- * Q K^T of the tile that last used the slot. */
+ * Q K^T of the tile that last used the slot. row0: the tensor row of the tile's query row 0 less
+ * m_block BLOCK_M (a varlen sequence's first token; dense calls 0). */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_q(
     const cd_sm90_fwd_tile_coord &tc, const CUtensorMap *tm_q, uint32_t sQ,
     const cd_sm90_pipeline<Tile::Q_STAGES> &q_ring,
-    const cd_sm90_pipe_state<Tile::Q_STAGES> &qw SM90_TRACE_PARAMS) {
+    const cd_sm90_pipe_state<Tile::Q_STAGES> &qw SM90_TRACE_PARAMS, int row0 = 0) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int BM = Tile::BLOCK_M;
   q_ring.producer_acquire(qw);
@@ -244,7 +245,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
 #pragma unroll
   for (int c = 0; c < L::CHUNKS; ++c)
     cd_tma_load_4d(sQ + qw.stage * L::Q_BYTES + c * BM * 128, tm_q, q_ring.full_bar(qw.stage), 64 * c,
-                   tc.m_block * BM, tc.head, tc.batch);
+                   row0 + tc.m_block * BM, tc.head, tc.batch);
 }
 
 /* The producer's loads of a tile's key blocks [n_lo, n_hi) (one thread): K and V blocks of
@@ -252,12 +253,13 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
  * order the consumers use them in (S_i = Q K_i^T is issued before O += P_{i-1} V_{i-1}). K and V
  * of block i share stage i % STAGES; a K stage frees after its S GEMM, much earlier than the V
  * stage, so K loads run up to STAGES blocks ahead. kw: the ring position, advanced past the
- * tile's blocks. */
+ * tile's blocks. key0: the tensor row of key 0 (a varlen sequence's first key token; dense 0). */
 template <class Tile>
 __device__ __forceinline__ void cd_sm90_fwd_load_kv(
     const cd_sm90_fwd_tile_coord &tc, int n_lo, int n_hi, int hk, const CUtensorMap *tm_k,
     const CUtensorMap *tm_v, uint32_t sK, uint32_t sV, const cd_sm90_pipeline<Tile::STAGES> &k_ring,
-    const cd_sm90_pipeline<Tile::STAGES> &v_ring, cd_sm90_pipe_state<Tile::STAGES, true> &kw) {
+    const cd_sm90_pipeline<Tile::STAGES> &v_ring, cd_sm90_pipe_state<Tile::STAGES, true> &kw,
+    int key0 = 0) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int BN = Tile::BLOCK_N;
   cd_sm90_pipe_state<Tile::STAGES, true> vw = kw;
@@ -268,7 +270,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
         cd_tma_load_4d(sK + kw.stage * L::K_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
-                       64 * c, n * BN, hk, tc.batch);
+                       64 * c, key0 + n * BN, hk, tc.batch);
     }
     if (n < n_hi - 1) { /* V of the previous block, n + 1 */
       v_ring.producer_acquire(vw);
@@ -276,7 +278,7 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
 #pragma unroll
       for (int c = 0; c < L::V_CHUNKS; ++c)
         cd_tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * 128, tm_v, v_ring.full_bar(vw.stage),
-                       64 * c, (n + 1) * BN, hk, tc.batch);
+                       64 * c, key0 + (n + 1) * BN, hk, tc.batch);
       vw.advance_if(true);
     }
     kw.advance_if(n >= n_lo);
