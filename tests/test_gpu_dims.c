@@ -20,9 +20,11 @@
  *       rounded up to them, with and without LSE, no softcap, gaps to 256 columns: forward only
  *       (CUDADENT_KERNEL_FWD=sm90 runs every one on the Hopper path; the default dispatch the
  *       larger ones).
- *   gpu_dims_hopper_bwd/<case>     the Hopper backward (compiled widths 64 and 128) at head dims
- *       and head_dim_v up to 128 rounded up to them, no softcap, gaps to 128 columns; two cases
- *       deterministic (bit-identical repeats: the turn order and the rotated walk). With
+ *   gpu_dims_hopper_bwd/<case>     the Hopper backward (rows 64 and 128) at head dims and
+ *       head_dim_v up to 128 rounded up to them, no softcap, gaps to 128 columns; two cases
+ *       deterministic (bit-identical repeats: the turn order and the rotated walk); from case 20
+ *       the wide rows (192 / 128, 256) and dims rounded up to them, gaps to 256 columns, two
+ *       deterministic, skipped while dispatch.h's CUDADENT_SM90_BWD_WIDE is 0. With
  *       CUDADENT_KERNEL_BWD=sm90 every one runs the Hopper backward; under the default dispatch
  *       they do on sm_90 too (the Hopper backward is preferred for every call it supports).
  *   gpu_dims_bwd_deterministic     d104 causal GQA softcap 30: five backward calls bit-identical
@@ -46,6 +48,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "dispatch.h" /* CUDADENT_SM90_BWD_WIDE */
 #include "harness.h"
 #include "problem.h"
 
@@ -174,6 +177,10 @@ enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
   {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, 0, 128, det}
 #define HB_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, det, lay)                         \
   {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, 0, 128, det}
+#define HBW(b, sq, sk, hq, hkv, dim, dimv, dt, mask, det, lay)                                 \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 0, 0, 256, det}
+#define HBW_OUTLIERS(b, sq, sk, hq, hkv, dim, dimv, dt, mask, det, lay)                        \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, 0, LAYOUT_##lay, 1, 0, 256, det}
 static const dims_case_t hopper_bwd_cases[] = {
     /* width 64 */
     HB(2, 127, 127, 4, 4, 8, 0, BF16, NONE, 0, GAPPED),           /* 0.04 */
@@ -200,7 +207,28 @@ static const dims_case_t hopper_bwd_cases[] = {
      * query blocks: bwd.cu cd_sm90_bwd_det_rotates) */
     HB(2, 300, 300, 4, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),        /* 2.8 */
     HB(1, 1000, 300, 4, 2, 40, 120, FP16, NONE, 1, GAPPED),       /* 3.8 */
+    /* the wide rows (192 / 128, 256 / 256; BLOCK_M = BLOCK_N = 64), skipped while dispatch.h's
+     * CUDADENT_SM90_BWD_WIDE is 0 (cases from WIDE_FIRST on; gaps reach 256 columns) */
+    HBW(1, 300, 300, 4, 2, 256, 0, BF16, CAUSAL, 0, GAPPED),      /* 3.5, GQA */
+    HBW(2, 127, 200, 4, 4, 256, 0, FP16, WINDOW, 0, GAPPED),      /* 2.6, sq < sk */
+    HBW(1, 200, 77, 4, 1, 256, 0, BF16, NONE, 0, CONTIGUOUS),     /* 0.8, MQA, sq > sk, packed */
+    HBW_OUTLIERS(1, 257, 257, 8, 2, 256, 0, FP16, LOCAL, 0, GAPPED), /* 5.4 */
+    HBW(1, 300, 300, 8, 2, 192, 128, BF16, CAUSAL, 0, GAPPED),    /* 4.3, DeepSeek's shape */
+    HBW(2, 127, 257, 4, 4, 192, 128, FP16, LOCAL, 0, GAPPED),     /* 2.7 */
+    HBW(1, 257, 100, 4, 2, 192, 128, BF16, RIGHT0, 0, CONTIGUOUS), /* 0.8, sq > sk: rows w/o keys */
+    /* rounded up to a wide row: 136 -> 256, 200 / 128 -> 256, 256 / 64 -> 256, 176 / 104 and
+     * 136 / 8 -> 192 / 128 */
+    HBW(1, 200, 200, 4, 2, 136, 0, FP16, CAUSAL, 0, GAPPED),      /* 1.1 */
+    HBW(1, 127, 300, 4, 1, 200, 128, BF16, WINDOW, 0, GAPPED),    /* 1.2, MQA */
+    HBW(2, 127, 127, 4, 2, 256, 64, FP16, NONE, 0, GAPPED),       /* 1.3 */
+    HBW(1, 127, 127, 4, 2, 176, 104, BF16, CAUSAL, 0, GAPPED),    /* 0.4 */
+    HBW(2, 65, 1, 4, 4, 136, 8, FP16, NONE, 0, GAPPED),           /* 0.01, one key */
+    /* deterministic: the turn order (causal, d256: dQ from registers), the rotated walk
+     * (192 / 128, no mask, 4 key blocks <= 10 query blocks) */
+    HBW(2, 300, 300, 4, 2, 256, 0, BF16, CAUSAL, 1, GAPPED),      /* 7 */
+    HBW(1, 600, 200, 4, 2, 192, 128, FP16, NONE, 1, GAPPED),      /* 6 */
 };
+enum { WIDE_FIRST = 20 }; /* the first wide case */
 enum { N_HOPPER_BWD = sizeof hopper_bwd_cases / sizeof hopper_bwd_cases[0] };
 
 static problem_desc_t case_desc_of(const dims_case_t *c) {
@@ -330,17 +358,23 @@ enum { HOPPER_BWD_REPEATS = 3 };
 #define HOPPER_BWD_FN(i)                                                                      \
   static int hopper_bwd_##i(void) {                                                           \
     if (i >= N_HOPPER_BWD) return T_FAILF("no case %d", i);                                   \
+    if (i >= WIDE_FIRST && !CUDADENT_SM90_BWD_WIDE)                                           \
+      return t_skip("the Hopper backward's wide rows are gated off (dispatch.h "              \
+                    "CUDADENT_SM90_BWD_WIDE 0 until these tests pass)");                      \
     problem_desc_t d = case_desc_of(&hopper_bwd_cases[i]);                                    \
     return d.deterministic ? run_repeatable(&d, HOPPER_BWD_REPEATS) : run_dims_case(&d, 1);   \
   }
 #define HOPPER_BWD_10(t) HOPPER_BWD_FN(t##0) HOPPER_BWD_FN(t##1) HOPPER_BWD_FN(t##2)           \
   HOPPER_BWD_FN(t##3) HOPPER_BWD_FN(t##4) HOPPER_BWD_FN(t##5) HOPPER_BWD_FN(t##6)              \
   HOPPER_BWD_FN(t##7) HOPPER_BWD_FN(t##8) HOPPER_BWD_FN(t##9)
-HOPPER_BWD_10() HOPPER_BWD_10(1)
+HOPPER_BWD_10() HOPPER_BWD_10(1) HOPPER_BWD_10(2) HOPPER_BWD_FN(30) HOPPER_BWD_FN(31)
+HOPPER_BWD_FN(32) HOPPER_BWD_FN(33)
 #define HOPPER_BWD_PTRS_10(t) hopper_bwd_##t##0, hopper_bwd_##t##1, hopper_bwd_##t##2,         \
   hopper_bwd_##t##3, hopper_bwd_##t##4, hopper_bwd_##t##5, hopper_bwd_##t##6,                  \
   hopper_bwd_##t##7, hopper_bwd_##t##8, hopper_bwd_##t##9
-static const t_fn hopper_bwd_fns[] = {HOPPER_BWD_PTRS_10(), HOPPER_BWD_PTRS_10(1)};
+static const t_fn hopper_bwd_fns[] = {HOPPER_BWD_PTRS_10(), HOPPER_BWD_PTRS_10(1),
+                                      HOPPER_BWD_PTRS_10(2), hopper_bwd_30, hopper_bwd_31,
+                                      hopper_bwd_32, hopper_bwd_33};
 _Static_assert(sizeof hopper_bwd_fns / sizeof hopper_bwd_fns[0] >= N_HOPPER_BWD,
                "add HOPPER_BWD_FN rows for new Hopper backward cases");
 

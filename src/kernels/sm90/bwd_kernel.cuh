@@ -22,12 +22,13 @@
  *       P^T  = exp2(S^T * scale * log2(e) - LSE2[row])   (masked entries 0; LSE2 = +inf: P = 0)
  *       dS^T = P^T * (dP^T - delta[row])
  *       dV_w += P^T dO        [64, D]         A from registers, dO as an MN-major B
- *       dK_w += dS^T Q        [64, D]         likewise
  *       dS^T -> shared memory (stmatrix), both consumers meet at a named barrier, then
  *       dQ_part = dS K        [64, 64]        A = dS (MN-major view of the stored dS^T),
  *                                             B = K (MN-major); consumer w takes query rows
  *                                             [64 w, +64) (BLOCK_M 128) or D columns [64 w, +64)
  *                                             (BLOCK_M 64), the key block's 128 keys as K
+ *       dK_w += dS^T Q        [64, D]         A from registers, Q as an MN-major B; issued after
+ *                                             dQ (FA3's order), so dQ is staged under it
  *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
@@ -75,23 +76,10 @@
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/config.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
+#include "kernels/sm90/bwd_tiles.cuh"
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
-
-/* ---- the tile table: one row per head_dim ----------------------------------------------------
- * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring. A consumer
- * thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2 each) and a dQ part (32):
- * BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is 64 x 64. */
-template <int D> struct cd_sm90_bwd_tile;
-template <> struct cd_sm90_bwd_tile<64> {
-  static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
-  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-};
-template <> struct cd_sm90_bwd_tile<128> {
-  static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
-  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-};
 
 template <int D> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
@@ -497,56 +485,29 @@ __global__ void __launch_bounds__(384, 1)
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
 
-      if constexpr (SM90_BWD_DQ_BEFORE_DK) {
-        /* a dev build's experiment (config.cuh): dQ before dK, its staging and reduce under dK */
-        cd_named_bar_sync(BAR_DS, 256);
-        cd_wgmma_fence();
-        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-        cd_wgmma_commit();
-        cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
-                                                            cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
-        cd_wgmma_commit();
-        cd_wgmma_wait<1>(); /* dV and dQ products done; dK pending (it reads Q: the stage stays) */
-        cd_sm90_fence_regs(dv);
-        cd_sm90_fence_regs(p16);
-        cd_sm90_fence_regs(dq);
-        if constexpr (kDet)
-          cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
-        else
-          cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
-        cd_wgmma_wait<0>(); /* dK done: the stage is free */
-        cd_sm90_fence_regs(dk);
-        cd_sm90_fence_regs(ds16);
-        __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-        if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-      } else {
-        /* dK += dS^T Q */
-        cd_wgmma_fence();
-        cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
-                                                            cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
-        cd_wgmma_commit();
-
-        cd_named_bar_sync(BAR_DS, 256);
-        cd_wgmma_fence();
-        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-        cd_wgmma_commit();
-
-        cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
-        cd_sm90_fence_regs(dv);
-        cd_sm90_fence_regs(dk);
-        cd_sm90_fence_regs(p16);
-        cd_sm90_fence_regs(ds16);
-        __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-        if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-        cd_wgmma_wait<0>();
-        cd_sm90_fence_regs(dq);
-        if constexpr (kDet)
-          cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
-        else
-          cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
-      }
+      /* FA3's order: the barrier, dQ, then dK; dQ staged and reduced while dK runs (session 19:
+       * +2-4% at d128 non-causal 2k-16k, +2.5-6.5% causal, 0 at GQA and d64; bwd.md 2.1) */
+      cd_named_bar_sync(BAR_DS, 256);
+      cd_wgmma_fence();
+      cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+        dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      cd_wgmma_commit();
+      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
+                                                          cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+      cd_wgmma_commit();
+      cd_wgmma_wait<1>(); /* dV and dQ products done; dK pending (it reads Q: the stage stays) */
+      cd_sm90_fence_regs(dv);
+      cd_sm90_fence_regs(p16);
+      cd_sm90_fence_regs(dq);
+      if constexpr (kDet)
+        cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
+      else
+        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+      cd_wgmma_wait<0>(); /* dK done: the stage is free */
+      cd_sm90_fence_regs(dk);
+      cd_sm90_fence_regs(ds16);
+      __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+      if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
   if constexpr (kDet) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */

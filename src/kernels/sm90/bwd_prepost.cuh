@@ -1,7 +1,7 @@
 /*
  * bwd_prepost.cuh - the two passes around the Hopper backward's main kernel (bwd_kernel.cuh).
  *
- * cd_sm90_bwd_pre, one group of D/8 threads per query row of [batch][heads_q][sq_pad] (rows past
+ * cd_sm90_bwd_pre, one group of DV/8 threads per query row of [batch][heads_q][sq_pad] (rows past
  *   seqlen_q included): delta = rowsum(dO * O) in fp32 over the real head_dim_v columns (0 past
  *   seqlen_q); LSE2 = LSE * log2(e),
  *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
@@ -12,8 +12,9 @@
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows, of the real head_dim columns only.
- * D is the compiled width (64 or 128); a call's real head_dim and head_dim_v may be any multiples
- * of 8 up to it (bwd.cu).
+ * D is the compiled width of Q/K (and of the dQ accumulator), DV of V (O, dO): a row of the tile
+ * table (bwd_tiles.cuh: 64 / 64, 128 / 128, 192 / 128, 256 / 256); a call's real head_dim and
+ * head_dim_v may be any multiples of 8 up to them (bwd.cu).
  */
 #ifndef CUDADENT_SM90_BWD_PREPOST_CUH
 #define CUDADENT_SM90_BWD_PREPOST_CUH
@@ -42,10 +43,12 @@ struct cd_sm90_bwd_io {
   float scale;
 };
 
-template <bool kFp16, int D>
+template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(const cd_sm90_bwd_io io) {
   typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
-  constexpr int TPR = D / 8; /* threads per row, 8 elements each */
+  constexpr int TPR = DV / 8; /* threads per row, 8 elements of O and dO each */
+  constexpr int ZERO = D / TPR; /* floats of the row's accumulator (D wide) each thread zeroes */
+  static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
   const int c = threadIdx.x % TPR;
@@ -67,35 +70,36 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
   for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
   if (!in) return;
   if (c == 0) {
-    constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
+    constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
     if (io.dq_sem != nullptr && i % BM == 0) io.dq_sem[row / BM] = 0;
     io.delta[row] = sum;
     const float lse = i < io.seqlen_q ? io.lse[bh * io.seqlen_q + i] : -INFINITY;
     io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
   }
   const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 *p = (float4 *)(io.dq_acc + row * D + c * 8);
-  p[0] = z;
-  p[1] = z;
+  float4 *p = (float4 *)(io.dq_acc + row * D + c * ZERO);
+#pragma unroll
+  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
 }
 
-/* The accumulator of one (batch, head, query block) is BM * D floats: 8 chunks of 1024, chunk
+/* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / 1024 chunks of 1024
+ * (BM 64: chunk 4 s + warp holds the 16 x 64 part of warp `warp` in the 64-column slab s, cw = s
+ * below; the wide kernel's slabs, bwd_wide_kernel.cuh, are the same), chunk
  * 4 cw + warp holding consumer cw's warp's 16 x 64 dQ part, float4 i * 32 + lane its fragment
  * registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1) with
  * g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw when
  * BM is 128, columns 64 cw when BM is 64). */
-template <int D>
+template <int BM>
 __device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M;
   const int chunk = f / 256, i = (f / 32) % 8, lane = f % 32;
   const int cw = chunk / 4, warp = chunk % 4;
   row = 16 * warp + lane / 4 + (BM == 128 ? 64 * cw : 0);
   col = 8 * i + 2 * (lane % 4) + (BM == 64 ? 64 * cw : 0);
 }
 
-template <bool kFp16, int D>
+template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(const cd_sm90_bwd_io io) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
+  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
   constexpr int F4 = BM * D / 4 / THREADS;
   constexpr int ROW_BYTES = D * 2 + 16; /* padded rows: the fragment writes spread over banks */
   __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
     const int f = threadIdx.x + k * THREADS;
     const float4 a = src[f];
     int row, col;
-    cd_sm90_bwd_dq_frag<D>(f, row, col);
+    cd_sm90_bwd_dq_frag<BM>(f, row, col);
     *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
         cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);

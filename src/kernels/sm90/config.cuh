@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_DQ_BEFORE_DK))
+     defined(SM90_BWD_LPT_GROUP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -141,16 +141,6 @@
  * 0 turns the grouping off (a dev build's override). */
 #ifndef SM90_BWD_LPT_GROUP
 #define SM90_BWD_LPT_GROUP 4
-#endif
-
-/* The backward's products after dV (dev builds only; docs/kernels/sm90_bwd_next.md, experiment 2):
- * 0 (the library) issues dK, meets the other consumer at the dS barrier, issues dQ, frees the
- * stage once dV and dK are done, then waits for dQ and stages and reduces it with no product in
- * flight; 1 takes FA3's order: the barrier, dQ, then dK, and stages and reduces dQ while dK runs
- * (the stage is freed after dK, which reads Q). Predicted (session 18, before any run): d128
- * non-causal +3-6% (H200 16k 553 -> 570-585 TFLOP/s), ~0 if the dQ staging is short. Not run. */
-#ifndef SM90_BWD_DQ_BEFORE_DK
-#define SM90_BWD_DQ_BEFORE_DK 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -152,6 +152,14 @@ __device__ __forceinline__ void cd_named_bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/* The same without .aligned (barrier.sync): bar.sync is barrier.sync.aligned, which requires every
+ * thread of the CTA that takes part to execute the same barrier instruction; warps that meet at one
+ * barrier from different code (the wide backward's consumers are two template instances) must use
+ * this form (compute-sanitizer synccheck reports the aligned one as divergent, and it is undefined). */
+__device__ __forceinline__ void cd_named_bar_sync_any_pc(int id, int count) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 /* 9.7.13.1 bar.arrive: counts this warp's arrival at named barrier id without waiting. */
 __device__ __forceinline__ void cd_named_bar_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");

@@ -1,0 +1,191 @@
+/*
+ * bwd_launch.cuh - the host side of the Hopper backward shared by its translation units (bwd.cu:
+ * the entry points and the narrow rows 64 / 64 and 128 / 128; bwd_wide.cu: the wide rows 192 / 128
+ * and 256 / 256, a unit of their own so that a build compiles the two in parallel): which row a
+ * call runs at, the workspace's parts, and the launch of the three kernels of a row.
+ *
+ * Rows (bwd_tiles.cuh): a call runs at the narrowest (D_QK, D_V) covering head_dim and head_dim_v
+ * (any multiples of 8): both <= 64: 64 / 64; both <= 128: 128 / 128; head_dim <= 192 and
+ * head_dim_v <= 128: 192 / 128; else 256 / 256 (the wide rows only where dispatch.h's
+ * CUDADENT_SM90_BWD_WIDE is 1; bwd.cu's supports()). Each tensor map's innermost extent is the
+ * call's real dim (Q, K: head_dim; V, dO: head_dim_v), so TMA loads the columns past it as zeros,
+ * which add nothing to S, dP^T or the dQ / dK / dV products; the stores and the pre kernel's reads
+ * of O and dO stop at the real dims (docs/kernels/sm90_bwd.md section 2.2).
+ *
+ * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D_QK] (the
+ * row's width, not head_dim), LSE2 and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q
+ * rounded up to BLOCK_M, and in the deterministic mode one int32 semaphore per (batch, head,
+ * query block). Tensor maps are encoded at every call (they hold addresses) and passed as
+ * __grid_constant__ parameters. api.c has validated and normalized the params.
+ */
+#ifndef CUDADENT_SM90_BWD_LAUNCH_CUH
+#define CUDADENT_SM90_BWD_LAUNCH_CUH
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include "device_info.h"
+#include "dispatch.h"
+#include "kernels/sm90/bwd_prepost.cuh"
+#include "kernels/sm90/bwd_wide_kernel.cuh"
+#include "kernels/sm90/tensor_map.cuh"
+
+static inline size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
+
+/* The row a call runs at, as its D_QK (64, 128, 192: the 192 / 128 row, 256) */
+static inline int cd_sm90_bwd_row(const cudadent_attn_bwd_params_t *p) {
+  const int d = p->head_dim, dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0: probes */
+  if (d <= 64 && dv <= 64) return 64;
+  if (d <= 128 && dv <= 128) return 128;
+  if (d <= 192 && dv <= 128) return 192;
+  return 256;
+}
+
+static inline int cd_sm90_bwd_row_block_m(int row) {
+  return row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_M
+       : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_M
+       : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_M
+                    : cd_sm90_bwd_tile<256>::BLOCK_M;
+}
+
+static inline int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
+  const int bm = cd_sm90_bwd_row_block_m(cd_sm90_bwd_row(p));
+  return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+}
+
+/* Whether a deterministic call takes rotated walks and turns (bwd_kernel.cuh cd_sm90_bwd_walk_m):
+ * no mask, at most as many key blocks as query blocks (the turn formula's premise), and a chain's
+ * key blocks resident at once with room to spare (half the SMs, one CTA per SM: a rotated turn
+ * may wait for a CTA launched later, so a chain that did not fit could hang). */
+static inline int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, int n_blocks, int m_blocks) {
+  if (!p->deterministic || p->window_left >= 0 || p->window_right >= 0 || n_blocks > m_blocks)
+    return 0;
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_sm_count(dev, &sms) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 2 * n_blocks <= sms;
+}
+
+/* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
+ * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
+template <int D, int DV> static constexpr int cd_sm90_bwd_smem_bytes() {
+  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
+  else return cd_sm90_bwd_smem<D>::BYTES;
+}
+template <int D, int DV, bool kFp16, int kDet> static const void *cd_sm90_bwd_main_kernel() {
+  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
+    return (const void *)cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>;
+  else
+    return (const void *)cd_sm90_bwd_kernel<D, kFp16, kDet>;
+}
+
+/* The three kernels of row (D, DV) in mode kDet. */
+template <int D, int DV, bool kFp16, int kDet>
+static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                      cudaStream_t stream) {
+  typedef cd_sm90_bwd_tile<D, DV> tile;
+  constexpr bool kWide = tile::WIDE != 0;
+  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
+  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV>();
+  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet>();
+
+  /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
+   * race between threads only repeats it) */
+  static cudadent_device_once_t attr_done;
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    if (err != cudaSuccess) return err;
+    cudadent_device_once_mark(&attr_done, dev);
+  }
+
+  const int64_t sq_pad = cd_sm90_bwd_sq_pad(p);
+  const int64_t rows = (int64_t)p->batch * p->heads_q * sq_pad;
+  const size_t acc_bytes = cd_sm90_bwd_align((size_t)rows * D * sizeof(float));
+  const size_t row_bytes = cd_sm90_bwd_align((size_t)rows * sizeof(float));
+
+  cd_sm90_bwd_io io;
+  io.o = p->o.data;
+  io.dout = p->dout.data;
+  io.dq = p->dq.data;
+  io.lse = p->lse;
+  io.o_sb = p->o.stride_batch; io.o_ss = p->o.stride_seq; io.o_sh = p->o.stride_head;
+  io.do_sb = p->dout.stride_batch; io.do_ss = p->dout.stride_seq; io.do_sh = p->dout.stride_head;
+  io.dq_sb = p->dq.stride_batch; io.dq_ss = p->dq.stride_seq; io.dq_sh = p->dq.stride_head;
+  io.dq_acc = (float *)workspace;
+  io.lse2 = (float *)((char *)workspace + acc_bytes);
+  io.delta = (float *)((char *)workspace + acc_bytes + row_bytes);
+  io.dq_sem = kDet ? (int *)((char *)workspace + acc_bytes + 2 * row_bytes) : nullptr;
+  io.batch = p->batch;
+  io.heads_q = p->heads_q;
+  io.seqlen_q = p->seqlen_q;
+  io.sq_pad = (int)sq_pad;
+  io.head_dim = p->head_dim;
+  io.head_dim_v = p->head_dim_v;
+  io.scale = p->softmax_scale;
+
+  /* innermost extents: the call's real dims (<= D, DV), so the columns past them load as zeros */
+  const int d = p->head_dim, dv = p->head_dim_v;
+  CUtensorMap tm_q, tm_k, tm_v, tm_do;
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
+    return err;
+
+  cd_sm90_bwd_args a;
+  a.lse2 = io.lse2;
+  a.delta = io.delta;
+  a.dq_acc = io.dq_acc;
+  a.dk = p->dk.data;
+  a.dv = p->dv.data;
+  a.dk_sb = p->dk.stride_batch; a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
+  a.dv_sb = p->dv.stride_batch; a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
+  a.scale = p->softmax_scale;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.seqlen_q = p->seqlen_q;
+  a.seqlen_k = p->seqlen_k;
+  a.heads_q = p->heads_q;
+  a.group = p->heads_q / p->heads_kv;
+  a.m_blocks = (int)(sq_pad / BM);
+  a.sq_pad = (int)sq_pad;
+  a.window_left = p->window_left;
+  a.window_right = p->window_right;
+
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
+  cd_sm90_bwd_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
+  if constexpr (kWide)
+    cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  else
+    cd_sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
+  cd_sm90_bwd_post<kFp16, D, DV><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  return cudaGetLastError();
+}
+
+/* Row (D, DV) in the call's mode and dtype. */
+template <int D, int DV>
+static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                           cudaStream_t stream) {
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M, BN = cd_sm90_bwd_tile<D, DV>::BLOCK_N;
+  if (p->deterministic && cd_sm90_bwd_det_rotates(p, (p->seqlen_k + BN - 1) / BN, (p->seqlen_q + BM - 1) / BM))
+    return fp16 ? cd_sm90_bwd_launch<D, DV, true, CD_SM90_BWD_DET_ROTATED>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, DV, false, CD_SM90_BWD_DET_ROTATED>(p, workspace, stream);
+  if (p->deterministic)
+    return fp16 ? cd_sm90_bwd_launch<D, DV, true, CD_SM90_BWD_DET>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, DV, false, CD_SM90_BWD_DET>(p, workspace, stream);
+  return fp16 ? cd_sm90_bwd_launch<D, DV, true, CD_SM90_BWD_NONDET>(p, workspace, stream)
+              : cd_sm90_bwd_launch<D, DV, false, CD_SM90_BWD_NONDET>(p, workspace, stream);
+}
+
+/* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256. */
+cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+
+#endif /* CUDADENT_SM90_BWD_LAUNCH_CUH */

@@ -1,0 +1,52 @@
+/*
+ * bwd_tiles.cuh - the Hopper backward's tile table: one row per compiled (D_QK, D_V) pair, Q/K's
+ * width and V's (docs/kernels/sm90_bwd.md section 2, the arithmetic of each row). A call runs on
+ * the narrowest row covering its head_dim and head_dim_v (bwd.cu cd_sm90_bwd_width).
+ *
+ * BLOCK_M query rows per iteration, BLOCK_N keys per CTA, STAGES of Q/dO in the ring, the
+ * producer's and consumers' setmaxnreg budgets. WIDE 0: the K/V-split kernel (bwd_kernel.cuh:
+ * consumer w owns keys [64 w, +64), all D columns of its dK / dV; P^T and dS^T are register A
+ * operands). WIDE 1: the D-split kernel (bwd_wide_kernel.cuh: both consumers share the 64 keys,
+ * each owns 64-column slabs of dK, dV and dQ; P^T and dS^T go through shared memory). DQ_BULK
+ * (WIDE rows): 1 adds dQ through a staged bulk reduce, 0 with 16-byte reductions from registers
+ * (no staging: the d256 row has no shared memory left for it).
+ */
+#ifndef CUDADENT_SM90_BWD_TILES_CUH
+#define CUDADENT_SM90_BWD_TILES_CUH
+
+template <int DQK, int DV = DQK> struct cd_sm90_bwd_tile;
+
+/* K/V-split rows. A consumer thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2
+ * each) and a dQ part (32): BLOCK_M * D = 8192 in both rows, so that each consumer's dQ part is
+ * 64 x 64. d128 cannot take BLOCK_M 128: dV, dK, S^T and dP^T would need 256 registers. */
+template <> struct cd_sm90_bwd_tile<64, 64> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static constexpr int WIDE = 0;
+};
+template <> struct cd_sm90_bwd_tile<128, 128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static constexpr int WIDE = 0;
+};
+
+/* D-split rows (64 x 64 blocks). Per consumer thread: S^T, dP^T of 64 keys x 32 queries (16 fp32
+ * each), dK / dV / dQ of its slabs (32 fp32 a slab; bwd_wide_kernel.cuh cd_sm90_bwd_wide_plan).
+ * d256: 2 + 2 + 2 slabs, 192 accumulator registers at the dQ product (S^T, dP^T dead by then);
+ * 192 / 128: consumer 0 dV 1, dK 2, dQ 1 slabs, consumer 1 dV 1, dK 1, dQ 2 (128 registers).
+ * Shared memory (bwd_wide_kernel.cuh cd_sm90_bwd_wide_smem): d256 K, V 32 KiB each, Q, dO
+ * 2 x 32 KiB each, P^T and dS^T 2 x 8 KiB each = 224 KiB (+ 2 KiB rows, barriers, alignment:
+ * 226.0 of 227 KiB), hence no dQ staging; 192 / 128: K 24, V 16, Q 2 x 24, dO 2 x 16, P^T / dS^T
+ * 32, dQ staging 64 KiB = 216 KiB. */
+template <> struct cd_sm90_bwd_tile<192, 128> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static constexpr int WIDE = 1, DQ_BULK = 1;
+};
+template <> struct cd_sm90_bwd_tile<256, 256> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static constexpr int WIDE = 1, DQ_BULK = 0;
+};
+
+#endif /* CUDADENT_SM90_BWD_TILES_CUH */
