@@ -178,14 +178,14 @@ typedef struct cudadent_tensor {
  *   The clamped call runs either way.
  * Status in this build: the contract above is complete and every field is validated. head_dim
  *   and head_dim_v may each be any multiple of 8 up to 256, and softcap is implemented, on the
- *   portable (sm_80+) kernels, forward and backward; the Hopper forward takes every such
- *   head_dim and head_dim_v without softcap, the Hopper backward every such head_dim and
- *   head_dim_v up to 128 without softcap, so on H100/H200 other calls run the portable kernels.
- *   A call no kernel of the build and device runs is refused with
- *   CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the supported set. varlen (seqused_k and seqlens_report included): the portable (sm_80+)
- *   forward and backward take it, with every head dim, head_dim_v, softcap, GQA, masks and the
- *   deterministic backward (on H100/H200 varlen calls run the portable kernels, both directions;
- *   the Hopper kernels take no varlen); a build whose portable kernels do not list it (dispatch
+ *   portable (sm_80+) kernels, forward and backward; the Hopper forward and backward take every
+ *   such head_dim and head_dim_v without softcap, so on H100/H200 softcap calls run the portable
+ *   kernels. A call no kernel of the build and device runs is refused with
+ *   CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the supported set. varlen (seqused_k and
+ *   seqlens_report included): the portable (sm_80+) forward and backward take it, with every
+ *   head dim, head_dim_v, softcap, GQA, masks and the deterministic backward; on H100/H200 the
+ *   Hopper forward takes varlen forwards without softcap, and varlen backwards run the portable
+ *   kernel; a build whose portable kernels do not list it (dispatch
  *   gates each direction until its GPU tests pass) refuses varlen calls with
  *   CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says it is not implemented yet; the
  *   workspace queries refuse alike. The backward's workspace grows with total_q + batch * 128

@@ -45,18 +45,29 @@ static int never_bwd(const cudadent_attn_bwd_params_t *p) { (void)p; return 0; }
 static const int dims_8_to_256[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
                                     96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
                                     184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 0};
-/* the Hopper backward: every multiple of 8 up to 128 (compiled widths 64 / 128, zero-filled by
- * its TMA loads; its supports() checks head_dim_v, up to 128 too: src/kernels/sm90/bwd.cu) */
+/* the Hopper backward: every multiple of 8 up to 128 (rows 64 / 64 and 128 / 128), and with
+ * dispatch.h's CUDADENT_SM90_BWD_WIDE up to 256 (rows 192 / 128 and 256 / 256), zero-filled by its
+ * TMA loads; its supports() checks head_dim_v, up to the same bound: src/kernels/sm90/bwd.cu */
+#if CUDADENT_SM90_BWD_WIDE
+#define dims_sm90_bwd dims_8_to_256
+#else
 static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
                                     72, 80, 88, 96, 104, 112, 120, 128, 0};
+#define dims_sm90_bwd dims_8_to_128
+#endif
 
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
  * portable kernels implement head_dim_v != head_dim and softcap, and varlen (seqused_k and the
  * device check included; each direction behind its gate in dispatch.h); the Hopper forward and
- * backward head_dim_v != head_dim; the Hopper kernels no varlen and no softcap. */
+ * backward head_dim_v != head_dim, the Hopper forward varlen behind its gate
+ * (CUDADENT_SM90_FWD_VARLEN); the Hopper kernels no softcap, the Hopper backward no varlen. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
-    {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
+    {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,
+     CUDADENT_FEATURE_HEAD_DIM_V |
+         (CUDADENT_SM90_FWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
+                                         CUDADENT_FEATURE_SEQLENS_CHECK
+                                   : 0u),
      cudadent_sm90_fwd_supports, cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size,
      cudadent_sm90_fwd},
 #endif
@@ -72,7 +83,7 @@ static const cudadent_fwd_kernel_t fwd_table[] = {
 
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
-    {"sm90", 90, 90, dims_8_to_128, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
+    {"sm90", 90, 90, dims_sm90_bwd, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
      cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
      cudadent_sm90_bwd_preferred,

@@ -80,11 +80,29 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * clean); 0 would refuse such calls as not implemented yet. The host tests read it too. */
 #define CUDADENT_SM80_FWD_VARLEN 1
 
+/* 1: the Hopper forward's row lists varlen (with seqused_k and the device check; issue 28,
+ * docs/kernels/sm90_fwd.md section 2.6: src/kernels/sm90/fwd_varlen*), so varlen forwards with
+ * enough work run there on H100 / H200 and a forced CUDADENT_KERNEL_FWD=sm90 takes them. Its GPU
+ * tests passed on an H100 in session 19 (tests/test_gpu_varlen.c forced onto sm90 and under the
+ * default dispatch; compute-sanitizer memcheck, racecheck and synccheck clean on the sequence-end
+ * cases and ragged CLI shapes); 0 would send varlen forwards to the portable kernel again. */
+#define CUDADENT_SM90_FWD_VARLEN 1
+
 /* 1: the portable backward's row lists varlen (with seqused_k and the device check; issue 28,
  * docs/kernels/sm80_bwd.md "Varlen"). Its GPU tests (tests/test_gpu_varlen_bwd.c) passed on an
  * H100 in session 18 (both dispatches, memcheck and racecheck clean); 0 would refuse varlen
  * backwards as not implemented yet. The host and GPU tests read it. */
 #define CUDADENT_SM80_BWD_VARLEN 1
+
+/* 1: the Hopper backward's row lists head dims up to 256 (its wide rows 192 / 128 and 256 / 256,
+ * src/kernels/sm90/bwd_wide_kernel.cuh, and every multiple of 8 in (128, 256] rounded up to them;
+ * issue 27). Its GPU tests (tests/test_gpu_dims.c gpu_dims_hopper_bwd, 34 cases) passed on an H100
+ * in session 19, memcheck and synccheck clean; 0 sends such calls to the portable backward (the
+ * kernels are then compiled but never launched). The GPU tests read it too; a build may override
+ * it with -DCUDADENT_SM90_BWD_WIDE=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM90_BWD_WIDE
+#define CUDADENT_SM90_BWD_WIDE 1
+#endif
 
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
