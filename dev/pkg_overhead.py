@@ -4,11 +4,14 @@
   CUDADENT_LIBRARY=build/libcudadent.so PYTHONPATH=python python3 dev/pkg_overhead.py [--profile]
 
 For each backend (cuDNN; cudadent; cudadent with every call on the full path, without the
-launch-parameter cache of ops.py) and mode (no_grad; grad recorded, as the package bench's
-fwd_train): the host time per call of a loop of calls on a tiny shape (fewer calls than the
-launch queue holds, so the figure is the host's cost), and on the FA3-suite shape d128 causal 512 (32 x 16 heads) the per-call CUDA
-event median (what the package bench reports) beside a back-to-back loop (events around 50
-calls, divided by 50). --profile: cProfile of the package's grad-mode call, by own time.
+launch-parameter caches of ops.py and varlen.py) and mode (no_grad; grad recorded, as the package
+bench's fwd_train): the host time per call of a loop of calls on a tiny shape (fewer calls than the
+launch queue holds, so the figure is the host's cost), and on the FA3-suite shape d128 causal 512
+(32 x 16 heads) the per-call CUDA event median (what the package bench reports) beside a
+back-to-back loop (events around 50 calls, divided by 50); for the cudadent backends also the host
+time per call of flash_attn_varlen_func on a tiny ragged batch (the varlen ops' launch cache,
+varlen.py).
+--profile: cProfile of the package's grad-mode call, by own time.
 --breakdown: the host time of each piece of the eager call on the tiny shape, each timed alone
 (the same loop as above), so that the pieces of the grad-mode call can be added up.
 """
@@ -39,6 +42,16 @@ def calls(backend, q, k, v):
     if backend == "cudadent":
         return lambda: cudadent.attention(q, k, v, causal=True)
     return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def varlen_call():
+    """flash_attn_varlen_func on a tiny ragged batch: sequences of 64 and 128 tokens, 1 head,
+    head_dim 64, q/k/v leaves that require grad (grad mode decides)"""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(192, 1, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+               .requires_grad_(True) for _ in range(3))
+    cu = torch.tensor([0, 64, 192], dtype=torch.int32, device="cuda")
+    return lambda: cudadent.flash_attn_varlen_func(q, k, v, cu, cu, 128, 128, causal=True)
 
 
 def host_us(fn, n=300, reps=5):
@@ -104,6 +117,11 @@ def main():
             print(f"{backend:16s} {mode:8s} host per call (tiny, 1x128x1x64): {h:6.1f} us | "
                   f"d128 causal 512 32x16: event per call {per_call:6.1f} us, "
                   f"loop of 50 {loop:6.1f} us/call", flush=True)
+            if backend != "cudnn":
+                with torch.set_grad_enabled(grad):
+                    h = host_us(varlen_call())
+                print(f"{backend:16s} {mode:8s} host per call (varlen, 64 + 128 tokens, 1 head, "
+                      f"d64): {h:6.1f} us", flush=True)
     ops._signature = cached_signature
     if "--breakdown" in sys.argv:
         breakdown()

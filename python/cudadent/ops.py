@@ -24,6 +24,7 @@ strides are 16-byte aligned; otherwise a contiguous copy is passed. The workspac
 tensor from the caching allocator, sized by the C query. Calls run on torch.cuda.current_stream()
 and allocate through torch only, so they can be captured in a CUDA graph.
 """
+import collections
 import ctypes
 import math
 import threading
@@ -237,7 +238,9 @@ def _workspace(nbytes, device):
 # (dev/pkg_overhead.py, bench/RESULTS.md), which is what a call costs when its GPU work is short.
 # The caches are per thread, so that two threads never write one struct (ctypes releases the
 # GIL during the C call). Signatures that needed an input copied are not kept. The C API still
-# validates every call.
+# validates every call. The varlen ops (varlen.py) use the same machinery with caches of their
+# own and more pointer fields (the sequence arrays). A launch captured in a CUDA graph keeps the
+# kernel arguments of its call, so rewriting the struct afterwards does not change the graph.
 _CACHE_MAX = 512
 _tls = threading.local()
 
@@ -272,16 +275,21 @@ _BWD_PTR_FIELDS = tuple(_field_offset(_abi.AttnBwdParams, f) for f in (
     ("dq", "data"), ("dk", "data"), ("dv", "data"), ("lse",)))
 
 
+_LaunchCaches = collections.namedtuple("_LaunchCaches", "fwd bwd varlen_fwd varlen_bwd")
+
+
 def _caches():
-    """This thread's (forward, backward) launch caches."""
+    """This thread's launch caches, one per implementation: fwd_impl, bwd_impl (here) and
+    varlen_fwd_impl, varlen_bwd_impl (varlen.py)."""
     c = getattr(_tls, "caches", None)
     if c is None:
-        c = _tls.caches = ({}, {})
+        c = _tls.caches = _LaunchCaches({}, {}, {}, {})
     return c
 
 
 def clear_launch_caches():
-    """Forget this thread's prepared launches (tests: the next call takes the full path)."""
+    """Forget this thread's prepared launches, dense and varlen (tests: the next call takes the
+    full path)."""
     for cache in _caches():
         cache.clear()
 
@@ -329,7 +337,7 @@ def fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, determin
     tensor core, a few percent faster with the same O (cudadent.h)."""
     key = _signature((q, k, v), (softmax_scale, causal, window_left, window_right,
                                  deterministic, softcap, need_lse))
-    cache = _caches()[0]
+    cache = _caches().fwd
     hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)
@@ -370,7 +378,7 @@ def bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window
     """The real backward (shared by the custom op and the eager fast path)."""
     key = _signature((dout, q, k, v, out, lse), (softmax_scale, causal, window_left,
                                                  window_right, deterministic, softcap))
-    cache = _caches()[1]
+    cache = _caches().bwd
     hit = cache.get(key) if key is not None else None
     if hit is None:
         check_qkv(q, k, v)

@@ -16,7 +16,9 @@ synchronization, CUDA-graph capturable, and torch.compile(fullgraph=True) traces
 are). lse: float32 (heads_q, total_q), flash-attn's varlen layout. Masks and GQA apply within each
 sequence, bottom-right aligned per sequence. Tokens in no sequence (only with invalid arrays) get
 O = 0 and zero gradients (cudadent.h says how invalid arrays are clamped). The backward takes the
-forward's arrays; the gradient of lse is not propagated.
+forward's arrays; the gradient of lse is not propagated. A call whose signature was seen before on
+this thread reuses its prepared launch (ops.py's launch-parameter cache; the arrays' contents,
+like the tensors' data, may change between calls).
 """
 import math
 from typing import Optional
@@ -85,6 +87,19 @@ def check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k
                                f"sequence's length; a tensor would need a host synchronization)")
 
 
+def _check_bwd_extra(dout, out, lse, q, v):
+    """Checks of the backward-only tensors against q and v."""
+    want = (q.shape[0], q.shape[1], v.shape[2])
+    for name, t in (("dout", dout), ("out", out)):
+        _check_3d(name, t, q.device)
+        if tuple(t.shape) != want or t.dtype != q.dtype:
+            raise ShapeError(f"{name} has shape {tuple(t.shape)} and dtype {t.dtype}; expected "
+                             f"{want} and {q.dtype}")
+    if tuple(lse.shape) != (q.shape[1], q.shape[0]) or lse.dtype != torch.float32:
+        raise ShapeError(f"lse has shape {tuple(lse.shape)} and dtype {lse.dtype}; expected "
+                         f"(heads_q, total_q) = {(q.shape[1], q.shape[0])} float32")
+
+
 def _desc3(t):
     """A (total, heads, dim) tensor as cudadent_tensor_t: batch dropped (stride_batch 0)."""
     s = t.stride()
@@ -122,14 +137,57 @@ def _fill_common(p, q, k, v, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr, de
     p.softcap = softcap
 
 
+# ---- launch-parameter cache (ops.py's, with caches of its own) ---------------------------------
+# A call's struct but for its pointers is decided by its signature: what ops._signature keys a
+# dense call on (each tensor's shape, strides, dtype, device and pointer alignment; the scalar
+# arguments), with the sequence arrays among the tensors (cu_seqlens_q's length is the batch),
+# whether seqused_k is given, and max_seqlen_q / max_seqlen_k (params.seqlen_q / seqlen_k).
+# total_q / total_k, heads and head dims are q, k, v's shapes. Every pointer the struct holds is
+# rewritten on each call: the data pointers of the dense calls, then the three arrays'.
+_SEQLENS_FIELDS = (("cu_seqlens_q",), ("cu_seqlens_k",), ("seqused_k",))
+_FWD_PTR_FIELDS = ops._FWD_PTR_FIELDS + tuple(
+    ops._field_offset(_abi.AttnFwdParams, f) for f in _SEQLENS_FIELDS)
+_BWD_PTR_FIELDS = ops._BWD_PTR_FIELDS + tuple(
+    ops._field_offset(_abi.AttnBwdParams, f) for f in _SEQLENS_FIELDS)
+
+
+def _signature(tensors, cu_q, cu_k, used, max_q, max_k, scalars):
+    """The cache key of a varlen call, or None (not cached) when an argument is not a plain
+    torch.Tensor or a max_seqlen is not a plain int (check_varlen refuses it; 64.0 and True
+    would otherwise find the key of 64 and 1)."""
+    if type(max_q) is not int or type(max_k) is not int:
+        return None
+    arrays = (cu_q, cu_k) if used is None else (cu_q, cu_k, used)
+    return ops._signature(tensors + arrays, (max_q, max_k, used is None) + scalars)
+
+
+def _as_given(given, passed):
+    """True when every tensor passed to the C library is the caller's own (no copy was made)."""
+    return all(a is b for a, b in zip(given, passed))
+
+
 def varlen_fwd_impl(q, k, v, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr, det, softcap,
                     used=None):
-    check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, used)
+    key = _signature((q, k, v), cu_q, cu_k, used, max_q, max_k,
+                     (scale, causal, wl, wr, det, softcap))
+    cache = ops._caches().varlen_fwd
+    hit = cache.get(key) if key is not None else None
+    if hit is None:
+        check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, used)
     out = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
     lse = q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
     if ops.POISON_OUTPUTS:
         out.fill_(math.nan)
         lse.fill_(math.nan)
+    lib = _library.load()
+    if hit is not None:
+        pq, pk, pv, po, plse, pcu_q, pcu_k, pused = hit.ptrs
+        pq.value, pk.value, pv.value = q.data_ptr(), k.data_ptr(), v.data_ptr()
+        po.value, plse.value = out.data_ptr(), lse.data_ptr()
+        pcu_q.value, pcu_k.value, pused.value = cu_q.data_ptr(), cu_k.data_ptr(), _ptr(used)
+        ops._launch_prepared(hit, lib.cudadent_attn_fwd, q.device, "cudadent_attn_fwd")
+        return out, lse
+    given = (q, k, v, cu_q, cu_k, used)
     qi, ki, vi = _input3(q), _input3(k), _input3(v)
     cu_q, cu_k = cu_q.contiguous(), cu_k.contiguous()
     used = used.contiguous() if used is not None else None
@@ -138,28 +196,37 @@ def varlen_fwd_impl(q, k, v, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr, de
     p.q, p.k, p.v, p.o = _desc3(qi), _desc3(ki), _desc3(vi), _desc3(out)
     p.lse = lse.data_ptr()
     _fill_common(p, q, k, v, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr, det, softcap, used)
-    lib = _library.load()
-    ops._launch(lib.cudadent_attn_fwd_workspace_size, lib.cudadent_attn_fwd, p, q.device,
-                "cudadent_attn_fwd")
+    nbytes = ops._launch(lib.cudadent_attn_fwd_workspace_size, lib.cudadent_attn_fwd, p,
+                         q.device, "cudadent_attn_fwd")
+    if _as_given(given, (qi, ki, vi, cu_q, cu_k, used)):
+        ops._remember(cache, key, p, _FWD_PTR_FIELDS, nbytes)
     return out, lse
 
 
 def varlen_bwd_impl(dout, q, k, v, out, lse, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr,
                     det, softcap, used=None):
-    check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, used)
-    want = (q.shape[0], q.shape[1], v.shape[2])
-    for name, t in (("dout", dout), ("out", out)):
-        _check_3d(name, t, q.device)
-        if tuple(t.shape) != want or t.dtype != q.dtype:
-            raise ShapeError(f"{name} has shape {tuple(t.shape)} and dtype {t.dtype}; expected "
-                             f"{want} and {q.dtype}")
-    if tuple(lse.shape) != (q.shape[1], q.shape[0]) or lse.dtype != torch.float32:
-        raise ShapeError(f"lse has shape {tuple(lse.shape)} and dtype {lse.dtype}; expected "
-                         f"(heads_q, total_q) = {(q.shape[1], q.shape[0])} float32")
+    key = _signature((dout, q, k, v, out, lse), cu_q, cu_k, used, max_q, max_k,
+                     (scale, causal, wl, wr, det, softcap))
+    cache = ops._caches().varlen_bwd
+    hit = cache.get(key) if key is not None else None
+    if hit is None:
+        check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, used)
+        _check_bwd_extra(dout, out, lse, q, v)
     dq, dk, dv = _grad3(q), _grad3(k), _grad3(v)
     if ops.POISON_OUTPUTS:
         for t in (dq, dk, dv):
             t.fill_(math.nan)
+    lib = _library.load()
+    if hit is not None:
+        pq, pk, pv, po, pdo, pdq, pdk, pdv, plse, pcu_q, pcu_k, pused = hit.ptrs
+        pq.value, pk.value, pv.value = q.data_ptr(), k.data_ptr(), v.data_ptr()
+        po.value, pdo.value = out.data_ptr(), dout.data_ptr()
+        pdq.value, pdk.value, pdv.value = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
+        plse.value = lse.data_ptr()
+        pcu_q.value, pcu_k.value, pused.value = cu_q.data_ptr(), cu_k.data_ptr(), _ptr(used)
+        ops._launch_prepared(hit, lib.cudadent_attn_bwd, q.device, "cudadent_attn_bwd")
+        return dq, dk, dv
+    given = (q, k, v, out, dout, lse, cu_q, cu_k, used)
     qi, ki, vi, oi, doi = (_input3(t) for t in (q, k, v, out, dout))
     lse_i = lse.contiguous()
     cu_q, cu_k = cu_q.contiguous(), cu_k.contiguous()
@@ -170,9 +237,10 @@ def varlen_bwd_impl(dout, q, k, v, out, lse, cu_q, cu_k, max_q, max_k, scale, ca
     p.dq, p.dk, p.dv = _desc3(dq), _desc3(dk), _desc3(dv)
     p.lse = lse_i.data_ptr()
     _fill_common(p, q, k, v, cu_q, cu_k, max_q, max_k, scale, causal, wl, wr, det, softcap, used)
-    lib = _library.load()
-    ops._launch(lib.cudadent_attn_bwd_workspace_size, lib.cudadent_attn_bwd, p, q.device,
-                "cudadent_attn_bwd")
+    nbytes = ops._launch(lib.cudadent_attn_bwd_workspace_size, lib.cudadent_attn_bwd, p,
+                         q.device, "cudadent_attn_bwd")
+    if _as_given(given, (qi, ki, vi, oi, doi, lse_i, cu_q, cu_k, used)):
+        ops._remember(cache, key, p, _BWD_PTR_FIELDS, nbytes)
     return dq, dk, dv
 
 

@@ -6,6 +6,7 @@ attention_ref: masks bottom-right aligned within the sequence) and the criterion
 docs/DESIGN.md, forward (out, lse) and backward (dq, dk, dv); outputs are NaN-poisoned before each
 call. The tests without a GPU check the signature, the refusals and the fake implementations.
 """
+import ctypes
 import inspect
 
 import pytest
@@ -97,6 +98,196 @@ def test_transformers_unpad_helpers_without_gpu():
     assert _packed_from_position_ids(torch.arange(9)[None], 9) is None  # one sequence
     assert _packed_from_position_ids(pos.expand(2, 9), 9) is None      # batch 2: not packing
     assert _packed_from_position_ids(torch.tensor([[3, 4, 0, 1]]), 4) is None  # a cache's
+
+
+# ---- the launch-parameter cache, without a GPU -------------------------------------------------
+# CPU tensors and a stand-in library that records the params struct of each call: the impls'
+# cached path (varlen.py, ops.py's "launch-parameter cache") against their full path.
+
+class _RecordingLibrary:
+    """Stands in for libcudadent: each entry point records what it was given and succeeds.
+    queries: a copy of each workspace query's struct; launches: (the struct object launched, a
+    copy of it as launched, workspace bytes)."""
+    def __init__(self):
+        self.queries, self.launches, self.checks = [], [], 0
+
+    def _query(self, params_ref, nbytes_ref):
+        params = params_ref._obj
+        self.queries.append(type(params).from_buffer_copy(params))
+        nbytes_ref._obj.value = 256 * params.batch
+        return 0
+
+    def _launch(self, params_ref, workspace, nbytes, stream):
+        params = params_ref._obj
+        self.launches.append((params, type(params).from_buffer_copy(params), nbytes))
+        return 0
+
+    cudadent_attn_fwd_workspace_size = cudadent_attn_bwd_workspace_size = _query
+    cudadent_attn_fwd = cudadent_attn_bwd = _launch
+
+
+@pytest.fixture
+def recording_library(monkeypatch):
+    """The varlen impls run on CPU tensors against a _RecordingLibrary; lib.checks counts the
+    calls that took the full path (check_varlen, replaced: the real one wants CUDA tensors)."""
+    from cudadent import _library, ops, varlen
+    lib = _RecordingLibrary()
+
+    def counted_check(*args):
+        lib.checks += 1
+    monkeypatch.setattr(_library, "load", lambda: lib)
+    monkeypatch.setattr(ops, "_get_device", lambda: None)  # a CPU device's index: no guard
+    monkeypatch.setattr(ops, "_stream", lambda device: None)
+    monkeypatch.setattr(varlen, "check_varlen", counted_check)
+    ops.clear_launch_caches()
+    yield lib
+    ops.clear_launch_caches()
+
+
+def _prefix_sums(lens, dtype=torch.int32, device="cpu"):
+    """cu_seqlens of sequences of lengths lens: (0, lens[0], lens[0] + lens[1], ...)."""
+    return torch.tensor((0,) + tuple(torch.tensor(lens).cumsum(0).tolist()), dtype=dtype,
+                        device=device)
+
+
+def _cpu_args(direction, lens_q=(10, 0, 20), lens_k=(15, 5, 20), used=None, Hq=4, Hkv=2, D=64,
+              Dv=64, dtype=torch.bfloat16, cu_q_dtype=torch.int32, cu_k_dtype=torch.int32,
+              wide_q=False, **scalars):
+    """Keyword arguments of varlen_fwd_impl / varlen_bwd_impl (direction) on CPU tensors: fresh
+    data and arrays on each call. wide_q: q is the first Hq heads of a tensor of 2 * Hq heads
+    (other strides)."""
+    tq, tk = sum(lens_q), sum(lens_k)
+    q = torch.randn(tq, 2 * Hq if wide_q else Hq, D).to(dtype)[:, :Hq]
+    args = dict(q=q, k=torch.randn(tk, Hkv, D).to(dtype), v=torch.randn(tk, Hkv, Dv).to(dtype),
+                cu_q=_prefix_sums(lens_q, cu_q_dtype), cu_k=_prefix_sums(lens_k, cu_k_dtype),
+                max_q=max(lens_q), max_k=max(lens_k), scale=0.125, causal=True, wl=-1, wr=-1,
+                det=False, softcap=0.0,
+                used=None if used is None else torch.tensor(used, dtype=torch.int32))
+    args.update(scalars)
+    if direction == "bwd":
+        args.update(out=torch.randn(tq, Hq, Dv).to(dtype), dout=torch.randn(tq, Hq, Dv).to(dtype),
+                    lse=torch.randn(Hq, tq))
+    return args
+
+
+def _impl_call(direction, args):
+    from cudadent import varlen
+    impl = varlen.varlen_fwd_impl if direction == "fwd" else varlen.varlen_bwd_impl
+    return impl(**args)
+
+
+# the struct's fields that hold the outputs of each direction (the call's return values, in order)
+_OUTPUT_FIELDS = {"fwd": ("o.data", "lse"), "bwd": ("dq.data", "dk.data", "dv.data")}
+
+
+def _fields(params):
+    """A params struct as {field: value}; a tensor descriptor's as 'q.data', 'q.stride_seq'..."""
+    fields = {}
+    for name, _ in params._fields_:
+        value = getattr(params, name)
+        if isinstance(value, ctypes.Structure):
+            fields.update({f"{name}.{f}": getattr(value, f) for f, _ in value._fields_})
+        else:
+            fields[name] = value
+    return fields
+
+
+@pytest.mark.parametrize("direction", ["fwd", "bwd"])
+@pytest.mark.parametrize("used", [None, ((9, 1, 20), (30, 0, 3))], ids=["all-keys", "seqused_k"])
+def test_launch_cache_launches_the_full_paths_struct_without_gpu(recording_library, direction,
+                                                                 used):
+    """A second call of a signature with other arrays (other contents at other addresses) and
+    other data takes the cache: no checks, no workspace query, the first call's struct object
+    launched again with the first call's workspace size. The struct it launches is, field for
+    field, the one the full path builds for the same call (after clear_launch_caches(), which
+    must clear the varlen caches), with the second call's pointers."""
+    lib = recording_library
+    used_1, used_2 = (None, None) if used is None else used
+    first = _cpu_args(direction, lens_q=(10, 0, 20), lens_k=(15, 5, 20), used=used_1)
+    second = _cpu_args(direction, lens_q=(1, 25, 4), lens_k=(30, 2, 8), used=used_2,
+                       max_q=20, max_k=20)  # lengths above max_seqlen: nothing reads them here
+    _impl_call(direction, first)
+    cached_outputs = _impl_call(direction, second)
+    assert (lib.checks, len(lib.queries), len(lib.launches)) == (1, 1, 2)
+    (struct_1, launched_1, nbytes_1), (struct_2, launched_2, nbytes_2) = lib.launches
+    assert struct_2 is struct_1 and nbytes_1 == nbytes_2 == 256 * 3
+    cached = _fields(launched_2)
+    assert cached["cu_seqlens_q"] != _fields(launched_1)["cu_seqlens_q"]  # other arrays
+    from cudadent import ops
+    ops.clear_launch_caches()
+    full_outputs = _impl_call(direction, second)
+    assert (lib.checks, len(lib.queries), len(lib.launches)) == (2, 2, 3)
+    full = _fields(lib.launches[2][1])
+    for name, got, want in zip(_OUTPUT_FIELDS[direction], cached_outputs, full_outputs):
+        assert cached.pop(name) == got.data_ptr() and full.pop(name) == want.data_ptr(), name
+    assert cached == full
+    assert cached["cu_seqlens_q"] == second["cu_q"].data_ptr()
+    assert cached["cu_seqlens_k"] == second["cu_k"].data_ptr()
+    assert cached["seqused_k"] == (None if used is None else second["used"].data_ptr())
+    assert cached["q.data"] == second["q"].data_ptr() and cached["v.data"] == second["v"].data_ptr()
+
+
+# (what changes, _cpu_args's arguments of the second call): each changes the struct or the
+# checks' verdict, so the second call must miss the cache
+_MISSES = [
+    ("max_seqlen_q", dict(max_q=21)),
+    ("max_seqlen_k", dict(max_k=30)),
+    ("window_left", dict(wl=8)),
+    ("window_right", dict(wr=0)),
+    ("causal", dict(causal=False)),
+    ("softcap", dict(softcap=30.0)),
+    ("softmax_scale", dict(scale=0.1)),
+    ("deterministic", dict(det=True)),
+    ("seqused_k", dict(used=(15, 5, 20))),
+    ("batch", dict(lens_q=(10, 20), lens_k=(15, 25))),
+    ("total_q", dict(lens_q=(10, 0, 21))),
+    ("total_k", dict(lens_k=(15, 5, 21))),
+    ("heads_kv", dict(Hkv=1)),
+    ("head_dim_v", dict(Dv=32)),
+    ("dtype", dict(dtype=torch.float16)),
+    ("q_strides", dict(wide_q=True)),
+    ("cu_seqlens_q_dtype", dict(cu_q_dtype=torch.int64)),
+    ("cu_seqlens_k_dtype", dict(cu_k_dtype=torch.int64)),
+]
+
+
+@pytest.mark.parametrize("direction", ["fwd", "bwd"])
+@pytest.mark.parametrize("change", [m[1] for m in _MISSES], ids=[m[0] for m in _MISSES])
+def test_launch_cache_misses_when_the_signature_changes_without_gpu(recording_library, direction,
+                                                                    change):
+    lib = recording_library
+    _impl_call(direction, _cpu_args(direction))
+    _impl_call(direction, _cpu_args(direction))  # the same signature: a hit
+    _impl_call(direction, _cpu_args(direction, **change))
+    assert (lib.checks, len(lib.queries), len(lib.launches)) == (2, 2, 3)
+    assert lib.launches[2][0] is not lib.launches[0][0]
+
+
+def test_launch_cache_key_refuses_max_seqlen_that_is_not_an_int_without_gpu():
+    """max_seqlen 64.0 or True would find the key of 64 or 1 (equal, same hash) and skip
+    check_varlen's refusal: such calls get no key, so they take the full path."""
+    from cudadent import varlen
+    q, cu = torch.empty(10, 2, 64, dtype=torch.bfloat16), torch.zeros(3, dtype=torch.int32)
+    scalars = (0.125, True, -1, -1, False, 0.0)
+    assert varlen._signature((q, q, q), cu, cu, None, 64, 1, scalars) is not None
+    for max_q, max_k in ((64.0, 1), (64, True)):
+        assert varlen._signature((q, q, q), cu, cu, None, max_q, max_k, scalars) is None
+
+
+@pytest.mark.parametrize("direction", ["fwd", "bwd"])
+@pytest.mark.parametrize("array", ["cu_q", "cu_k", "used"])
+def test_launch_cache_keeps_no_call_that_copied_an_array_without_gpu(recording_library,
+                                                                     direction, array):
+    """A strided array is copied before the call; such a signature is not kept (the struct
+    holds the copy's pointer), so every call of it takes the full path."""
+    lib = recording_library
+    field = {"cu_q": "cu_seqlens_q", "cu_k": "cu_seqlens_k", "used": "seqused_k"}[array]
+    for _ in range(2):
+        args = _cpu_args(direction, used=(9, 1, 20))
+        args[array] = torch.stack((args[array], torch.full_like(args[array], -7)), 1)[:, 0]
+        _impl_call(direction, args)
+        assert getattr(lib.launches[-1][1], field) != args[array].data_ptr()
+    assert (lib.checks, len(lib.queries)) == (2, 2)
 
 
 # ---- on a GPU -----------------------------------------------------------------------------------
@@ -310,3 +501,48 @@ def test_deterministic_backward_is_bitwise_repeatable():
     for run in runs[1:]:
         for a, b in zip(run, runs[0]):
             assert torch.equal(a, b)
+
+
+@requires_cuda
+@pytest.mark.parametrize("seqused", [False, True], ids=["all-keys", "seqused_k"])
+def test_launch_cache_reads_new_arrays(seqused, poison_outputs, monkeypatch):
+    """The ops' second call of a signature (the launch-parameter cache) with other arrays in
+    other memory, and q, k, v copied to other memory: forward and backward equal, bit for bit,
+    the full path's on the same call (deterministic backward); and differ from the first call's,
+    so the arrays' contents were read."""
+    from cudadent import ops, varlen
+    full_paths = []
+    check_varlen = varlen.check_varlen
+
+    def counted_check_varlen(*args):
+        full_paths.append(args)
+        return check_varlen(*args)
+    monkeypatch.setattr(varlen, "check_varlen", counted_check_varlen)
+    # two ragged batches of 3 sequences with the same totals (177 queries, 199 keys):
+    # (lengths q, lengths k, seqused_k)
+    arrays = [((40, 7, 130), (50, 9, 140), (33, 0, 140)),
+              ((100, 70, 7), (3, 146, 50), (3, 100, 21))]
+    q, k, v, _, _ = _pack(arrays[0][0], arrays[0][1], 4, 2, 64, 64, torch.bfloat16, 61)
+    dout = randn((q.shape[0], 4, 64), torch.bfloat16, 65)
+
+    def run(lens_q, lens_k, used):
+        cu_q, cu_k = (_prefix_sums(n, device="cuda") for n in (lens_q, lens_k))
+        used = torch.tensor(used, dtype=torch.int32, device="cuda") if seqused else None
+        qq, kk, vv, do = (t.clone() for t in (q, k, v, dout))
+        args = (cu_q, cu_k, 130, 146, 0.125, True, -1, -1, True, 0.0, used)
+        out, lse = torch.ops.cudadent.attn_varlen_fwd(qq, kk, vv, *args)
+        return (out, lse) + torch.ops.cudadent.attn_varlen_bwd(do, qq, kk, vv, out, lse, *args)
+
+    ops.clear_launch_caches()
+    try:
+        first = run(*arrays[0])
+    except cudadent.CudadentError as e:
+        skip_if_kernel_missing(e)
+    cached = run(*arrays[1])
+    assert len(full_paths) == 2  # the first forward and backward; the second call's were cached
+    ops.clear_launch_caches()
+    full = run(*arrays[1])
+    assert len(full_paths) == 4
+    for name, a, b, c in zip(("out", "lse", "dq", "dk", "dv"), cached, full, first):
+        assert torch.equal(a, b), f"{name}: the cached launch differs from the full path's"
+        assert not torch.equal(a, c), f"{name}: the second arrays changed nothing"
