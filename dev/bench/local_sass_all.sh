@@ -4,6 +4,7 @@
 #   dev/bench/local_sass_all.sh LABEL [nvcc flags ...]
 # Compiles, with the build's flags (CMakeLists.txt: Release -O3, --expt-relaxed-constexpr):
 #   sm90_fwd   src/kernels/sm90/fwd.cu for sm_90a (the Hopper path)
+#   sm90_fwdvl src/kernels/sm90/fwd_varlen.cu for sm_90a (its varlen kernels)
 #   sm80_fwd80 / sm80_fwd90   src/kernels/sm80/fwd.cu for sm_80 and for sm_90 (what a Hopper
 #                             build runs as its portable path: compute_90 -> sm_90, not 90a)
 #   sm80_bwd80 / sm80_bwd90   src/kernels/sm80/bwd.cu likewise
@@ -27,12 +28,13 @@ if [ -z "$objdump" ]; then
   chmod +x "$(dirname "$objdump")"/*
   export PATH="$(dirname "$objdump"):$PATH" # cuobjdump runs nvdisasm
 fi
-declare -A src=([sm90_fwd]=src/kernels/sm90/fwd.cu [sm80_fwd80]=src/kernels/sm80/fwd.cu
+declare -A src=([sm90_fwd]=src/kernels/sm90/fwd.cu [sm90_fwdvl]=src/kernels/sm90/fwd_varlen.cu
+                [sm80_fwd80]=src/kernels/sm80/fwd.cu
                 [sm80_fwd90]=src/kernels/sm80/fwd.cu [sm80_bwd80]=src/kernels/sm80/bwd.cu
                 [sm80_bwd90]=src/kernels/sm80/bwd.cu [sm90_bwd]=src/kernels/sm90/bwd.cu)
-declare -A arch=([sm90_fwd]=90a [sm80_fwd80]=80 [sm80_fwd90]=90 [sm80_bwd80]=80 [sm80_bwd90]=90
+declare -A arch=([sm90_fwd]=90a [sm90_fwdvl]=90a [sm80_fwd80]=80 [sm80_fwd90]=90 [sm80_bwd80]=80 [sm80_bwd90]=90
                  [sm90_bwd]=90a)
-units=${UNITS:-sm90_fwd sm90_bwd sm80_fwd80 sm80_fwd90 sm80_bwd80 sm80_bwd90}
+units=${UNITS:-sm90_fwd sm90_fwdvl sm90_bwd sm80_fwd80 sm80_fwd90 sm80_bwd80 sm80_bwd90}
 pids=()
 for u in $units; do
   a=${arch[$u]}

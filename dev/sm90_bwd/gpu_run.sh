@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [dims] [widths] [vbench] [losscheck]
+#     [varlen] [sm90varlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -201,6 +201,33 @@ for step in "${steps[@]}"; do
         note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
         { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/varlen_sanitize.log"
       done ;;
+    sm90varlen)
+      # issue 28's Hopper varlen forward (docs/kernels/sm90_fwd.md 2.6; needs a build with
+      # src/dispatch.h CUDADENT_SM90_FWD_VARLEN 1, else every forced case skips): the varlen
+      # tests forced onto sm90 and under the default dispatch, then compute-sanitizer (forced sm90)
+      # on the sequence-end cases and the CLI
+      for envset in "CUDADENT_KERNEL_FWD=sm90" "CUDADENT_KERNEL_FWD="; do
+        ( export "$envset"; timeout 200 build-gpu/tests/cudadent_tests gpu_varlen_fwd > "$logs/t.log" 2>&1 )
+        note "tests ($envset gpu_varlen_fwd): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset"; cat "$logs/t.log"; } >> "$logs/sm90varlen.log"
+      done
+      for spec in ${SM90VL_SANITIZE:-memcheck:gpu_varlen_fwd/02 memcheck:gpu_varlen_fwd/11 memcheck:gpu_varlen_fwd/14 memcheck:gpu_varlen_fwd/16 memcheck:gpu_varlen_fwd/18 racecheck:gpu_varlen_fwd/15 synccheck:gpu_varlen_fwd/17}; do
+        tool=${spec%%:*} case=${spec#*:}
+        CUDADENT_KERNEL_FWD=sm90 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 \
+          build-gpu/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/sm90varlen_sanitize.log"
+      done
+      for spec in "memcheck:--varlen 1:1,127:127,129:129,0:5,255:255,64:0 --heads 4 --heads-kv 2 --head-dim 128 --causal --layout gapped" \
+                  "memcheck:--varlen 1:1,127:300,129:129,193:100 --heads 4 --heads-kv 1 --head-dim 64 --window 33,7" \
+                  "racecheck:--varlen 1:1,127:127,129:129 --heads 2 --heads-kv 1 --head-dim 128 --causal"; do
+        tool=${spec%%:*} shape=${spec#*:}
+        CUDADENT_KERNEL_FWD=sm90 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $bench $shape --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
+        note "$tool sm90 fwd ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+        { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sm90varlen_sanitize.log"
+      done ;;
     widths)
       # issue 27's Hopper rows (forward: 192/128, 256, every dim rounded up; backward: every dim
       # up to 128 rounded up to 64 / 128), sm90 forced: their C tests, the overread self-test,
@@ -229,6 +256,53 @@ for step in "${steps[@]}"; do
         note "$tool sm90 $dir ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok $(grep -c FAIL "$logs/s.log") FAIL"
         { echo "==== $tool $dir $shape"; cat "$logs/s.log"; } >> "$logs/widths_sanitize.log"
       done ;;
+    bwdwide)
+      # issue 27's wide Hopper backward rows (192 / 128, 256 and dims rounded up to them), built
+      # with the gate on (build-wide/: -DCUDADENT_SM90_BWD_WIDE=1 for the library and the tests):
+      # their C tests forced to sm90 (the deterministic ones included), the narrow rows again,
+      # then --check CLI lines and compute-sanitizer on small gapped shapes of each wide row
+      # (where src/dispatch.h already has the gate on, build-gpu/ is that build: nothing is built)
+      if grep -q '^#define CUDADENT_SM90_BWD_WIDE 1' src/dispatch.h; then
+        rm -rf build-wide && ln -s build-gpu build-wide
+      else
+        { cmake -S . -B build-wide -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_WIDE=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_WIDE=1 \
+            && cmake --build build-wide -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-wide.log" 2>&1 \
+          || { note "WIDE BUILD FAILED"; tail -20 "$logs/build-wide.log"; continue; }
+      fi
+      wrun="env LD_LIBRARY_PATH=$PWD/build-wide"
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_dims_hopper_bwd" "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" \
+                 "CUDADENT_KERNEL=:gpu_dims_bwd" "CUDADENT_KERNEL=sm90:gpu_dims_gap_overread_fails"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 300 $wrun build-wide/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "wide tests ($envset $filter): rc $? $(tail -1 "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -40 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdwide.log"
+      done
+      for spec in "memcheck:--head-dim 256 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal --layout gapped --bwd --check" \
+                  "memcheck:--head-dim 192 --head-dim-v 128 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
+                  "memcheck:--head-dim 200 --head-dim-v 128 --seqlen-q 300 --seqlen-k 130 --heads 4 --heads-kv 1 --layout gapped --deterministic --bwd --check" \
+                  "memcheck:--head-dim 176 --head-dim-v 104 --seqlen-q 600 --seqlen-k 200 --heads 4 --heads-kv 2 --layout gapped --deterministic --bwd --check" \
+                  "racecheck:--head-dim 256 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --causal --bwd" \
+                  "racecheck:--head-dim 192 --head-dim-v 128 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 --bwd" \
+                  "synccheck:--head-dim 192 --head-dim-v 128 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 --causal --bwd" \
+                  "synccheck:--head-dim 256 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 --bwd"; do
+        tool=${spec%%:*} shape=${spec#*:}
+        env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-wide timeout 120 compute-sanitizer --tool $tool \
+          --error-exitcode 9 build-wide/cudadent-bench --batch 2 $shape --iters 1 > "$logs/s.log" 2>&1
+        note "$tool sm90 wide bwd ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok $(grep -c FAIL "$logs/s.log") FAIL"
+        { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/bwdwide_sanitize.log"
+      done
+      # timings, sm90 (wide) against sm80 (today's path), the dims suite's shapes
+      for shape in "--batch 8 --heads 8 --seqlen-q 2048 --seqlen-k 2048 --head-dim 256" \
+                   "--batch 2 --heads 8 --seqlen-q 8192 --seqlen-k 8192 --head-dim 256 --causal" \
+                   "--batch 8 --heads 10 --seqlen-q 2048 --seqlen-k 2048 --head-dim 192 --head-dim-v 128" \
+                   "--batch 2 --heads 10 --seqlen-q 8192 --seqlen-k 8192 --head-dim 192 --head-dim-v 128 --causal"; do
+        for k in sm90 sm80; do
+          r=$(env CUDADENT_KERNEL_BWD=$k LD_LIBRARY_PATH=$PWD/build-wide timeout 120 build-wide/cudadent-bench $shape --bwd --iters 30 2>&1 | tail -1)
+          note "wide bwd $k ($shape): $r"
+        done
+      done ;;
     vbench)
       # issue 28's packed-document suite against FlexAttention and the dense causal shape
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
@@ -241,10 +315,11 @@ for step in "${steps[@]}"; do
         timeout ${LOSS_LIMIT:-150} python3 -m cudadent.bench --train --train-configs none --out "$out" > "$logs/loss.log" 2>&1
       note "losscheck: rc $?"; grep -E "loss check|rms|bound|^\|" "$logs/loss.log" | head -20 | tee -a "$summary" ;;
     dims)
-      # issue 27's widths against cuDNN and SDPA's flash backend (bench.py --suite dims)
+      # issue 27's widths against cuDNN and SDPA's flash backend (bench.py --suite dims; DIMS_EXTRA
+      # adds arguments, e.g. --seqlens 2048,8192)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
         timeout ${DIMS_LIMIT:-300} python3 -m cudadent.bench --suite dims --backends ${DIMS_BACKENDS:-cudadent,cudnn,flash} \
-        --rounds 2 --no-flex --time-limit $(( ${DIMS_LIMIT:-300} - 40 )) --out "$out" > "$logs/dims.log" 2>&1
+        --rounds 2 --no-flex --time-limit $(( ${DIMS_LIMIT:-300} - 40 )) ${DIMS_EXTRA:-} --out "$out" > "$logs/dims.log" 2>&1
       note "dims: rc $?"; grep -E "^\|" "$logs/dims.log" | head -80 | tee -a "$summary" ;;
     all)
       # default dispatch (on cc 9.0 both Hopper kernels, the deterministic backward included), every test
