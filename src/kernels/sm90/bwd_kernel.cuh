@@ -81,27 +81,36 @@
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 
-template <int D> struct cd_sm90_bwd_smem {
+/* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
+ * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
+template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
-  static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr bool SWAP = BM == 80;
   static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
   static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
-  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T buffer */
-  static constexpr int DQ_WARP_BYTES = 16 * 64 * 4;
+  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T (SWAP: dS) buffer */
+  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x 64 (SWAP 16 x 80) */
+  static constexpr int DQ_WARP_BYTES = DQ_FLOATS * 4;
   static constexpr int K_OFF = 0;
   static constexpr int V_OFF = K_OFF + KV_BYTES;
   static constexpr int Q_OFF = V_OFF + KV_BYTES;
   static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
-  static constexpr int LSE_OFF = DO_OFF + ST * QT_BYTES;
-  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
-  static constexpr int DS_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
+  /* SWAP: LSE2 / delta after the dQ staging (16-byte alignment suffices; before dS the 1024-byte
+   * alignment of DS_OFF would cost 768 B, 40 B over the limit) */
+  static constexpr int LSE_OFF_ = DO_OFF + ST * QT_BYTES;
+  static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
+  static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
   static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
-  static constexpr int BAR_OFF = DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
+  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
+  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
-  static_assert(BM * D == 8192, "each consumer's dQ part is 64 x 64");
+  static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
+  static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
@@ -196,16 +205,17 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
 /* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
  * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB, in any order
  * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
-template <int D>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
+template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
                                                       uint32_t sDQ, int b, int h, int m, int cw,
                                                       int warp, int lane) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M;
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  typedef cd_sm90_bwd_smem<D, BM> L;
+  static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
   if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < NQ / 4; ++i)
     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
                  "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
                  : "memory");
@@ -213,8 +223,8 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
   __syncwarp();
   if (lane == 0) {
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
-    cd_bulk_reduce_add_f32(dst, stage_dq, cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * L::DQ_FLOATS;
+    cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
     cd_tma_store_commit();
   }
 }
@@ -286,15 +296,18 @@ __device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, in
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
 }
 
-template <int D, bool kFp16, int kDet>
+template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                        const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
   typedef cd_sm90_bwd_tile<D> tile;
-  typedef cd_sm90_bwd_smem<D> L;
-  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  typedef cd_sm90_bwd_smem<D, BM_> L;
+  constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
+  /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
+  constexpr bool SWAP = L::SWAP;
+  static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET), "the 80-row tile: d128, non-deterministic");
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
@@ -378,8 +391,11 @@ __global__ void __launch_bounds__(384, 1)
   const uint64_t desc_do_mn = cd_gmma_desc_sw128(sDO, BM * 128, 1024);
   /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [64 cw, +64) from K slab cw
    * (BM 64) */
-  const uint64_t desc_ds = cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
-  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM == 64 ? cw * BN * 128 : 0), BN * 128, 1024);
+  /* SWAP (BM 80): dQ^T's A = K slab cw read MN-major (D columns [64 cw, +64) x keys), its B = dS
+   * K-major ([2 key slabs][BM rows][64 keys]) */
+  const uint64_t desc_ds = SWAP ? cd_gmma_desc_sw128(sDS, 1, 1024)
+                                : cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM != 128 ? cw * BN * 128 : 0), BN * 128, 1024);
 
   float dv[D / 2], dk[D / 2];
 #pragma unroll
@@ -389,7 +405,8 @@ __global__ void __launch_bounds__(384, 1)
   const bool key_tail = k0 + BN > args.seqlen_k;
   if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
-  float dq[32];
+  float dq[SWAP ? BM / 2 : 32]; /* SWAP: dQ^T, element 4j + 2r + e is D column 64 cw + 16 warp +
+                                 * lane / 4 + 8r, query row 8j + 2 (lane % 4) + e */
   int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq_det) */
 
   uint32_t it = 0;
@@ -431,7 +448,17 @@ __global__ void __launch_bounds__(384, 1)
           st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
       }
-      if (need_mask) {
+      if constexpr (SWAP) {
+        /* no mask (cd_sm90_bwd_takes_bm80): only the keys past seqlen_k, whole S^T rows */
+        if (key_tail) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            if (k0 + key_in_block0 + 8 * r >= args.seqlen_k) {
+#pragma unroll
+              for (int j = 0; j < BM / 8; ++j) st[4 * j + 2 * r] = st[4 * j + 2 * r + 1] = 0.f;
+            }
+        }
+      } else if (need_mask) {
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j)
 #pragma unroll
@@ -447,12 +474,29 @@ __global__ void __launch_bounds__(384, 1)
             }
       }
       uint32_t p16[BM / 4];
+      uint32_t ds16[BM / 4];
+      if constexpr (SWAP) {
+        /* FA3's order: P packed with dS after the dP^T wait, so that S^T, dP^T (80 registers),
+         * dV and dK (128) are the peak, not those and P too (p16 20 more: over 240) */
+        cd_wgmma_wait<0>(); /* dP^T done */
+        cd_sm90_fence_regs(dpt);
+#pragma unroll
+        for (int j = 0; j < BM / 8; ++j) {
+          const int col = 8 * j + 2 * (lane & 3);
+          const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            p16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r], st[4 * j + 2 * r + 1]);
+            ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                              st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+          }
+        }
+      } else {
 #pragma unroll
       for (int i = 0; i < BM / 4; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
-      uint32_t ds16[BM / 4];
 #pragma unroll
       for (int j = 0; j < BM / 8; ++j) {
         const int col = 8 * j + 2 * (lane & 3);
@@ -461,6 +505,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int r = 0; r < 2; ++r)
           ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
                                             st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+      }
       }
 
       /* dV += P^T dO */
@@ -473,7 +518,20 @@ __global__ void __launch_bounds__(384, 1)
        * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
        * chunk); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving
        * the address of row t % 8 of matrix t / 8 */
-      {
+      if constexpr (SWAP) {
+        /* dS, [2 key slabs][BM rows][64 keys], 128-byte swizzle, by transposing stmatrix: matrix
+         * (j, r) of the fragment (keys 16 warp + 8 r .. + 7 x query rows 8 j .. + 7) is stored as
+         * query rows 8 j .. + 7, each a 16-byte chunk of 8 keys (chunk 2 warp + r of slab cw); lane
+         * t gives the address of row t % 8 of matrix t / 8 = (j + t / 16, (t / 8) % 2) */
+        const uint32_t ds_buf = sDS + buf * L::DS_BYTES + cw * (BM * 128);
+        const int chunk = 2 * warp + ((lane >> 3) & 1);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+          const int row = 8 * (j + (lane >> 4)) + (lane & 7);
+          const uint32_t addr = ds_buf + row * 128 + ((chunk ^ (row & 7)) << 4);
+          cd_stmatrix_x4_trans(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+        }
+      } else {
         const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
         const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
 #pragma unroll
@@ -489,8 +547,12 @@ __global__ void __launch_bounds__(384, 1)
        * +2-4% at d128 non-causal 2k-16k, +2.5-6.5% causal, 0 at GQA and d64; bwd.md 2.1) */
       cd_named_bar_sync(BAR_DS, 256);
       cd_wgmma_fence();
-      cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-        dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      if constexpr (SWAP) /* dQ^T_cw [64 D columns, BM rows] = K^T [64, BN keys] dS^T [BN, BM] */
+        cd_sm90_gemm_ss<BM, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_k_major<BM>>(
+          dq, desc_k_mn, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES));
+      else
+        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
       cd_wgmma_commit();
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
                                                           cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
@@ -502,7 +564,7 @@ __global__ void __launch_bounds__(384, 1)
       if constexpr (kDet)
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
-        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+        cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, m, cw, warp, lane);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(ds16);
