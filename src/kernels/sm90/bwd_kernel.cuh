@@ -59,6 +59,13 @@
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
  * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
  *
+ * The 80-row tile (BM_ = 80, d128 only, non-deterministic, calls without a mask: config.cuh
+ * SM90_BWD_D128_BM80, a dev build's experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
+ * [64, 80]; dS stored as dS, [2 key slabs][80 rows][64 keys], by transposing stmatrix; consumer w's
+ * dQ part is dQ^T_w = K^T dS^T [64 D columns, 80 rows] (A = K slab w MN-major, B = dS K-major),
+ * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
+ * 231,720 B); the mask only zeroes keys past seqlen_k.
+ *
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
@@ -476,8 +483,10 @@ __global__ void __launch_bounds__(384, 1)
       uint32_t p16[BM / 4];
       uint32_t ds16[BM / 4];
       if constexpr (SWAP) {
-        /* FA3's order: P packed with dS after the dP^T wait, so that S^T, dP^T (80 registers),
-         * dV and dK (128) are the peak, not those and P too (p16 20 more: over 240) */
+        /* FA3's order: P packed with dS after the dP^T wait (the peak S^T, dP^T, dV, dK: 208).
+         * Session 20's ptxas: with the general mask code this tile spilled 20 B and serialized the
+         * wgmmas (C7512) in either order, with the key-tail mask above neither; in both orders (and
+         * in the 64-row tile's SASS) the packs land after the dP^T wait */
         cd_wgmma_wait<0>(); /* dP^T done */
         cd_sm90_fence_regs(dpt);
 #pragma unroll
