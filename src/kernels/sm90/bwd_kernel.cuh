@@ -62,6 +62,13 @@
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
+ *
+ * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd.md section 7): the
+ * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
+ * device, heaviest first; a 1-d grid, CTA i = unit i / heads_kv, KV head i % heads_kv. The
+ * sequence's lengths replace seqlen_q / seqlen_k; loads start at its first token of the packed
+ * tensors, LSE2 / delta rows and dQ tiles at its padded tile. The tail of its last query block
+ * holds the next sequence's tokens, whose LSE2 rows (padding) are +inf: P = dS = 0 there.
  */
 #ifndef CUDADENT_SM90_BWD_KERNEL_CUH
 #define CUDADENT_SM90_BWD_KERNEL_CUH
@@ -286,11 +293,29 @@ __device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, in
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
 }
 
-template <int D, bool kFp16, int kDet>
-__global__ void __launch_bounds__(384, 1)
-    cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+/* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
+ * CTA's linear index i is unit i / heads_kv of the list (heaviest first) and KV head
+ * i % heads_kv; seqs[u] = {q0, k0, len_q, len_k} of the unit's sequence (tokens, clamped),
+ * blocks[u] = {key block, the sequence's first tile of the padded dQ / LSE2 / delta layout}. */
+struct cd_sm90_bwd_varlen_units {
+  const int *count;
+  const int4 *seqs;
+  const int2 *blocks;
+  int heads_kv;
+};
+
+/* The main kernel's body, dense (kVarlen false: the grid is the work, cd_sm90_bwd_work_of_block)
+ * or varlen (a unit of the list: its sequence's lengths replace seqlen_q / seqlen_k in a copy of
+ * the arguments, so the mask rule, the query-block range and the key tail are the sequence's,
+ * bottom-right aligned; the loads start at its tokens q_tok0 / k_tok0 of the packed tensors, the
+ * LSE2 / delta rows and dQ tiles at its padded tile mt0, batch coordinate 0). At kVarlen false
+ * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
+ * sm90_bwd.md section 7). */
+template <int D, bool kFp16, int kDet, bool kVarlen>
+__device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                 const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                 const cd_sm90_bwd_args &args_in, const int head_dim,
+                                                 const int head_dim_v, const cd_sm90_bwd_varlen_units vu) {
   typedef cd_sm90_bwd_tile<D> tile;
   typedef cd_sm90_bwd_smem<D> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -308,8 +333,25 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
+  cd_sm90_bwd_args args = args_in; /* varlen: with the sequence's lengths */
   int n_block, hk, b; /* this CTA's key block, KV head and batch (cd_sm90_bwd_work_of_block) */
-  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  int q_tok0 = 0, k_tok0 = 0, mt0 = 0; /* varlen: the sequence's first query / key token, tile */
+  if constexpr (kVarlen) {
+    const int unit = (int)blockIdx.x / vu.heads_kv;
+    if (unit >= *vu.count) return; /* past the list: the whole CTA, before any barrier */
+    hk = (int)blockIdx.x - unit * vu.heads_kv;
+    const int4 seq = vu.seqs[unit];
+    const int2 blk = vu.blocks[unit];
+    n_block = blk.x;
+    mt0 = blk.y;
+    b = 0;
+    q_tok0 = seq.x;
+    k_tok0 = seq.y;
+    args.seqlen_q = seq.z;
+    args.seqlen_k = seq.w;
+  } else {
+    cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  }
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     cd_tma_prefetch_desc(&tm_q);
@@ -338,8 +380,8 @@ __global__ void __launch_bounds__(384, 1)
     cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
-      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
+      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
     }
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
@@ -351,10 +393,10 @@ __global__ void __launch_bounds__(384, 1)
         cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
-          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
-          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, q_tok0 + m * BM, h, b);
+          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, q_tok0 + m * BM, h, b);
         }
-        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
+        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)(mt0 + m) * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
@@ -502,7 +544,7 @@ __global__ void __launch_bounds__(384, 1)
       if constexpr (kDet)
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
-        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, m, cw, warp, lane);
+        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(ds16);
@@ -546,12 +588,34 @@ __global__ void __launch_bounds__(384, 1)
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(vv.x), "=r"(vv.y), "=r"(vv.z), "=r"(vv.w) : "r"(sDO + off) : "memory");
     if (c < cpr_k)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss +
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)(k_tok0 + key) * args.dk_ss +
                                  hk * args.dk_sh + 8 * c) = vk;
     if (c < cpr_v)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss +
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
                                  hk * args.dv_sh + 8 * c) = vv;
   }
+}
+
+template <int D, bool kFp16, int kDet>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+  cd_sm90_bwd_body<D, kFp16, kDet, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
+                                          cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+}
+
+/* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /
+ * dv and the tensor maps over the packed tensors (head_dim, total, heads, 1), args.sq_pad the
+ * padded rows of a head, args.m_blocks its tiles. Not deterministic (bwd.cu supports()). */
+template <int D, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_varlen_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                              const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                              const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
+                              const cd_sm90_bwd_varlen_units vu) {
+  cd_sm90_bwd_body<D, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                       head_dim_v, vu);
 }
 
 #endif /* CUDADENT_SM90_BWD_KERNEL_CUH */

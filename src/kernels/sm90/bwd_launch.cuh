@@ -188,4 +188,9 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
 /* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256. */
 cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
 
+/* Varlen calls (bwd_varlen.cu; the narrow rows, not deterministic: bwd.cu's supports()): the
+ * workspace they need and their launch. */
+size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p);
+cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+
 #endif /* CUDADENT_SM90_BWD_LAUNCH_CUH */
