@@ -65,7 +65,8 @@
  *
  * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd.md section 7): the
  * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
- * device, heaviest first; a 1-d grid, CTA i = unit i / heads_kv, KV head i % heads_kv. The
+ * device, heaviest first; a 1-d grid over (unit, KV head) in the dense LPT order (SM90_BWD_LPT_GROUP
+ * KV heads at a time, units ascending across them: cd_sm90_bwd_grouped_work). The
  * sequence's lengths replace seqlen_q / seqlen_k; loads start at its first token of the packed
  * tensors, LSE2 / delta rows and dQ tiles at its padded tile. The tail of its last query block
  * holds the next sequence's tokens, whose LSE2 rows (padding) are +inf: P = dS = 0 there.
@@ -294,8 +295,8 @@ __device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, in
 }
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
- * CTA's linear index i is unit i / heads_kv of the list (heaviest first) and KV head
- * i % heads_kv; seqs[u] = {q0, k0, len_q, len_k} of the unit's sequence (tokens, clamped),
+ * CTA's linear index is a (unit of the list, heaviest first, KV head) in the grouped order of
+ * cd_sm90_bwd_grouped_work; seqs[u] = {q0, k0, len_q, len_k} of the unit's sequence (tokens, clamped),
  * blocks[u] = {key block, the sequence's first tile of the padded dQ / LSE2 / delta layout}. */
 struct cd_sm90_bwd_varlen_units {
   const int *count;
@@ -337,9 +338,14 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   int n_block, hk, b; /* this CTA's key block, KV head and batch (cd_sm90_bwd_work_of_block) */
   int q_tok0 = 0, k_tok0 = 0, mt0 = 0; /* varlen: the sequence's first query / key token, tile */
   if constexpr (kVarlen) {
-    const int unit = (int)blockIdx.x / vu.heads_kv;
-    if (unit >= *vu.count) return; /* past the list: the whole CTA, before any barrier */
-    hk = (int)blockIdx.x - unit * vu.heads_kv;
+    /* the dense LPT order over (unit, KV head): SM90_BWD_LPT_GROUP KV heads at a time, units
+     * (heaviest first) ascending across them, so that the CTAs in flight share a few heads' Q / dO
+     * in L2; for every mask (a list's units are not uniform work, unlike a dense unmasked grid) */
+    const int count = *vu.count;
+    if ((int64_t)blockIdx.x >= (int64_t)count * vu.heads_kv) return; /* past the list: the whole CTA */
+    int unit;
+    cd_sm90_bwd_grouped_work(blockIdx.x, count, vu.heads_kv, vu.heads_kv,
+                             SM90_BWD_LPT_GROUP > 0 ? SM90_BWD_LPT_GROUP : 1, &unit, &hk, &b);
     const int4 seq = vu.seqs[unit];
     const int2 blk = vu.blocks[unit];
     n_block = blk.x;

@@ -12,8 +12,8 @@
  * len_q, len_k}, len_k after seqused_k.
  *
  * Units. A unit is a (sequence, key block of BLOCK_N keys); a CTA of the main kernel takes a unit
- * and a KV head (linear launch index i: unit i / heads_kv, head i % heads_kv: consecutive CTAs
- * share the unit's Q / dO under GQA... and the heaviest units start first). The plan, as the
+ * and a KV head in the dense kernel's LPT order (bwd_kernel.cuh: SM90_BWD_LPT_GROUP KV heads at
+ * a time, the list's units heaviest first across them). The plan, as the
  * forward's: each thread counts its sequences' units into a shared histogram by cost (the query
  * blocks that see the key block, cd_mask_q_blocks with the sequence's lengths: bottom-right
  * aligned), a block scan from the heaviest bin gives each bin's first slot, and each thread
