@@ -54,7 +54,7 @@ static inline int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
   return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
 }
 
-/* Whether a deterministic call takes rotated walks and turns (bwd_kernel.cuh cd_sm90_bwd_walk_m):
+/* Whether a deterministic call takes rotated walks and turns (bwd_parts.cuh cd_sm90_bwd_walk_m):
  * no mask, at most as many key blocks as query blocks (the turn formula's premise), and a chain's
  * key blocks resident at once with room to spare (half the SMs, one CTA per SM: a rotated turn
  * may wait for a CTA launched later, so a chain that did not fit could hang). */
@@ -187,5 +187,10 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
 
 /* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256. */
 cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+
+/* Varlen calls (bwd_varlen.cu; the narrow rows, not deterministic: bwd.cu's supports()): the
+ * workspace they need and their launch. */
+size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p);
+cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
 
 #endif /* CUDADENT_SM90_BWD_LAUNCH_CUH */
