@@ -59,8 +59,10 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
 /* The layout-v2 features a row does not list are refused (api.c says which is missing): the
  * portable kernels implement head_dim_v != head_dim and softcap, and varlen (seqused_k and the
  * device check included; each direction behind its gate in dispatch.h); the Hopper forward and
- * backward head_dim_v != head_dim, the Hopper forward varlen behind its gate
- * (CUDADENT_SM90_FWD_VARLEN); the Hopper kernels no softcap, the Hopper backward no varlen. */
+ * backward head_dim_v != head_dim, the Hopper forward and backward varlen behind their gates
+ * (CUDADENT_SM90_FWD_VARLEN, CUDADENT_SM90_BWD_VARLEN; the backward's supports() leaves
+ * deterministic and head dims over 128 varlen calls to the next row); the Hopper kernels no
+ * softcap. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,
@@ -83,7 +85,11 @@ static const cudadent_fwd_kernel_t fwd_table[] = {
 
 static const cudadent_bwd_kernel_t bwd_table[] = {
 #if CUDADENT_HAVE_SM90_BWD
-    {"sm90", 90, 90, dims_sm90_bwd, CUDADENT_DTYPES_16BIT, CUDADENT_FEATURE_HEAD_DIM_V,
+    {"sm90", 90, 90, dims_sm90_bwd, CUDADENT_DTYPES_16BIT,
+     CUDADENT_FEATURE_HEAD_DIM_V |
+         (CUDADENT_SM90_BWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
+                                         CUDADENT_FEATURE_SEQLENS_CHECK
+                                   : 0u),
      cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
      cudadent_sm90_bwd_preferred,

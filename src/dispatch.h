@@ -94,6 +94,17 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * backwards as not implemented yet. The host and GPU tests read it. */
 #define CUDADENT_SM80_BWD_VARLEN 1
 
+/* 1: the Hopper backward's row lists varlen (with seqused_k and the device check; issue 28,
+ * docs/kernels/sm90_bwd.md section 7: src/kernels/sm90/bwd_varlen*), so varlen backwards with head
+ * dims up to 128, not deterministic, run there on H100 / H200 and a forced CUDADENT_KERNEL_BWD=sm90
+ * takes them (the others go on to the portable backward, the next row). 0 until its GPU tests
+ * (tests/test_gpu_varlen_bwd.c forced onto sm90 and under the default dispatch; compute-sanitizer
+ * memcheck, racecheck and synccheck: dev/sm90_bwd/gpu_run.sh bwdvarlen) have passed on a GPU: the
+ * kernels are then compiled but never launched. The GPU tests read it too. */
+#ifndef CUDADENT_SM90_BWD_VARLEN
+#define CUDADENT_SM90_BWD_VARLEN 0
+#endif
+
 /* 1: the Hopper backward's row lists head dims up to 256 (its wide rows 192 / 128 and 256 / 256,
  * src/kernels/sm90/bwd_wide_kernel.cuh, and every multiple of 8 in (128, 256] rounded up to them;
  * issue 27). Its GPU tests (tests/test_gpu_dims.c gpu_dims_hopper_bwd, 34 cases) passed on an H100

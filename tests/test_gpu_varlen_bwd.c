@@ -7,13 +7,22 @@
  * value as bad). Skipped with 'skipped: no CUDA device' where there is none, and while dispatch.h's
  * CUDADENT_SM80_BWD_VARLEN (or the forward's gate) is 0.
  *
- * Tests: gpu_varlen_bwd/<NN-name> (15): lengths 0, 1, odd and long in one batch; seqlen_q !=
+ * Tests: gpu_varlen_bwd/<NN-name> (25; 00-14 the portable kernel's list): lengths 0, 1, odd and long in one batch; seqlen_q !=
  * seqlen_k per sequence both ways; sequences with no key or no query; GQA and MQA; no mask,
  * causal, windows; head dims 32 to 256 (exact and padded kernels), head_dim_v != head_dim,
  * softcap; layouts packed, padded, gapped; seqused_k; invalid arrays (clamped: the report of the
  * opt-in check, tokens and keys in no sequence zero); no key at all and no query at all (the
  * fills); the deterministic mode run 5 times, bitwise equal (problem_bwd_repeatable).
- * Cost: the fp64 reference forward and backward, about 20 core-seconds for the whole list.
+ * Cases 15-24 are the Hopper varlen backward's edges (src/kernels/sm90/bwd_varlen*,
+ * docs/kernels/sm90_bwd.md section 7; they run on whichever kernel dispatch picks): sequences
+ * ending mid-tile at both BLOCK_M 64 (d128) and 128 (d64) rows and one past a tile, lengths 0 and
+ * 1, a long sequence (> 2 key blocks of 128) next to short ones, seqlen_q != seqlen_k per sequence
+ * (causal, both ways), windows, GQA and MQA, seqused_k, gapped and padded layouts, head dims 64,
+ * 96, 128 and head_dim_v != head_dim both ways.
+ * Paths: the default dispatch, or one forced by CUDADENT_KERNEL_BWD / CUDADENT_KERNEL (sm80, or
+ * sm90 where dispatch.h CUDADENT_SM90_BWD_VARLEN is 1; a case the forced path does not take,
+ * e.g. softcap, head dims over 128 or the deterministic mode on sm90, skips).
+ * Cost: the fp64 reference forward and backward, about 40 core-seconds for the whole list.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +30,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN, CUDADENT_SM80_BWD_VARLEN */
+#include "dispatch.h" /* CUDADENT_SM80_FWD_VARLEN, CUDADENT_SM80_BWD_VARLEN, CUDADENT_SM90_BWD_VARLEN */
 #include "harness.h"
 #include "problem.h"
 #include "varlen_cases.h" /* the case fields, masks and ragged batches */
@@ -29,6 +38,15 @@
 void register_gpu_varlen_bwd_tests(void);
 
 enum { REPEAT_RUNS = 5 }; /* deterministic cases: backward runs compared bitwise */
+
+/* The Hopper kernel's tile ends: 63, 65 (BLOCK_M 64 +- 1), 127, 129 (BLOCK_M / BLOCK_N 128 +- 1),
+ * 0, 1, exactly 64 and 128, and 191 (a third tile); keys the same (square, causal diagonal) */
+static const int tend_q[] = {63, 65, 127, 129, 1, 0, 64, 191, 128},
+                 tend_k[] = {63, 65, 127, 129, 1, 0, 64, 191, 128};
+/* a long sequence (6 key blocks) among short ones, and one of 300 (3 key blocks) */
+static const int lng_q[] = {5, 700, 1, 300, 0, 33}, lng_k[] = {5, 700, 1, 300, 0, 33};
+/* seqlen_q != seqlen_k within each sequence, both ways (bottom-right alignment per sequence) */
+static const int ne_q[] = {100, 7, 260, 1, 129, 64}, ne_k[] = {300, 7, 90, 129, 1, 200};
 
 static const varlen_case_t cases[] = {
     {"mixed-d64", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 64, 0, CUDADENT_DTYPE_BF16,
@@ -62,6 +80,27 @@ static const varlen_case_t cases[] = {
      {CAUSAL}, 0, LAYOUT_PADDED, 0, NO_REPORT},
     {"deterministic-mixed-causal-d128", LEN(mix_q), mix_q, mix_k, NULL, NULL, NULL, 4, 2, 128, 0,
      CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 1, NO_REPORT},
+    /* 15-24: the Hopper varlen backward's edges */
+    {"tile-ends-causal-d128", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 4, 2, 128, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
+    {"tile-ends-d64-gqa-gapped", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 8, 2, 64, 0,
+     CUDADENT_DTYPE_FP16, {NONE}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"long-short-causal-d128-mqa", LEN(lng_q), lng_q, lng_k, NULL, NULL, NULL, 4, 1, 128, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, 0, NO_REPORT},
+    {"sq-ne-sk-causal-d96", LEN(ne_q), ne_q, ne_k, NULL, NULL, NULL, 6, 3, 96, 0,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"sq-ne-sk-causal-d64", LEN(ne_q), ne_q, ne_k, NULL, NULL, NULL, 4, 2, 64, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
+    {"window-d64-mqa", LEN(ne_q), ne_q, ne_k, NULL, NULL, NULL, 4, 1, 64, 0,
+     CUDADENT_DTYPE_BF16, {WINDOW}, 0, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
+    {"local-long-d128-gqa", LEN(lng_q), lng_q, lng_k, NULL, NULL, NULL, 8, 2, 128, 0,
+     CUDADENT_DTYPE_FP16, {LOCAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"seqused-causal-d128", LEN(used_q), used_q, used_k, used_u, NULL, NULL, 4, 2, 128, 0,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"tile-ends-d128v64-causal", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 4, 2, 128, 64,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, 0, NO_REPORT},
+    {"many-short-d64v96", LEN(many_q), many_q, many_k, NULL, NULL, NULL, 4, 2, 64, 96,
+     CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -95,10 +134,14 @@ static int run_case(int i) {
   if (!CUDADENT_SM80_BWD_VARLEN || !CUDADENT_SM80_FWD_VARLEN)
     return t_skip("the varlen backward (or forward) is not enabled (dispatch.h "
                   "CUDADENT_SM80_BWD_VARLEN / CUDADENT_SM80_FWD_VARLEN)");
-  if (strcmp(forced_bwd(), "sm90") == 0)
-    return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): only sm80 has varlen");
+  const int forced_sm90 = strcmp(forced_bwd(), "sm90") == 0;
+  if (forced_sm90 && !CUDADENT_SM90_BWD_VARLEN)
+    return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): its varlen is not enabled "
+                  "(dispatch.h CUDADENT_SM90_BWD_VARLEN 0 until these tests pass there)");
   if (i >= N_CASES) return T_FAILF("no case %d", i);
   const varlen_case_t *c = &cases[i];
+  if (forced_sm90 && c->deterministic) /* bwd.cu supports(): the portable kernel's */
+    return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): not deterministic ones");
   problem_desc_t desc = varlen_case_desc(c);
   problem_t pr;
   char err[256] = "", name[400];
@@ -114,7 +157,13 @@ static int run_case(int i) {
     problem_destroy(&pr);
     return rc == 0 ? T_PASS : T_FAILF("%s: %s", c->name, err);
   }
-  if (run_fwd_bwd(&pr, err, sizeof err) != CUDADENT_STATUS_SUCCESS) {
+  const cudadent_status_t st = run_fwd_bwd(&pr, err, sizeof err);
+  if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && forced_sm90 && strncmp(err, "bwd:", 4) == 0) {
+    problem_destroy(&pr);
+    return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): not a case it takes (e.g. "
+                  "softcap, head dims over 128)");
+  }
+  if (st != CUDADENT_STATUS_SUCCESS) {
     problem_destroy(&pr);
     return T_FAILF("%s: %s", c->name, err);
   }
@@ -147,10 +196,15 @@ static int run_case(int i) {
   static int varlen_bwd_##i(void) { return run_case(i); }
 CASE_FN(0) CASE_FN(1) CASE_FN(2) CASE_FN(3) CASE_FN(4) CASE_FN(5) CASE_FN(6) CASE_FN(7)
 CASE_FN(8) CASE_FN(9) CASE_FN(10) CASE_FN(11) CASE_FN(12) CASE_FN(13) CASE_FN(14) CASE_FN(15)
+CASE_FN(16) CASE_FN(17) CASE_FN(18) CASE_FN(19) CASE_FN(20) CASE_FN(21) CASE_FN(22) CASE_FN(23)
+CASE_FN(24) CASE_FN(25)
 static const t_fn case_fns[] = {varlen_bwd_0,  varlen_bwd_1,  varlen_bwd_2,  varlen_bwd_3,
                                 varlen_bwd_4,  varlen_bwd_5,  varlen_bwd_6,  varlen_bwd_7,
                                 varlen_bwd_8,  varlen_bwd_9,  varlen_bwd_10, varlen_bwd_11,
-                                varlen_bwd_12, varlen_bwd_13, varlen_bwd_14, varlen_bwd_15};
+                                varlen_bwd_12, varlen_bwd_13, varlen_bwd_14, varlen_bwd_15,
+                                varlen_bwd_16, varlen_bwd_17, varlen_bwd_18, varlen_bwd_19,
+                                varlen_bwd_20, varlen_bwd_21, varlen_bwd_22, varlen_bwd_23,
+                                varlen_bwd_24, varlen_bwd_25};
 _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN rows");
 
 void register_gpu_varlen_bwd_tests(void) {

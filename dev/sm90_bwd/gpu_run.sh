@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [sm90varlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
+#     [varlen] [sm90varlen] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -228,6 +228,52 @@ for step in "${steps[@]}"; do
           $bench $shape --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
         note "$tool sm90 fwd ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
         { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sm90varlen_sanitize.log"
+      done ;;
+    bwdvarlen)
+      # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd.md section 7), built with the gate
+      # on (build-bvl/: -DCUDADENT_SM90_BWD_VARLEN=1 for the library and the tests; where
+      # src/dispatch.h already has it at 1, build-gpu/ is that build): the varlen backward tests
+      # forced onto sm90 (the deterministic, softcap and d > 128 cases skip) and under the default
+      # dispatch, compute-sanitizer (forced sm90) on the tile-end, long, seqused and invalid-array
+      # cases and a CLI shape, then CLI timings of ragged batches, sm90 against sm80
+      if grep -q '^#define CUDADENT_SM90_BWD_VARLEN 1' src/dispatch.h; then
+        rm -rf build-bvl && ln -s build-gpu build-bvl
+      else
+        { cmake -S . -B build-bvl -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_VARLEN=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_VARLEN=1 \
+            && cmake --build build-bvl -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bvl.log" 2>&1 \
+          || { note "BWDVARLEN BUILD FAILED"; tail -20 "$logs/build-bvl.log"; continue; }
+      fi
+      vrun="env LD_LIBRARY_PATH=$PWD/build-bvl"
+      for envset in "CUDADENT_KERNEL_BWD=sm90" "CUDADENT_KERNEL_BWD="; do
+        ( export "$envset"; timeout 300 $vrun build-bvl/tests/cudadent_tests gpu_varlen_bwd > "$logs/t.log" 2>&1 )
+        note "tests ($envset gpu_varlen_bwd): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset"; cat "$logs/t.log"; } >> "$logs/bwdvarlen.log"
+      done
+      for spec in ${BVL_SANITIZE:-memcheck:gpu_varlen_bwd/15 memcheck:gpu_varlen_bwd/16 memcheck:gpu_varlen_bwd/22 memcheck:gpu_varlen_bwd/11 racecheck:gpu_varlen_bwd/15 synccheck:gpu_varlen_bwd/17}; do
+        tool=${spec%%:*} case=${spec#*:}
+        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $vrun build-bvl/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdvarlen_sanitize.log"
+      done
+      shape="--varlen 1:1,127:127,129:129,0:5,255:255,64:0,700:700 --heads 4 --heads-kv 2 --head-dim 128 --causal --layout gapped --bwd"
+      CUDADENT_KERNEL_BWD=sm90 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $vrun build-bvl/cudadent-bench $shape --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
+      note "memcheck sm90 bwd ($shape): rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+      cat "$logs/s.log" >> "$logs/bwdvarlen_sanitize.log"
+      # timings: issue 28's packed batch shape (18 documents, 16k tokens: bench.py's lengths are
+      # drawn per run; these are fixed) and a short-document one, causal d128 16 heads and d64
+      docs="4096:4096,2048:2048,1500:1500,1200:1200,1100:1100,900:900,800:800,700:700,650:650,600:600,500:500,450:450,400:400,300:300,250:250,190:190,100:100,84:84"
+      for shape in "--varlen $docs --heads 16 --head-dim 128 --causal" "--varlen $docs --heads 32 --head-dim 64 --causal" \
+                   "--varlen $docs --heads 16 --heads-kv 4 --head-dim 128" \
+                   "--varlen $(printf '512:512,%.0s' $(seq 31))512:512 --heads 16 --head-dim 128 --causal"; do
+        for kern in sm80 sm90 sm80 sm90; do
+          CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bvl/cudadent-bench $shape --bwd --iters 50 > "$logs/c.log" 2>&1
+          note "cli $kern bwd (${shape:0:60}...): $(tail -1 "$logs/c.log")"
+          cat "$logs/c.log" >> "$logs/bwdvarlen_cli.log"
+        done
       done ;;
     widths)
       # issue 27's Hopper rows (forward: 192/128, 256, every dim rounded up; backward: every dim

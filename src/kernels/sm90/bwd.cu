@@ -8,7 +8,8 @@
  * bwd_wide.cu (behind dispatch.h's CUDADENT_SM90_BWD_WIDE); a call runs at the narrowest row that
  * covers head_dim and head_dim_v (bwd_launch.cuh cd_sm90_bwd_row, which also says how the columns
  * past the real dims are zero-filled and the workspace's parts). The design and its measurements:
- * docs/kernels/sm90_bwd.md.
+ * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
+ * run bwd_varlen.cu's launcher (section 7 of that note).
  */
 #include "kernels/sm90/bwd_launch.cuh"
 
@@ -23,7 +24,11 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
   const int dim_ok = p->head_dim >= 8 && p->head_dim <= SM90_BWD_MAX_DIM && dv >= 8 &&
                      dv <= SM90_BWD_MAX_DIM;
-  return dtype_ok && dim_ok;
+  /* varlen (dispatch.h CUDADENT_SM90_BWD_VARLEN lists the feature on the row): the narrow rows
+   * only, not deterministic (bwd_varlen.cu; such calls go to the portable backward, the next row) */
+  const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
+  const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
+  return dtype_ok && dim_ok && varlen_ok;
 }
 
 /* What the default dispatch gives this kernel: everything it supports. (Until session 17 the
@@ -39,6 +44,7 @@ extern "C" int cudadent_sm90_bwd_preferred(const cudadent_attn_bwd_params_t *p) 
 /* The accumulator is as wide as the row's D_QK (its padded columns are summed too: zeros), so
  * the size follows the row, not head_dim. */
 extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_params_t *p) {
+  if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_workspace(p);
   const int row = cd_sm90_bwd_row(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm90_bwd_sq_pad(p);
   const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_row_block_m(row)) * sizeof(int)) : 0;
@@ -49,6 +55,7 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   /* api.c has normalized head_dim_v (0 -> head_dim) and supports() bounded both dims */
+  if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_run(p, workspace, stream);
   const int row = cd_sm90_bwd_row(p);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
 #if SM90_BWD_D128_BM80

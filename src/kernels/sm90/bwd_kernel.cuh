@@ -59,8 +59,9 @@
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
  * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
  *
- * The 80-row tile (BM_ = 80, d128 only, non-deterministic, calls without a mask: config.cuh
- * SM90_BWD_D128_BM80, a dev build's experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
+ * The 80-row tile (BM_ = 80 of cd_sm90_bwd_body and the dense kernel, d128 only, non-deterministic,
+ * dense calls without a mask, never varlen: config.cuh SM90_BWD_D128_BM80, a dev build's
+ * experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
  * [64, 80]; dS stored as dS, [2 key slabs][80 rows][64 keys], by transposing stmatrix; consumer w's
  * dQ part is dQ^T_w = K^T dS^T [64 D columns, 80 rows] (A = K slab w MN-major, B = dS K-major),
  * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
@@ -69,6 +70,14 @@
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
+ *
+ * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd.md section 7): the
+ * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
+ * device, heaviest first; a 1-d grid over (unit, KV head) in the dense LPT order (SM90_BWD_LPT_GROUP
+ * KV heads at a time, units ascending across them: cd_sm90_bwd_grouped_work). The
+ * sequence's lengths replace seqlen_q / seqlen_k; loads start at its first token of the packed
+ * tensors, LSE2 / delta rows and dQ tiles at its padded tile. The tail of its last query block
+ * holds the next sequence's tokens, whose LSE2 rows (padding) are +inf: P = dS = 0 there.
  */
 #ifndef CUDADENT_SM90_BWD_KERNEL_CUH
 #define CUDADENT_SM90_BWD_KERNEL_CUH
@@ -87,234 +96,39 @@
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
+#include "kernels/sm90/bwd_parts.cuh" /* smem layout, arguments, launch order, dQ reduce */
 
-/* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
- * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
-template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
-  typedef cd_sm90_bwd_tile<D> tile;
-  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
-  static constexpr bool SWAP = BM == 80;
-  static constexpr int CHUNKS = D / 64;
-  static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
-  static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
-  static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
-  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T (SWAP: dS) buffer */
-  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x 64 (SWAP 16 x 80) */
-  static constexpr int DQ_WARP_BYTES = DQ_FLOATS * 4;
-  static constexpr int K_OFF = 0;
-  static constexpr int V_OFF = K_OFF + KV_BYTES;
-  static constexpr int Q_OFF = V_OFF + KV_BYTES;
-  static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
-  /* SWAP: LSE2 / delta after the dQ staging (16-byte alignment suffices; before dS the 1024-byte
-   * alignment of DS_OFF would cost 768 B, 40 B over the limit) */
-  static constexpr int LSE_OFF_ = DO_OFF + ST * QT_BYTES;
-  static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
-  static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
-  static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
-  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
-  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
-  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
-  static constexpr int NUM_BARS = 1 + 2 * ST;
-  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
-  static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
-  static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
-  static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+/* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
+ * CTA's linear index is a (unit of the list, heaviest first, KV head) in the grouped order of
+ * cd_sm90_bwd_grouped_work; seqs[u] = {q0, k0, len_q, len_k} of the unit's sequence (tokens, clamped),
+ * blocks[u] = {key block, the sequence's first tile of the padded dQ / LSE2 / delta layout}. */
+struct cd_sm90_bwd_varlen_units {
+  const int *count;
+  const int4 *seqs;
+  const int2 *blocks;
+  int heads_kv;
 };
 
-struct cd_sm90_bwd_args {
-  const float *lse2;  /* [batch][heads_q][sq_pad]: LSE * log2(e); +inf for rows that add nothing */
-  const float *delta; /* [batch][heads_q][sq_pad]; in the deterministic mode followed (256-byte
-                       * aligned) by the int32 semaphores [batch][heads_q][m_blocks]
-                       * (cd_sm90_bwd_sems), zeroed by cd_sm90_bwd_pre */
-  float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (cd_sm90_bwd_post) */
-  void *dk, *dv;
-  int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh; /* elements */
-  float scale, scale_log2;
-  int seqlen_q, seqlen_k, heads_q, group, m_blocks, sq_pad;
-  int window_left, window_right; /* -1: unbounded; causal is window_right = 0 */
-};
-
-/* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
- * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
- * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
- * (MN-major A) and K (MN-major B). */
-template <int BN> using cd_sm90_bwd_kv_op = cd_sm90_k_major<BN>;
-template <int BM> using cd_sm90_bwd_qt_op = cd_sm90_k_major<BM>;
-
-/* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
- * lowest first; a key block's turn is its distance from the first key block any row of the block
- * sees (cd_mask_first_key_block). */
-__device__ __forceinline__ int cd_sm90_bwd_first_key_block(int m, int bm, int bn, const cd_sm90_bwd_args &a) {
-  return cd_mask_first_key_block(m, bm, bn, a.seqlen_q, a.seqlen_k, a.window_left);
-}
-
-/* Whether a deterministic call takes its dQ turns (and launches its key blocks) in descending
- * key-block order (config.cuh SM90_BWD_DET_DESCENDING): masks with a right bound. */
-__device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_args &a) {
-  return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
-}
-
-/* Deterministic calls without a mask whose chain of key blocks fits in the GPU at once (the host
- * decides: bwd.cu cd_sm90_bwd_det_rotates): key block n walks its query blocks from block n on,
- * wrapping (m = (n + j) mod nm at step j), and each query block's dQ turns go in the order in which
- * the key blocks reach it. In lockstep no key block then waits: at every step the nb key blocks of
- * a chain are at nb different query blocks, each the next in its turn order. Ascending turns
- * instead make key block n wait n turns at query block 0 and the chain take nm + nb steps. A
- * block may wait for one launched after it, so every CTA of the chain must be resident at once:
- * the host allows rotation only where the chain's CTAs fit in half the GPU's SMs. The mode is a
- * template value (kDet), not an argument: a larger argument struct made the d64 kernels spill. */
-enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
-template <int kDet>
-__device__ __forceinline__ int cd_sm90_bwd_walk_m(int j, int m_lo, int m_hi, int n_block) {
-  return kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_m(j, m_lo, m_hi, n_block) : j;
-}
-
-/* The (key block, KV head, batch) of this CTA. The hardware starts CTAs in linear block order
- * (x fastest), so the mapping is the launch order:
- *   - non-deterministic with a right mask bound (causal included; SM90_BWD_LPT_GROUP = G > 0):
- *     G chains at a time, key blocks ascending across them (n-major): the heaviest CTAs (low key
- *     blocks) of every chain start first instead of the last chain's starting last, while the
- *     CTAs in flight still share ~G chains' Q / dO in L2;
- *   - otherwise chain by chain ((KV head, batch) = blockIdx.y, z), key blocks ascending within a
- *     chain;
- *   - deterministic with descending turns (cd_sm90_bwd_det_descending): key blocks descending. */
-template <int kDet>
-__device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
-                                                          int &hk, int &b) {
-  if (!kDet && SM90_BWD_LPT_GROUP > 0) {
-    /* a group of one chain is the chain-by-chain order, so other masks take the same code with
-     * group 1 (a select, one path) */
-    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
-    const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
-    cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
-                             group, &n_block, &hk, &b);
-    return;
-  }
-  n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
-                                                     : (int)blockIdx.x;
-  hk = blockIdx.y;
-  b = blockIdx.z;
-}
-
-/* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
- * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
-__device__ __forceinline__ int *cd_sm90_bwd_sems(const cd_sm90_bwd_args &a) {
-  const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
-  return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
-}
-
-/* 9.7.13.4 fence.proxy.async (global): orders this thread's generic-proxy global accesses and its
- * async-proxy ones (the bulk reduce) across the semaphore hand-over. */
-__device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
-  asm volatile("fence.proxy.async.global;\n" ::: "memory");
-}
-
-/* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
- * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB, in any order
- * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
-template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
-                                                      uint32_t sDQ, int b, int h, int m, int cw,
-                                                      int warp, int lane) {
-  typedef cd_sm90_bwd_smem<D, BM> L;
-  static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
-  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < NQ / 4; ++i)
-    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
-                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
-                 : "memory");
-  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-  __syncwarp();
-  if (lane == 0) {
-    const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * L::DQ_FLOATS;
-    cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
-    cd_tma_store_commit();
-  }
-}
-
-/* The deterministic mode's dQ reduce (kDet: a turn order, section 3 of docs/kernels/sm90_bwd.md):
- * the query block's semaphore counts the key blocks whose reduces have completed, and a block
- * adds its part only on its turn. The count of a block's reduces is delayed to its next call (or
- * cd_sm90_bwd_release_dq_det after the last), so that they land while the next block's products
- * run; the count never waits for another CTA (it comes before this call's own turn), so the
- * delay adds no dependency. Per call: the 8 consumer warps stage their parts and meet at a named
- * barrier once their previous reduces have completed; one thread counts the block's previous
- * reduces (+1) and waits for this block's turn; a second barrier hands the turn to the 8 warps,
- * which issue their reduces. Every consumer warp calls both the same number of times (the walk
- * is the CTA's). One count and one wait a block, not one a warp: +1.0-5.0% (H100, session 18).
- * sem_pending (the first consumer thread's): the semaphore owed a count, or NULL. */
-template <int D, int kDet>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_det(const float (&dq)[32], const cd_sm90_bwd_args &args,
-                                                            uint32_t sDQ, int b, int h, int m, int n_block,
-                                                            int cw, int warp, int lane, int *&sem_pending) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
-  if (lane == 0) {
-    if (sem_pending != nullptr) { /* this warp's previous reduce has completed */
-      cd_tma_store_wait_all<0>();
-      cd_sm90_bwd_fence_proxy_global();
-    }
-    cd_tma_store_wait_read<0>();
-  }
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
-                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
-                 : "memory");
-  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-  const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-  int *const sem = cd_sm90_bwd_sems(args) + tile;
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (cw == 0 && warp == 0 && lane == 0) {
-    if (sem_pending != nullptr)
-      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-    const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
-                     : cd_sm90_bwd_det_descending(args)
-                         ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
-                                                  args.window_right, (int)gridDim.x) - n_block
-                         : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
-    int done;
-    do {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
-    } while (done < turn);
-  }
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (lane == 0) {
-    cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
-    cd_bulk_reduce_add_f32(args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024, stage_dq,
-                           cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
-    cd_tma_store_commit();
-    sem_pending = sem;
-  }
-}
-
-__device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, int cw, int warp, int lane) {
-  if (lane == 0 && sem_pending != nullptr) {
-    cd_tma_store_wait_all<0>();
-    cd_sm90_bwd_fence_proxy_global();
-  }
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (cw == 0 && warp == 0 && lane == 0 && sem_pending != nullptr)
-    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-}
-
-template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
-__global__ void __launch_bounds__(384, 1)
-    cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+/* The main kernel's body, dense (kVarlen false: the grid is the work, cd_sm90_bwd_work_of_block)
+ * or varlen (a unit of the list: its sequence's lengths replace seqlen_q / seqlen_k in a copy of
+ * the arguments, so the mask rule, the query-block range and the key tail are the sequence's,
+ * bottom-right aligned; the loads start at its tokens q_tok0 / k_tok0 of the packed tensors, the
+ * LSE2 / delta rows and dQ tiles at its padded tile mt0, batch coordinate 0). At kVarlen false
+ * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
+ * sm90_bwd.md section 7). */
+template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
+__device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                 const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                 const cd_sm90_bwd_args &args_in, const int head_dim,
+                                                 const int head_dim_v, const cd_sm90_bwd_varlen_units vu) {
   typedef cd_sm90_bwd_tile<D> tile;
   typedef cd_sm90_bwd_smem<D, BM_> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
   /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
   constexpr bool SWAP = L::SWAP;
-  static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET), "the 80-row tile: d128, non-deterministic");
+  static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
+                "the 80-row tile: d128, non-deterministic, dense");
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
@@ -328,8 +142,30 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
+  cd_sm90_bwd_args args = args_in; /* varlen: with the sequence's lengths */
   int n_block, hk, b; /* this CTA's key block, KV head and batch (cd_sm90_bwd_work_of_block) */
-  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  int q_tok0 = 0, k_tok0 = 0, mt0 = 0; /* varlen: the sequence's first query / key token, tile */
+  if constexpr (kVarlen) {
+    /* the dense LPT order over (unit, KV head): SM90_BWD_LPT_GROUP KV heads at a time, units
+     * (heaviest first) ascending across them, so that the CTAs in flight share a few heads' Q / dO
+     * in L2; for every mask (a list's units are not uniform work, unlike a dense unmasked grid) */
+    const int count = *vu.count;
+    if ((int64_t)blockIdx.x >= (int64_t)count * vu.heads_kv) return; /* past the list: the whole CTA */
+    int unit;
+    cd_sm90_bwd_grouped_work(blockIdx.x, count, vu.heads_kv, vu.heads_kv,
+                             SM90_BWD_LPT_GROUP > 0 ? SM90_BWD_LPT_GROUP : 1, &unit, &hk, &b);
+    const int4 seq = vu.seqs[unit];
+    const int2 blk = vu.blocks[unit];
+    n_block = blk.x;
+    mt0 = blk.y;
+    b = 0;
+    q_tok0 = seq.x;
+    k_tok0 = seq.y;
+    args.seqlen_q = seq.z;
+    args.seqlen_k = seq.w;
+  } else {
+    cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  }
   const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
   if (threadIdx.x == 0) {
     cd_tma_prefetch_desc(&tm_q);
@@ -358,8 +194,8 @@ __global__ void __launch_bounds__(384, 1)
     cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
-      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
+      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
     }
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
@@ -371,10 +207,10 @@ __global__ void __launch_bounds__(384, 1)
         cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
-          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
-          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
+          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, q_tok0 + m * BM, h, b);
+          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, q_tok0 + m * BM, h, b);
         }
-        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
+        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)(mt0 + m) * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
@@ -573,7 +409,7 @@ __global__ void __launch_bounds__(384, 1)
       if constexpr (kDet)
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
-        cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, m, cw, warp, lane);
+        cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(ds16);
@@ -617,12 +453,39 @@ __global__ void __launch_bounds__(384, 1)
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(vv.x), "=r"(vv.y), "=r"(vv.z), "=r"(vv.w) : "r"(sDO + off) : "memory");
     if (c < cpr_k)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)key * args.dk_ss +
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)(k_tok0 + key) * args.dk_ss +
                                  hk * args.dk_sh + 8 * c) = vk;
     if (c < cpr_v)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)key * args.dv_ss +
+      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
                                  hk * args.dv_sh + 8 * c) = vv;
   }
+}
+
+/* The dense kernel; BM_: the row's BLOCK_M, or 80 (the d128 row's 80-row tile, bwd_launch.cuh
+ * cd_sm90_bwd_takes_bm80). */
+template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+  cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
+                                               cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+}
+
+/* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /
+ * dv and the tensor maps over the packed tensors (head_dim, total, heads, 1), args.sq_pad the
+ * padded rows of a head, args.m_blocks its tiles. Not deterministic (bwd.cu supports()). Always the
+ * row's BLOCK_M: the 80-row tile (config.cuh SM90_BWD_D128_BM80) is a dense-only experiment (its
+ * mask handles only keys past seqlen_k, and the varlen plan's tiles, workspace and post kernel are
+ * laid out in the row's BLOCK_M; cd_sm90_bwd_takes_bm80 refuses varlen calls). */
+template <int D, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_varlen_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                              const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                              const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
+                              const cd_sm90_bwd_varlen_units vu) {
+  cd_sm90_bwd_body<D, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                       head_dim_v, vu);
 }
 
 #endif /* CUDADENT_SM90_BWD_KERNEL_CUH */

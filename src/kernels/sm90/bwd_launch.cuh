@@ -50,26 +50,30 @@ static inline int cd_sm90_bwd_row_block_m(int row) {
 }
 
 /* Whether a call runs on the d128 row's 80-row tile (config.cuh SM90_BWD_D128_BM80, a dev build's
- * experiment): the 128 row, non-deterministic, no mask, seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN. */
+ * experiment): a dense call (never varlen: bwd_varlen.cu's kernels and workspace are laid out in
+ * the row's BLOCK_M) of the 128 row, non-deterministic, no mask, seqlen_q >=
+ * SM90_BWD_BM80_MIN_SEQLEN. */
 static inline int cd_sm90_bwd_takes_bm80(const cudadent_attn_bwd_params_t *p) {
-  return SM90_BWD_D128_BM80 && cd_sm90_bwd_row(p) == 128 && !p->deterministic && !p->causal &&
-         p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN;
+  return SM90_BWD_D128_BM80 && p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL &&
+         cd_sm90_bwd_row(p) == 128 && !p->deterministic && !p->causal && p->window_left < 0 &&
+         p->window_right < 0 && p->seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN;
 }
 
-/* seqlen_q padded to the row's BLOCK_M; where the 80-row tile is compiled in (SM90_BWD_D128_BM80),
- * the d128 row's calls report the larger of the 64- and 80-row paddings (the workspace query), so
- * that either tile fits the workspace; a launch pads to its own tile (cd_sm90_bwd_launch). */
+/* seqlen_q padded to the row's BLOCK_M (dense calls; varlen ones size their workspace in
+ * bwd_varlen.cu); where the 80-row tile is compiled in (SM90_BWD_D128_BM80), the d128 row's dense
+ * calls report the larger of the 64- and 80-row paddings (the workspace query), so that either
+ * tile fits the workspace; a launch pads to its own tile (cd_sm90_bwd_launch). */
 static inline int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
   const int bm = cd_sm90_bwd_row_block_m(cd_sm90_bwd_row(p));
   const int64_t pad = ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
-  if (SM90_BWD_D128_BM80 && cd_sm90_bwd_row(p) == 128) {
+  if (SM90_BWD_D128_BM80 && p->cu_seqlens_q == NULL && cd_sm90_bwd_row(p) == 128) {
     const int64_t pad80 = ((int64_t)p->seqlen_q + 79) / 80 * 80;
     return pad80 > pad ? pad80 : pad;
   }
   return pad;
 }
 
-/* Whether a deterministic call takes rotated walks and turns (bwd_kernel.cuh cd_sm90_bwd_walk_m):
+/* Whether a deterministic call takes rotated walks and turns (bwd_parts.cuh cd_sm90_bwd_walk_m):
  * no mask, at most as many key blocks as query blocks (the turn formula's premise), and a chain's
  * key blocks resident at once with room to spare (half the SMs, one CTA per SM: a rotated turn
  * may wait for a CTA launched later, so a chain that did not fit could hang). */
@@ -205,5 +209,10 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
 
 /* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256. */
 cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+
+/* Varlen calls (bwd_varlen.cu; the narrow rows, not deterministic: bwd.cu's supports()): the
+ * workspace they need and their launch. */
+size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p);
+cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
 
 #endif /* CUDADENT_SM90_BWD_LAUNCH_CUH */

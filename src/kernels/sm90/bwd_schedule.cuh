@@ -2,7 +2,7 @@
  * bwd_schedule.cuh - which (key block, KV head, batch) each CTA of the sm90 backward takes, as a
  * pure function of its linear launch index (the hardware starts CTAs in that order, x fastest).
  * Host and device (tests/test_tile_order.cu walks it on the CPU). The kernel's use and the knob:
- * bwd_kernel.cuh cd_sm90_bwd_work_of_block and cd_sm90_bwd_walk_m, config.cuh SM90_BWD_LPT_GROUP.
+ * bwd_parts.cuh cd_sm90_bwd_work_of_block and cd_sm90_bwd_walk_m (and the varlen order in bwd_kernel.cuh), config.cuh SM90_BWD_LPT_GROUP.
  */
 #ifndef CUDADENT_SM90_BWD_SCHEDULE_CUH
 #define CUDADENT_SM90_BWD_SCHEDULE_CUH
@@ -25,7 +25,7 @@ __host__ __device__ __forceinline__ void cd_sm90_bwd_grouped_work(int64_t linear
   *b = (int)(chain / heads_kv);
 }
 
-/* The deterministic mode's rotated walks (no mask; bwd_kernel.cuh cd_sm90_bwd_walk_m): the query
+/* The deterministic mode's rotated walks (no mask; bwd_parts.cuh cd_sm90_bwd_walk_m): the query
  * block that key block n visits at walk index j (m_lo <= j < m_hi, n < m_hi - m_lo): step j - m_lo
  * of a walk that starts at block m_lo + n and wraps. */
 __host__ __device__ __forceinline__ int cd_sm90_bwd_rotated_m(int j, int m_lo, int m_hi, int n) {

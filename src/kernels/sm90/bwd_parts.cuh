@@ -1,0 +1,244 @@
+/*
+ * bwd_parts.cuh - the parts of the Hopper backward's main kernel (bwd_kernel.cuh) that its body
+ * calls, and that the wide kernel (bwd_wide_kernel.cuh) shares: the shared-memory layout of the
+ * narrow rows, the kernel arguments, the product operands, the deterministic mode's turn rules
+ * and semaphores, the launch order (which key block, KV head and batch a CTA takes) and the dQ
+ * reduce-add of either mode. Moved out of bwd_kernel.cuh unchanged, in the same order (the
+ * kernels' code is the same: docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
+ * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3. cd_sm90_bwd_smem and
+ * cd_sm90_bwd_reduce_dq take the tile's BLOCK_M (default the row's; 80: the d128 row's dense 80-row
+ * tile of config.cuh SM90_BWD_D128_BM80).
+ */
+#ifndef CUDADENT_SM90_BWD_PARTS_CUH
+#define CUDADENT_SM90_BWD_PARTS_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/common/mask_rule.cuh"
+#include "kernels/sm90/config.cuh"
+#include "kernels/sm90/bwd_schedule.cuh"
+#include "kernels/sm90/bwd_tiles.cuh"
+#include "kernels/sm90/gemm.cuh"
+#include "kernels/sm90/named_barriers.cuh"
+#include "kernels/sm90/ptx_sm90.cuh"
+
+/* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
+ * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
+template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
+  typedef cd_sm90_bwd_tile<D> tile;
+  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr bool SWAP = BM == 80;
+  static constexpr int CHUNKS = D / 64;
+  static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
+  static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
+  static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
+  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T (SWAP: dS) buffer */
+  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x 64 (SWAP 16 x 80) */
+  static constexpr int DQ_WARP_BYTES = DQ_FLOATS * 4;
+  static constexpr int K_OFF = 0;
+  static constexpr int V_OFF = K_OFF + KV_BYTES;
+  static constexpr int Q_OFF = V_OFF + KV_BYTES;
+  static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
+  /* SWAP: LSE2 / delta after the dQ staging (16-byte alignment suffices; before dS the 1024-byte
+   * alignment of DS_OFF would cost 768 B, 40 B over the limit) */
+  static constexpr int LSE_OFF_ = DO_OFF + ST * QT_BYTES;
+  static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
+  static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
+  static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
+  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
+  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
+  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int NUM_BARS = 1 + 2 * ST;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
+  static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
+  static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+};
+
+struct cd_sm90_bwd_args {
+  const float *lse2;  /* [batch][heads_q][sq_pad]: LSE * log2(e); +inf for rows that add nothing */
+  const float *delta; /* [batch][heads_q][sq_pad]; in the deterministic mode followed (256-byte
+                       * aligned) by the int32 semaphores [batch][heads_q][m_blocks]
+                       * (cd_sm90_bwd_sems), zeroed by cd_sm90_bwd_pre */
+  float *dq_acc;      /* [batch][heads_q][m_blocks][BLOCK_M * D], fragment order (cd_sm90_bwd_post) */
+  void *dk, *dv;
+  int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh; /* elements */
+  float scale, scale_log2;
+  int seqlen_q, seqlen_k, heads_q, group, m_blocks, sq_pad;
+  int window_left, window_right; /* -1: unbounded; causal is window_right = 0 */
+};
+
+/* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
+ * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
+ * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
+ * (MN-major A) and K (MN-major B). */
+template <int BN> using cd_sm90_bwd_kv_op = cd_sm90_k_major<BN>;
+template <int BM> using cd_sm90_bwd_qt_op = cd_sm90_k_major<BM>;
+
+/* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
+ * lowest first; a key block's turn is its distance from the first key block any row of the block
+ * sees (cd_mask_first_key_block). */
+__device__ __forceinline__ int cd_sm90_bwd_first_key_block(int m, int bm, int bn, const cd_sm90_bwd_args &a) {
+  return cd_mask_first_key_block(m, bm, bn, a.seqlen_q, a.seqlen_k, a.window_left);
+}
+
+/* Whether a deterministic call takes its dQ turns (and launches its key blocks) in descending
+ * key-block order (config.cuh SM90_BWD_DET_DESCENDING): masks with a right bound. */
+__device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_args &a) {
+  return SM90_BWD_DET_DESCENDING && a.window_right >= 0;
+}
+
+/* Deterministic calls without a mask whose chain of key blocks fits in the GPU at once (the host
+ * decides: bwd.cu cd_sm90_bwd_det_rotates): key block n walks its query blocks from block n on,
+ * wrapping (m = (n + j) mod nm at step j), and each query block's dQ turns go in the order in which
+ * the key blocks reach it. In lockstep no key block then waits: at every step the nb key blocks of
+ * a chain are at nb different query blocks, each the next in its turn order. Ascending turns
+ * instead make key block n wait n turns at query block 0 and the chain take nm + nb steps. A
+ * block may wait for one launched after it, so every CTA of the chain must be resident at once:
+ * the host allows rotation only where the chain's CTAs fit in half the GPU's SMs. The mode is a
+ * template value (kDet), not an argument: a larger argument struct made the d64 kernels spill. */
+enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
+template <int kDet>
+__device__ __forceinline__ int cd_sm90_bwd_walk_m(int j, int m_lo, int m_hi, int n_block) {
+  return kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_m(j, m_lo, m_hi, n_block) : j;
+}
+
+/* The (key block, KV head, batch) of this CTA. The hardware starts CTAs in linear block order
+ * (x fastest), so the mapping is the launch order:
+ *   - non-deterministic with a right mask bound (causal included; SM90_BWD_LPT_GROUP = G > 0):
+ *     G chains at a time, key blocks ascending across them (n-major): the heaviest CTAs (low key
+ *     blocks) of every chain start first instead of the last chain's starting last, while the
+ *     CTAs in flight still share ~G chains' Q / dO in L2;
+ *   - otherwise chain by chain ((KV head, batch) = blockIdx.y, z), key blocks ascending within a
+ *     chain;
+ *   - deterministic with descending turns (cd_sm90_bwd_det_descending): key blocks descending. */
+template <int kDet>
+__device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args &args, int &n_block,
+                                                          int &hk, int &b) {
+  if (!kDet && SM90_BWD_LPT_GROUP > 0) {
+    /* a group of one chain is the chain-by-chain order, so other masks take the same code with
+     * group 1 (a select, one path) */
+    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
+    const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
+    cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
+                             group, &n_block, &hk, &b);
+    return;
+  }
+  n_block = kDet && cd_sm90_bwd_det_descending(args) ? (int)gridDim.x - 1 - (int)blockIdx.x
+                                                     : (int)blockIdx.x;
+  hk = blockIdx.y;
+  b = blockIdx.z;
+}
+
+/* The deterministic mode's semaphores, after delta in the workspace (bwd.cu); batch is gridDim.z.
+ * Derived here rather than passed: a larger argument struct changed the whole kernel's code. */
+__device__ __forceinline__ int *cd_sm90_bwd_sems(const cd_sm90_bwd_args &a) {
+  const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
+  return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
+}
+
+/* 9.7.13.4 fence.proxy.async (global): orders this thread's generic-proxy global accesses and its
+ * async-proxy ones (the bulk reduce) across the semaphore hand-over. */
+__device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+/* This warp's 16 x 64 floats of a dQ part (BM 80: 16 x 80 of dQ^T), staged in fragment order
+ * (float4 i * 32 + lane holds registers 4i .. 4i + 3) and added to the workspace by one bulk reduce
+ * of 4 KiB (BM 80: 5 KiB), in any order
+ * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
+template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
+                                                      uint32_t sDQ, int b, int h, int m, int cw,
+                                                      int warp, int lane) {
+  typedef cd_sm90_bwd_smem<D, BM> L;
+  static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < NQ / 4; ++i)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
+                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                 : "memory");
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  __syncwarp();
+  if (lane == 0) {
+    const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * L::DQ_FLOATS;
+    cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
+    cd_tma_store_commit();
+  }
+}
+
+/* The deterministic mode's dQ reduce (kDet: a turn order, section 3 of docs/kernels/sm90_bwd.md):
+ * the query block's semaphore counts the key blocks whose reduces have completed, and a block
+ * adds its part only on its turn. The count of a block's reduces is delayed to its next call (or
+ * cd_sm90_bwd_release_dq_det after the last), so that they land while the next block's products
+ * run; the count never waits for another CTA (it comes before this call's own turn), so the
+ * delay adds no dependency. Per call: the 8 consumer warps stage their parts and meet at a named
+ * barrier once their previous reduces have completed; one thread counts the block's previous
+ * reduces (+1) and waits for this block's turn; a second barrier hands the turn to the 8 warps,
+ * which issue their reduces. Every consumer warp calls both the same number of times (the walk
+ * is the CTA's). One count and one wait a block, not one a warp: +1.0-5.0% (H100, session 18).
+ * sem_pending (the first consumer thread's): the semaphore owed a count, or NULL. */
+template <int D, int kDet>
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_det(const float (&dq)[32], const cd_sm90_bwd_args &args,
+                                                            uint32_t sDQ, int b, int h, int m, int n_block,
+                                                            int cw, int warp, int lane, int *&sem_pending) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  if (lane == 0) {
+    if (sem_pending != nullptr) { /* this warp's previous reduce has completed */
+      cd_tma_store_wait_all<0>();
+      cd_sm90_bwd_fence_proxy_global();
+    }
+    cd_tma_store_wait_read<0>();
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
+                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                 : "memory");
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+  int *const sem = cd_sm90_bwd_sems(args) + tile;
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (cw == 0 && warp == 0 && lane == 0) {
+    if (sem_pending != nullptr)
+      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+    const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
+                     : cd_sm90_bwd_det_descending(args)
+                         ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
+                                                  args.window_right, (int)gridDim.x) - n_block
+                         : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
+    int done;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
+    } while (done < turn);
+  }
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (lane == 0) {
+    cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
+    cd_bulk_reduce_add_f32(args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024, stage_dq,
+                           cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    cd_tma_store_commit();
+    sem_pending = sem;
+  }
+}
+
+__device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, int cw, int warp, int lane) {
+  if (lane == 0 && sem_pending != nullptr) {
+    cd_tma_store_wait_all<0>();
+    cd_sm90_bwd_fence_proxy_global();
+  }
+  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
+  if (cw == 0 && warp == 0 && lane == 0 && sem_pending != nullptr)
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+}
+
+#endif /* CUDADENT_SM90_BWD_PARTS_CUH */

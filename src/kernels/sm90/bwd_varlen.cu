@@ -1,0 +1,188 @@
+/*
+ * bwd_varlen.cu - the Hopper backward on ragged batches (cudadent.h "features of layout v2";
+ * docs/kernels/sm90_bwd.md section 7), a translation unit of its own beside bwd.cu: the workspace
+ * size and the launcher of the narrow rows (64 / 64, 128 / 128; head_dim and head_dim_v up to 128,
+ * fp16 / bf16, not deterministic: bwd.cu's supports()). Four kernels on the call's stream:
+ *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);
+ *   cd_sm90_bwd_varlen_pre    delta, LSE2, the zeroed dQ accumulator (padded layout);
+ *   cd_sm90_bwd_varlen_kernel the dense main kernel's body over the list (bwd_kernel.cuh);
+ *   cd_sm90_bwd_varlen_post   dQ of each sequence's rows.
+ * api.c has validated and normalized the params, launched the device check where asked and the
+ * gap fill (dQ of tokens in no sequence, dK / dV of keys in no sequence's used keys: 0) before
+ * this; nothing is checked again. The grids come from host-known bounds only (graph safe); the
+ * list's length is read from the workspace by the main kernel.
+ *
+ * Workspace (256-byte aligned parts): the fp32 dQ accumulator [heads_q][R][D_QK] (tiles of BM rows
+ * in fragment order, as dense), LSE2 and delta [heads_q][R] fp32, R = (total_q + batch BM) rounded
+ * up to BM (the padded layout: bwd_varlen_plan.cuh), then the list: int count (16 bytes),
+ * int4 seqs[cap], int2 blocks[cap], cap = min(batch ceil(max_seqlen_k / 128), ceil(total_k / 128)
+ * + batch). With BM <= 128 the accumulator is at most the portable kernel's (total_q + 128 batch
+ * rows of the row's width): docs/kernels/sm90_bwd.md section 7.
+ */
+#include <cuda_runtime.h>
+#include "dispatch.h"
+#include "kernels/sm90/bwd_launch.cuh"
+#include "kernels/sm90/bwd_varlen_plan.cuh"
+
+namespace {
+
+/* The list's capacity (bwd_varlen_plan.cuh): units of BN keys. */
+int64_t varlen_cap(const cudadent_attn_bwd_params_t *p, int bn) {
+  const int64_t by_max = (int64_t)p->batch * ((p->seqlen_k + bn - 1) / bn);
+  const int64_t by_total = ((int64_t)p->total_k + bn - 1) / bn + p->batch;
+  return by_max < by_total ? by_max : by_total;
+}
+
+/* R: the padded rows of a head (a multiple of BM). */
+int64_t varlen_rows(const cudadent_attn_bwd_params_t *p, int bm) {
+  return ((int64_t)p->total_q + (int64_t)p->batch * bm + bm - 1) / bm * bm;
+}
+
+struct varlen_parts {
+  size_t acc, rows, list, total;
+};
+
+varlen_parts varlen_layout(const cudadent_attn_bwd_params_t *p, int d, int bm, int bn) {
+  varlen_parts w;
+  const int64_t r = (int64_t)p->heads_q * varlen_rows(p, bm);
+  w.acc = cd_sm90_bwd_align((size_t)r * d * sizeof(float));
+  w.rows = cd_sm90_bwd_align((size_t)r * sizeof(float));
+  w.list = 16 + (size_t)varlen_cap(p, bn) * (sizeof(int4) + sizeof(int2));
+  w.total = w.acc + 2 * w.rows + w.list;
+  return w;
+}
+
+template <int D, bool kFp16>
+cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+  typedef cd_sm90_bwd_tile<D> tile;
+  static_assert(tile::WIDE == 0, "the narrow rows only");
+  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
+  constexpr int SMEM = cd_sm90_bwd_smem<D>::BYTES;
+  void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                 const cd_sm90_bwd_args, const int, const int, const cd_sm90_bwd_varlen_units) =
+      cd_sm90_bwd_varlen_kernel<D, kFp16>;
+
+  static cudadent_device_once_t attr_done;
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    if (err != cudaSuccess) return err;
+    cudadent_device_once_mark(&attr_done, dev);
+  }
+
+  const int64_t R = varlen_rows(p, BM), cap = varlen_cap(p, BN);
+  if (R > 0x7fffffff || cap * p->heads_kv > 0x7fffffff ||
+      (int64_t)p->heads_q * R / (SM90_BWD_PREPOST_THREADS / (D / 8)) >= 0x7fffffff)
+    return cudaErrorInvalidConfiguration;
+  const varlen_parts w = varlen_layout(p, D, BM, BN);
+  uint8_t *ws = static_cast<uint8_t *>(workspace);
+
+  cd_sm90_bwd_io io;
+  io.o = p->o.data;
+  io.dout = p->dout.data;
+  io.dq = p->dq.data;
+  io.lse = p->lse;
+  io.o_sb = io.do_sb = io.dq_sb = 0; /* packed: (total, heads, head_dim) */
+  io.o_ss = p->o.stride_seq; io.o_sh = p->o.stride_head;
+  io.do_ss = p->dout.stride_seq; io.do_sh = p->dout.stride_head;
+  io.dq_ss = p->dq.stride_seq; io.dq_sh = p->dq.stride_head;
+  io.dq_acc = reinterpret_cast<float *>(ws);
+  io.lse2 = reinterpret_cast<float *>(ws + w.acc);
+  io.delta = reinterpret_cast<float *>(ws + w.acc + w.rows);
+  io.dq_sem = nullptr;
+  io.batch = 1;
+  io.heads_q = p->heads_q;
+  io.seqlen_q = p->seqlen_q; /* unused: the sequences' */
+  io.sq_pad = (int)R;
+  io.head_dim = p->head_dim;
+  io.head_dim_v = p->head_dim_v;
+  io.scale = p->softmax_scale;
+
+  uint8_t *list = ws + w.acc + 2 * w.rows;
+  cd_sm90_bwd_varlen_args va;
+  va.cu_q = p->cu_seqlens_q;
+  va.cu_k = p->cu_seqlens_k;
+  va.used = p->seqused_k;
+  va.batch = p->batch;
+  va.total_q = p->total_q;
+  va.total_k = p->total_k;
+  va.max_q = p->seqlen_q;
+  va.max_k = p->seqlen_k;
+  va.count = reinterpret_cast<int *>(list);
+  va.seqs = reinterpret_cast<int4 *>(list + 16);
+  va.blocks = reinterpret_cast<int2 *>(list + 16 + (size_t)cap * sizeof(int4));
+  va.cap = (int)cap;
+  va.heads_kv = p->heads_kv;
+  va.dk = static_cast<uint16_t *>(p->dk.data);
+  va.dv = static_cast<uint16_t *>(p->dv.data);
+  va.dk_ss = p->dk.stride_seq; va.dk_sh = p->dk.stride_head;
+  va.dv_ss = p->dv.stride_seq; va.dv_sh = p->dv.stride_head;
+  va.head_dim = p->head_dim;
+  va.head_dim_v = p->head_dim_v;
+
+  /* maps over the packed tensors: (head_dim, total, heads, 1); stride_batch is ignored (0) */
+  cudadent_tensor_t q = p->q, k = p->k, v = p->v, dout = p->dout;
+  q.stride_batch = k.stride_batch = v.stride_batch = dout.stride_batch = 0;
+  const int d = p->head_dim, dv = p->head_dim_v;
+  CUtensorMap tm_q, tm_k, tm_v, tm_do;
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &dout, kFp16, dv, p->total_q, p->heads_q, 1, BM)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN)) != cudaSuccess)
+    return err;
+
+  cd_sm90_bwd_args a;
+  a.lse2 = io.lse2;
+  a.delta = io.delta;
+  a.dq_acc = io.dq_acc;
+  a.dk = p->dk.data;
+  a.dv = p->dv.data;
+  a.dk_sb = a.dv_sb = 0;
+  a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
+  a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
+  a.scale = p->softmax_scale;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.seqlen_q = p->seqlen_q; /* replaced per unit by the sequence's */
+  a.seqlen_k = p->seqlen_k;
+  a.heads_q = p->heads_q;
+  a.group = p->heads_q / p->heads_kv;
+  a.m_blocks = (int)(R / BM);
+  a.sq_pad = (int)R;
+  a.window_left = p->window_left;
+  a.window_right = p->window_right;
+
+  cd_sm90_bwd_varlen_units vu;
+  vu.count = va.count;
+  vu.seqs = va.seqs;
+  vu.blocks = va.blocks;
+  vu.heads_kv = p->heads_kv;
+
+  cd_sm90_bwd_varlen_plan<BM, BN><<<1, SM90_BWD_VARLEN_PLAN_THREADS, 0, stream>>>(
+      va, p->window_left, p->window_right);
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
+  const int64_t rows = (int64_t)p->heads_q * R;
+  cd_sm90_bwd_varlen_pre<kFp16, D, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
+  const dim3 post_grid((unsigned)(R / BM), (unsigned)p->heads_q);
+  cd_sm90_bwd_varlen_post<kFp16, D, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
+  const int row = cd_sm90_bwd_row(p);
+  const int bm = cd_sm90_bwd_row_block_m(row);
+  return varlen_layout(p, row, bm, row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_N : cd_sm90_bwd_tile<128>::BLOCK_N).total;
+}
+
+cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace,
+                                   cudaStream_t stream) {
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (cd_sm90_bwd_row(p) == 64)
+    return fp16 ? varlen_launch<64, true>(p, workspace, stream) : varlen_launch<64, false>(p, workspace, stream);
+  return fp16 ? varlen_launch<128, true>(p, workspace, stream) : varlen_launch<128, false>(p, workspace, stream);
+}

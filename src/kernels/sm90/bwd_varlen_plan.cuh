@@ -1,0 +1,253 @@
+/*
+ * bwd_varlen_plan.cuh - the device passes of a varlen (ragged batch) call of the Hopper backward
+ * (docs/kernels/sm90_bwd.md section 7, "Varlen"), the counterpart of the forward's
+ * fwd_varlen_plan.cuh:
+ *   cd_sm90_bwd_varlen_plan     one CTA: the unit list of the main kernel (below);
+ *   cd_sm90_bwd_varlen_pre      delta, LSE2 and the zeroed dQ accumulator in the padded layout;
+ *   cd_sm90_bwd_varlen_post     dQ of each sequence's rows from the padded accumulator.
+ * The main kernel is the dense one's body with kVarlen (bwd_kernel.cuh cd_sm90_bwd_body).
+ *
+ * Sequences: cd_sm90_bwd_varlen_seq clamps sequence b's ranges by the rule of the forward
+ * (fwd_varlen_plan.cuh cd_sm90_fwd_varlen_seq, cudadent.h "features of layout v2"): {q0, k0,
+ * len_q, len_k}, len_k after seqused_k.
+ *
+ * Units. A unit is a (sequence, key block of BLOCK_N keys); a CTA of the main kernel takes a unit
+ * and a KV head in the dense kernel's LPT order (bwd_kernel.cuh: SM90_BWD_LPT_GROUP KV heads at
+ * a time, the list's units heaviest first across them). The plan, as the
+ * forward's: each thread counts its sequences' units into a shared histogram by cost (the query
+ * blocks that see the key block, cd_mask_q_blocks with the sequence's lengths: bottom-right
+ * aligned), a block scan from the heaviest bin gives each bin's first slot, and each thread
+ * writes its units to their bins' next slots. Units that no query sees (cost 0) come last: their
+ * CTAs write dK = dV = 0 (no load, no product). Key blocks at or past len_k are not units.
+ * The list's capacity (bwd_varlen.cu) is min(batch * ceil(max_seqlen_k / BLOCK_N),
+ * ceil(total_k / BLOCK_N) + batch): every valid array fits. Only invalid arrays whose key ranges
+ * overlap (cu_seqlens_k decreasing) can have more units: the ones past the capacity are not
+ * listed and this pass writes their dK and dV rows as 0 itself (their keys are in another
+ * listed sequence too, whose CTA, later on the stream, overwrites them: unspecified but finite,
+ * as the contract says of such arrays). count = the listed units.
+ *
+ * The padded layout (FA3's): sequence b's query rows start at row pad0 = floor((q0 + b BM) / BM)
+ * BM of each head's R = ceil((total_q + batch BM) / BM) BM rows, so its query blocks are whole
+ * BM-row tiles no other sequence shares (floor((x + len + BM) / BM) BM >= floor(x / BM) BM +
+ * ceil(len / BM) BM), and pad0 is nondecreasing in b for in-order arrays. A padded row's
+ * sequence is the last b with pad0(b) <= row (a binary search over cu_seqlens_q: zero-length
+ * sequences share their pad0 with the next one, which then wins); rows past that sequence's
+ * len_q belong to no token: LSE2 = +inf, delta = 0 there (P = 0, dS = 0 for those rows).
+ */
+#ifndef CUDADENT_SM90_BWD_VARLEN_PLAN_CUH
+#define CUDADENT_SM90_BWD_VARLEN_PLAN_CUH
+
+#include <stdint.h>
+#include "kernels/common/mask_rule.cuh"
+#include "kernels/sm90/bwd_prepost.cuh"
+
+#define SM90_BWD_VARLEN_PLAN_THREADS 1024
+#define SM90_BWD_VARLEN_COST_BINS 1024 /* one a thread: the scan relies on it */
+
+/* What the varlen passes and the main kernel read besides cd_sm90_bwd_args (bwd_varlen.cu). */
+struct cd_sm90_bwd_varlen_args {
+  const int32_t *cu_q, *cu_k, *used; /* used (seqused_k) may be NULL */
+  int batch, total_q, total_k, max_q, max_k;
+  int *count;     /* workspace: units in the list */
+  int4 *seqs;     /* workspace [cap]: {q0, k0, len_q, len_k} of each unit's sequence */
+  int2 *blocks;   /* workspace [cap]: {key block, the sequence's first accumulator tile} */
+  int cap;        /* the list's capacity */
+  int heads_kv;
+  /* the plan's zero fill of units past the capacity (invalid arrays only) */
+  uint16_t *dk, *dv;
+  int64_t dk_ss, dk_sh, dv_ss, dv_sh;
+  int head_dim, head_dim_v;
+};
+
+/* Sequence b's clamped ranges {q0, k0, len_q, len_k} (the forward's rule; int64 before the
+ * clamps, so no entry can wrap). */
+__device__ __forceinline__ int4 cd_sm90_bwd_varlen_seq(const cd_sm90_bwd_varlen_args &va, int b) {
+  const int64_t qlo = min(max((int64_t)va.cu_q[b], (int64_t)0), (int64_t)va.total_q);
+  const int64_t qhi =
+      min(max((int64_t)va.cu_q[b + 1], qlo), min((int64_t)va.total_q, qlo + va.max_q));
+  const int64_t klo = min(max((int64_t)va.cu_k[b], (int64_t)0), (int64_t)va.total_k);
+  const int64_t khi =
+      min(max((int64_t)va.cu_k[b + 1], klo), min((int64_t)va.total_k, klo + va.max_k));
+  int len_k = (int)(khi - klo);
+  if (va.used != nullptr) len_k = min(max(va.used[b], 0), len_k);
+  return make_int4((int)qlo, (int)klo, (int)(qhi - qlo), len_k);
+}
+
+/* Sequence b's first padded row (a multiple of BM). */
+template <int BM> __device__ __forceinline__ int64_t cd_sm90_bwd_varlen_pad0(int q0, int b) {
+  return ((int64_t)q0 + (int64_t)b * BM) / BM * BM;
+}
+
+/* The sequence of padded row r: the last b with pad0(b) <= r (0 if none); its {q0, .., len_q}
+ * in *s and pad0 in *pad0. */
+template <int BM>
+__device__ __forceinline__ int cd_sm90_bwd_varlen_seq_of_row(const cd_sm90_bwd_varlen_args &va,
+                                                             int64_t r, int4 *s, int64_t *pad0) {
+  int lo = 0, hi = va.batch - 1; /* invariant: the answer is in [lo, hi] */
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    const int q0 = min(max(va.cu_q[mid], 0), va.total_q);
+    if (cd_sm90_bwd_varlen_pad0<BM>(q0, mid) <= r) lo = mid;
+    else hi = mid - 1;
+  }
+  *s = cd_sm90_bwd_varlen_seq(va, lo);
+  *pad0 = cd_sm90_bwd_varlen_pad0<BM>(s->x, lo);
+  return lo;
+}
+
+/* The plan: one CTA of SM90_BWD_VARLEN_PLAN_THREADS (the header comment). */
+template <int BM, int BN>
+__global__ void __launch_bounds__(SM90_BWD_VARLEN_PLAN_THREADS)
+    cd_sm90_bwd_varlen_plan(const cd_sm90_bwd_varlen_args va, int window_left, int window_right) {
+  static_assert(SM90_BWD_VARLEN_COST_BINS == SM90_BWD_VARLEN_PLAN_THREADS, "a bin a thread");
+  __shared__ int slot[SM90_BWD_VARLEN_COST_BINS]; /* counts, then each bin's next slot */
+  __shared__ long long warp_sum[SM90_BWD_VARLEN_PLAN_THREADS / 32];
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+  slot[t] = 0;
+  __syncthreads();
+  for (int b = t; b < va.batch; b += SM90_BWD_VARLEN_PLAN_THREADS) {
+    const int4 s = cd_sm90_bwd_varlen_seq(va, b);
+    const int nb = (s.w + BN - 1) / BN;
+    for (int n = 0; n < nb; ++n) {
+      int lo, hi;
+      cd_mask_q_blocks(n * BN, min(n * BN + BN, s.w) - 1, s.z, s.w, window_left, window_right, BM,
+                       &lo, &hi);
+      atomicAdd(&slot[min(max(hi - lo, 0), SM90_BWD_VARLEN_COST_BINS - 1)], 1);
+    }
+  }
+  __syncthreads();
+  /* exclusive scan from the heaviest bin down: thread t holds bin BINS - 1 - t */
+  const int bin = SM90_BWD_VARLEN_COST_BINS - 1 - t;
+  const long long mine = slot[bin];
+  long long incl = mine;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const long long x = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += x;
+  }
+  if (lane == 31) warp_sum[w] = incl;
+  __syncthreads();
+  if (w == 0) {
+    long long ws = warp_sum[lane];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long x = __shfl_up_sync(0xffffffffu, ws, d);
+      if (lane >= d) ws += x;
+    }
+    warp_sum[lane] = ws; /* inclusive over warps */
+  }
+  __syncthreads();
+  const long long total = warp_sum[SM90_BWD_VARLEN_PLAN_THREADS / 32 - 1];
+  incl += w > 0 ? warp_sum[w - 1] : 0;
+  slot[bin] = (int)(incl - mine);
+  __syncthreads();
+  for (int b = t; b < va.batch; b += SM90_BWD_VARLEN_PLAN_THREADS) {
+    const int4 s = cd_sm90_bwd_varlen_seq(va, b);
+    const int nb = (s.w + BN - 1) / BN;
+    const int tile0 = (int)(cd_sm90_bwd_varlen_pad0<BM>(s.x, b) / BM);
+    for (int n = 0; n < nb; ++n) {
+      int lo, hi;
+      cd_mask_q_blocks(n * BN, min(n * BN + BN, s.w) - 1, s.z, s.w, window_left, window_right, BM,
+                       &lo, &hi);
+      const int at = atomicAdd(&slot[min(max(hi - lo, 0), SM90_BWD_VARLEN_COST_BINS - 1)], 1);
+      if (at < va.cap) {
+        va.seqs[at] = s;
+        va.blocks[at] = make_int2(n, tile0);
+        continue;
+      }
+      /* past the capacity (overlapping invalid key ranges only): dK = dV = 0 for its keys */
+      const int k1 = min(n * BN + BN, s.w);
+      for (int key = n * BN; key < k1; ++key)
+        for (int h = 0; h < va.heads_kv; ++h) {
+          uint16_t *dk = va.dk + (int64_t)(s.y + key) * va.dk_ss + h * va.dk_sh;
+          uint16_t *dv = va.dv + (int64_t)(s.y + key) * va.dv_ss + h * va.dv_sh;
+          for (int c = 0; c < va.head_dim; ++c) dk[c] = 0;
+          for (int c = 0; c < va.head_dim_v; ++c) dv[c] = 0;
+        }
+    }
+  }
+  if (t == 0) *va.count = (int)(total < va.cap ? total : va.cap);
+}
+
+/* delta, LSE2 and the zeroed accumulator of every padded row [heads_q][R] (R = io.sq_pad): the
+ * dense pre (bwd_prepost.cuh cd_sm90_bwd_pre) with each row's token found by its sequence
+ * (cd_sm90_bwd_varlen_seq_of_row); LSE read at lse[h * total_q + token]. */
+template <bool kFp16, int D, int DV = D>
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
+    cd_sm90_bwd_varlen_pre(const cd_sm90_bwd_io io, const cd_sm90_bwd_varlen_args va) {
+  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
+  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M;
+  constexpr int TPR = DV / 8, ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
+  static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
+  const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over heads_q * R */
+  const int c = threadIdx.x % TPR;
+  const int64_t total = (int64_t)io.heads_q * io.sq_pad;
+  const bool in = row < total;
+  const int h = in ? (int)(row / io.sq_pad) : 0;
+  const int64_t r = in ? row - (int64_t)h * io.sq_pad : 0;
+  int4 s;
+  int64_t pad0;
+  cd_sm90_bwd_varlen_seq_of_row<BM>(va, r, &s, &pad0);
+  const int64_t i = r - pad0;
+  const bool valid = in && i >= 0 && i < s.z; /* i < 0: rows before the first sequence */
+  const int64_t tok = s.x + i;
+  float sum = 0.f;
+  if (valid && c * 8 < io.head_dim_v) {
+    const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh + c * 8);
+    const uint4 dv = *(const uint4 *)((const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh + c * 8);
+    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  }
+#pragma unroll
+  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  if (!in) return;
+  if (c == 0) {
+    io.delta[row] = sum;
+    const float lse = valid ? io.lse[(int64_t)h * va.total_q + tok] : -INFINITY;
+    io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+  }
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 *p = (float4 *)(io.dq_acc + row * D + c * ZERO);
+#pragma unroll
+  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
+}
+
+/* dQ of padded tile blockIdx.x of head blockIdx.y: the dense post (cd_sm90_bwd_post) for the rows
+ * of the tile's sequence; a tile with no such row returns at once. */
+template <bool kFp16, int D, int DV = D>
+__global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
+    cd_sm90_bwd_varlen_post(const cd_sm90_bwd_io io, const cd_sm90_bwd_varlen_args va) {
+  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
+  constexpr int F4 = BM * D / 4 / THREADS;
+  constexpr int ROW_BYTES = D * 2 + 16;
+  __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
+  const int m = blockIdx.x, h = blockIdx.y;
+  int4 s;
+  int64_t pad0;
+  cd_sm90_bwd_varlen_seq_of_row<BM>(va, (int64_t)m * BM, &s, &pad0);
+  const int64_t i0 = (int64_t)m * BM - pad0; /* the tile's first row in its sequence */
+  if (i0 >= s.z) return; /* the whole CTA: no barrier was passed */
+  const float4 *src = (const float4 *)(io.dq_acc + ((int64_t)h * (io.sq_pad / BM) + m) * (BM * D));
+#pragma unroll
+  for (int k = 0; k < F4; ++k) {
+    const int f = threadIdx.x + k * THREADS;
+    const float4 a = src[f];
+    int row, col;
+    cd_sm90_bwd_dq_frag<BM>(f, row, col);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
+        cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+  }
+  __syncthreads();
+  constexpr int CPR = D / 8;
+  for (int idx = threadIdx.x; idx < BM * CPR; idx += THREADS) {
+    const int row = idx / CPR, c = idx % CPR;
+    if (i0 + row < 0 || i0 + row >= s.z || c >= io.head_dim / 8) continue; /* the sequence's rows, dQ's columns */
+    const int64_t tok = s.x + i0 + row;
+    *(uint4 *)((uint16_t *)io.dq + tok * io.dq_ss + h * io.dq_sh + c * 8) =
+        *(const uint4 *)(tile + row * ROW_BYTES + c * 16);
+  }
+}
+
+#endif /* CUDADENT_SM90_BWD_VARLEN_PLAN_CUH */
