@@ -7,7 +7,8 @@
  * which the sm90 path runs with tensor-core row sums) over the case list below (lengths 1, 17, 127, 1000,
  * 4097, 4500; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
  * strides; outliers), gpu_fwd_late_max/<i> (a row max that jumps by ~20 in the last key block
- * walked), gpu_fwd_accuracy_class (the mean error ratio over 100 seeds), gpu_bwd_deterministic
+ * walked), gpu_bwd_tile80/<i> (backward cases a dev build with SM90_BWD_D128_BM80 = 1 runs on the
+ * Hopper backward's 80-row tile), gpu_fwd_accuracy_class (the mean error ratio over 100 seeds), gpu_bwd_deterministic
  * (10 runs bit-identical), gpu_zero_length_*,
  * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).
  * CUDADENT_KERNEL=sm80|sm90 in the environment picks the path under test.
@@ -155,6 +156,30 @@ LISTED_FN(7)
 static const t_fn listed_fns[] = {listed_case_0, listed_case_1, listed_case_2, listed_case_3,
                                   listed_case_4, listed_case_5, listed_case_6, listed_case_7};
 _Static_assert(sizeof listed_fns / sizeof listed_fns[0] == N_LISTED, "one LISTED_FN per case");
+
+/* ---- the Hopper backward's 80-row tile ----------------------------------------------------------
+ * Backward cases that a build with config.cuh's SM90_BWD_D128_BM80 = 1 (a dev build) runs on the
+ * d128 row's 80-row tile (kernels/sm90/bwd_launch.cuh cd_sm90_bwd_takes_bm80: row 128, no mask,
+ * non-deterministic, seqlen_q >= 1024); the library's build runs them on the 64-row tile. Query
+ * lengths with a ragged last block of 80 (and of 64), key lengths with a ragged last key block,
+ * GQA and MQA, fp16 and bf16, head dims 128 and 96 (zero-filled columns; the gapped layout shows a
+ * read or write past them). Reference cost ~55 core-seconds in all. */
+#define TILE80_CASE(b, sq, sk, hq, hkv, dim, dt, lay, outl)                                       \
+  {.batch = b, .seqlen_q = sq, .seqlen_k = sk, .heads_q = hq, .heads_kv = hkv, .head_dim = dim,  \
+   .dtype = CUDADENT_DTYPE_##dt, .causal = 0, .window_left = -1, .window_right = -1,            \
+   .layout = LAYOUT_##lay, .outliers = outl}
+static const problem_desc_t tile80_cases[] = {
+    TILE80_CASE(1, 1100, 1100, 4, 4, 128, BF16, CONTIGUOUS, 0), /* 13 x 80 + 60 rows, key tail 76 */
+    TILE80_CASE(1, 1500, 1300, 4, 2, 128, FP16, PADDED, 1),     /* GQA, outliers, 18 x 80 + 60 */
+    TILE80_CASE(1, 2000, 640, 4, 1, 96, BF16, GAPPED, 0),       /* MQA, d96, 25 x 80, whole keys */
+    TILE80_CASE(1, 1024, 2100, 2, 2, 128, FP16, HEADS_FIRST, 0), /* the threshold, sk > sq */
+};
+enum { N_TILE80 = sizeof tile80_cases / sizeof tile80_cases[0] };
+#define TILE80_FN(i) \
+  static int tile80_case_##i(void) { return run_case(&tile80_cases[i], 1); }
+TILE80_FN(0) TILE80_FN(1) TILE80_FN(2) TILE80_FN(3)
+static const t_fn tile80_fns[] = {tile80_case_0, tile80_case_1, tile80_case_2, tile80_case_3};
+_Static_assert(sizeof tile80_fns / sizeof tile80_fns[0] == N_TILE80, "one TILE80_FN per case");
 
 /* ---- accuracy class of the forward ----------------------------------------------------------------
  * One case passing the criterion says little about a kernel whose error is merely as large as the
@@ -357,6 +382,11 @@ void register_gpu_attn_tests(void) {
     k = i > 0 && !strcmp(listed_cases[i].group, listed_cases[i - 1].group) ? k + 1 : 0;
     snprintf(listed_names[i], sizeof listed_names[i], "%s/%d", listed_cases[i].group, k);
     t_register(listed_names[i], listed_fns[i]);
+  }
+  static char tile80_names[N_TILE80][32];
+  for (int i = 0; i < N_TILE80; ++i) {
+    snprintf(tile80_names[i], sizeof tile80_names[i], "gpu_bwd_tile80/%d", i);
+    t_register(tile80_names[i], tile80_fns[i]);
   }
   t_register("gpu_fwd_accuracy_class", test_fwd_accuracy_class);
   t_register("gpu_bwd_deterministic", test_bwd_deterministic);

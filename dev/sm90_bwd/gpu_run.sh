@@ -133,6 +133,7 @@ for step in "${steps[@]}"; do
       shapes=()
       if [ -n "${ABVAR_SHAPES:-}" ]; then mapfile -t shapes <<< "$ABVAR_SHAPES"; else shapes=(
                    "--batch 32 --seqlen-q 512 --heads 16 --head-dim 128" \
+                   "--batch 16 --seqlen-q 1024 --heads 16 --head-dim 128" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \

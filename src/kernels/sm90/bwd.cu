@@ -58,6 +58,12 @@ extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, vo
   if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_run(p, workspace, stream);
   const int row = cd_sm90_bwd_row(p);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
+#if SM90_BWD_D128_BM80
+  if (cd_sm90_bwd_takes_bm80(p)) /* a dev build's experiment (config.cuh) */
+    return p->dtype == CUDADENT_DTYPE_FP16
+               ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, 80>(p, workspace, stream)
+               : cd_sm90_bwd_launch<128, 128, false, CD_SM90_BWD_NONDET, 80>(p, workspace, stream);
+#endif
   if (row == 128) return cd_sm90_bwd_launch_mode<128, 128>(p, workspace, stream);
   return cd_sm90_bwd_wide(p, workspace, stream);
 }

@@ -59,6 +59,14 @@
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
  * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
  *
+ * The 80-row tile (BM_ = 80 of cd_sm90_bwd_body and the dense kernel, d128 only, non-deterministic,
+ * dense calls without a mask, never varlen: config.cuh SM90_BWD_D128_BM80, a dev build's
+ * experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
+ * [64, 80]; dS stored as dS, [2 key slabs][80 rows][64 keys], by transposing stmatrix; consumer w's
+ * dQ part is dQ^T_w = K^T dS^T [64 D columns, 80 rows] (A = K slab w MN-major, B = dS K-major),
+ * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
+ * 231,720 B); the mask only zeroes keys past seqlen_k.
+ *
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
@@ -108,15 +116,19 @@ struct cd_sm90_bwd_varlen_units {
  * LSE2 / delta rows and dQ tiles at its padded tile mt0, batch coordinate 0). At kVarlen false
  * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
  * sm90_bwd.md section 7). */
-template <int D, bool kFp16, int kDet, bool kVarlen>
+template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  const cd_sm90_bwd_args &args_in, const int head_dim,
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu) {
   typedef cd_sm90_bwd_tile<D> tile;
-  typedef cd_sm90_bwd_smem<D> L;
-  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  typedef cd_sm90_bwd_smem<D, BM_> L;
+  constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
+  /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
+  constexpr bool SWAP = L::SWAP;
+  static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
+                "the 80-row tile: d128, non-deterministic, dense");
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
@@ -222,8 +234,11 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   const uint64_t desc_do_mn = cd_gmma_desc_sw128(sDO, BM * 128, 1024);
   /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [64 cw, +64) from K slab cw
    * (BM 64) */
-  const uint64_t desc_ds = cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
-  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM == 64 ? cw * BN * 128 : 0), BN * 128, 1024);
+  /* SWAP (BM 80): dQ^T's A = K slab cw read MN-major (D columns [64 cw, +64) x keys), its B = dS
+   * K-major ([2 key slabs][BM rows][64 keys]) */
+  const uint64_t desc_ds = SWAP ? cd_gmma_desc_sw128(sDS, 1, 1024)
+                                : cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM != 128 ? cw * BN * 128 : 0), BN * 128, 1024);
 
   float dv[D / 2], dk[D / 2];
 #pragma unroll
@@ -233,7 +248,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   const bool key_tail = k0 + BN > args.seqlen_k;
   if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
-  float dq[32];
+  float dq[SWAP ? BM / 2 : 32]; /* SWAP: dQ^T, element 4j + 2r + e is D column 64 cw + 16 warp +
+                                 * lane / 4 + 8r, query row 8j + 2 (lane % 4) + e */
   int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq_det) */
 
   uint32_t it = 0;
@@ -275,7 +291,17 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
           st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
       }
-      if (need_mask) {
+      if constexpr (SWAP) {
+        /* no mask (cd_sm90_bwd_takes_bm80): only the keys past seqlen_k, whole S^T rows */
+        if (key_tail) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            if (k0 + key_in_block0 + 8 * r >= args.seqlen_k) {
+#pragma unroll
+              for (int j = 0; j < BM / 8; ++j) st[4 * j + 2 * r] = st[4 * j + 2 * r + 1] = 0.f;
+            }
+        }
+      } else if (need_mask) {
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j)
 #pragma unroll
@@ -291,12 +317,31 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
             }
       }
       uint32_t p16[BM / 4];
+      uint32_t ds16[BM / 4];
+      if constexpr (SWAP) {
+        /* FA3's order: P packed with dS after the dP^T wait (the peak S^T, dP^T, dV, dK: 208).
+         * Session 20's ptxas: with the general mask code this tile spilled 20 B and serialized the
+         * wgmmas (C7512) in either order, with the key-tail mask above neither; in both orders (and
+         * in the 64-row tile's SASS) the packs land after the dP^T wait */
+        cd_wgmma_wait<0>(); /* dP^T done */
+        cd_sm90_fence_regs(dpt);
+#pragma unroll
+        for (int j = 0; j < BM / 8; ++j) {
+          const int col = 8 * j + 2 * (lane & 3);
+          const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            p16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r], st[4 * j + 2 * r + 1]);
+            ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
+                                              st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+          }
+        }
+      } else {
 #pragma unroll
       for (int i = 0; i < BM / 4; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
-      uint32_t ds16[BM / 4];
 #pragma unroll
       for (int j = 0; j < BM / 8; ++j) {
         const int col = 8 * j + 2 * (lane & 3);
@@ -305,6 +350,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         for (int r = 0; r < 2; ++r)
           ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
                                             st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+      }
       }
 
       /* dV += P^T dO */
@@ -317,7 +363,20 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
        * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
        * chunk); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving
        * the address of row t % 8 of matrix t / 8 */
-      {
+      if constexpr (SWAP) {
+        /* dS, [2 key slabs][BM rows][64 keys], 128-byte swizzle, by transposing stmatrix: matrix
+         * (j, r) of the fragment (keys 16 warp + 8 r .. + 7 x query rows 8 j .. + 7) is stored as
+         * query rows 8 j .. + 7, each a 16-byte chunk of 8 keys (chunk 2 warp + r of slab cw); lane
+         * t gives the address of row t % 8 of matrix t / 8 = (j + t / 16, (t / 8) % 2) */
+        const uint32_t ds_buf = sDS + buf * L::DS_BYTES + cw * (BM * 128);
+        const int chunk = 2 * warp + ((lane >> 3) & 1);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+          const int row = 8 * (j + (lane >> 4)) + (lane & 7);
+          const uint32_t addr = ds_buf + row * 128 + ((chunk ^ (row & 7)) << 4);
+          cd_stmatrix_x4_trans(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+        }
+      } else {
         const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
         const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
 #pragma unroll
@@ -333,8 +392,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
        * +2-4% at d128 non-causal 2k-16k, +2.5-6.5% causal, 0 at GQA and d64; bwd.md 2.1) */
       cd_named_bar_sync(BAR_DS, 256);
       cd_wgmma_fence();
-      cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-        dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
+      if constexpr (SWAP) /* dQ^T_cw [64 D columns, BM rows] = K^T [64, BN keys] dS^T [BN, BM] */
+        cd_sm90_gemm_ss<BM, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_k_major<BM>>(
+          dq, desc_k_mn, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES));
+      else
+        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+          dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
       cd_wgmma_commit();
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
                                                           cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
@@ -346,7 +409,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       if constexpr (kDet)
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
-        cd_sm90_bwd_reduce_dq<D>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
+        cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(ds16);
@@ -398,18 +461,23 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   }
 }
 
-template <int D, bool kFp16, int kDet>
+/* The dense kernel; BM_: the row's BLOCK_M, or 80 (the d128 row's 80-row tile, bwd_launch.cuh
+ * cd_sm90_bwd_takes_bm80). */
+template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                        const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
-  cd_sm90_bwd_body<D, kFp16, kDet, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
-                                          cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+  cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
+                                               cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
 }
 
 /* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /
  * dv and the tensor maps over the packed tensors (head_dim, total, heads, 1), args.sq_pad the
- * padded rows of a head, args.m_blocks its tiles. Not deterministic (bwd.cu supports()). */
+ * padded rows of a head, args.m_blocks its tiles. Not deterministic (bwd.cu supports()). Always the
+ * row's BLOCK_M: the 80-row tile (config.cuh SM90_BWD_D128_BM80) is a dense-only experiment (its
+ * mask handles only keys past seqlen_k, and the varlen plan's tiles, workspace and post kernel are
+ * laid out in the row's BLOCK_M; cd_sm90_bwd_takes_bm80 refuses varlen calls). */
 template <int D, bool kFp16>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_varlen_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,

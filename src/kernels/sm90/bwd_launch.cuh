@@ -49,9 +49,28 @@ static inline int cd_sm90_bwd_row_block_m(int row) {
                     : cd_sm90_bwd_tile<256>::BLOCK_M;
 }
 
+/* Whether a call runs on the d128 row's 80-row tile (config.cuh SM90_BWD_D128_BM80, a dev build's
+ * experiment): a dense call (never varlen: bwd_varlen.cu's kernels and workspace are laid out in
+ * the row's BLOCK_M) of the 128 row, non-deterministic, no mask, seqlen_q >=
+ * SM90_BWD_BM80_MIN_SEQLEN. */
+static inline int cd_sm90_bwd_takes_bm80(const cudadent_attn_bwd_params_t *p) {
+  return SM90_BWD_D128_BM80 && p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL &&
+         cd_sm90_bwd_row(p) == 128 && !p->deterministic && !p->causal && p->window_left < 0 &&
+         p->window_right < 0 && p->seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN;
+}
+
+/* seqlen_q padded to the row's BLOCK_M (dense calls; varlen ones size their workspace in
+ * bwd_varlen.cu); where the 80-row tile is compiled in (SM90_BWD_D128_BM80), the d128 row's dense
+ * calls report the larger of the 64- and 80-row paddings (the workspace query), so that either
+ * tile fits the workspace; a launch pads to its own tile (cd_sm90_bwd_launch). */
 static inline int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
   const int bm = cd_sm90_bwd_row_block_m(cd_sm90_bwd_row(p));
-  return ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+  const int64_t pad = ((int64_t)p->seqlen_q + bm - 1) / bm * bm;
+  if (SM90_BWD_D128_BM80 && p->cu_seqlens_q == NULL && cd_sm90_bwd_row(p) == 128) {
+    const int64_t pad80 = ((int64_t)p->seqlen_q + 79) / 80 * 80;
+    return pad80 > pad ? pad80 : pad;
+  }
+  return pad;
 }
 
 /* Whether a deterministic call takes rotated walks and turns (bwd_parts.cuh cd_sm90_bwd_walk_m):
@@ -71,26 +90,29 @@ static inline int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, i
 
 /* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
  * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
-template <int D, int DV> static constexpr int cd_sm90_bwd_smem_bytes() {
+template <int D, int DV, int BM> static constexpr int cd_sm90_bwd_smem_bytes() {
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
-  else return cd_sm90_bwd_smem<D>::BYTES;
+  else return cd_sm90_bwd_smem<D, BM>::BYTES;
 }
-template <int D, int DV, bool kFp16, int kDet> static const void *cd_sm90_bwd_main_kernel() {
+template <int D, int DV, bool kFp16, int kDet, int BM> static const void *cd_sm90_bwd_main_kernel() {
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
     return (const void *)cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>;
   else
-    return (const void *)cd_sm90_bwd_kernel<D, kFp16, kDet>;
+    return (const void *)cd_sm90_bwd_kernel<D, kFp16, kDet, BM>;
 }
 
-/* The three kernels of row (D, DV) in mode kDet. */
-template <int D, int DV, bool kFp16, int kDet>
+/* The three kernels of row (D, DV) in mode kDet; BM_: the row's BLOCK_M, or 80 (the d128 row's
+ * 80-row tile, cd_sm90_bwd_takes_bm80). */
+template <int D, int DV, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M>
 static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
                                       cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D, DV> tile;
   constexpr bool kWide = tile::WIDE != 0;
-  constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
-  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV>();
-  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet>();
+  constexpr int BM = BM_, BN = tile::BLOCK_N;
+  static_assert(BM == tile::BLOCK_M || (BM == 80 && D == 128 && DV == 128 && kDet == CD_SM90_BWD_NONDET),
+                "the 80-row tile: the d128 row, non-deterministic");
+  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM>();
+  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM>();
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
    * race between threads only repeats it) */
@@ -104,7 +126,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
     cudadent_device_once_mark(&attr_done, dev);
   }
 
-  const int64_t sq_pad = cd_sm90_bwd_sq_pad(p);
+  const int64_t sq_pad = ((int64_t)p->seqlen_q + BM - 1) / BM * BM; /* <= cd_sm90_bwd_sq_pad */
   const int64_t rows = (int64_t)p->batch * p->heads_q * sq_pad;
   const size_t acc_bytes = cd_sm90_bwd_align((size_t)rows * D * sizeof(float));
   const size_t row_bytes = cd_sm90_bwd_align((size_t)rows * sizeof(float));
@@ -163,9 +185,9 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   if constexpr (kWide)
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else
-    cd_sm90_bwd_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
+    cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
-  cd_sm90_bwd_post<kFp16, D, DV><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
+  cd_sm90_bwd_post<kFp16, D, DV, BM><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
 }
 

@@ -5,7 +5,9 @@
  * and semaphores, the launch order (which key block, KV head and batch a CTA takes) and the dQ
  * reduce-add of either mode. Moved out of bwd_kernel.cuh unchanged, in the same order (the
  * kernels' code is the same: docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
- * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3.
+ * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3. cd_sm90_bwd_smem and
+ * cd_sm90_bwd_reduce_dq take the tile's BLOCK_M (default the row's; 80: the d128 row's dense 80-row
+ * tile of config.cuh SM90_BWD_D128_BM80).
  */
 #ifndef CUDADENT_SM90_BWD_PARTS_CUH
 #define CUDADENT_SM90_BWD_PARTS_CUH
@@ -23,27 +25,36 @@
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 
-template <int D> struct cd_sm90_bwd_smem {
+/* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
+ * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
+template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
-  static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr bool SWAP = BM == 80;
   static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
   static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
-  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T buffer */
-  static constexpr int DQ_WARP_BYTES = 16 * 64 * 4;
+  static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T (SWAP: dS) buffer */
+  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x 64 (SWAP 16 x 80) */
+  static constexpr int DQ_WARP_BYTES = DQ_FLOATS * 4;
   static constexpr int K_OFF = 0;
   static constexpr int V_OFF = K_OFF + KV_BYTES;
   static constexpr int Q_OFF = V_OFF + KV_BYTES;
   static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
-  static constexpr int LSE_OFF = DO_OFF + ST * QT_BYTES;
-  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
-  static constexpr int DS_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
+  /* SWAP: LSE2 / delta after the dQ staging (16-byte alignment suffices; before dS the 1024-byte
+   * alignment of DS_OFF would cost 768 B, 40 B over the limit) */
+  static constexpr int LSE_OFF_ = DO_OFF + ST * QT_BYTES;
+  static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
+  static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
   static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
-  static constexpr int BAR_OFF = DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
+  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
+  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
-  static_assert(BM * D == 8192, "each consumer's dQ part is 64 x 64");
+  static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
+  static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
@@ -135,19 +146,21 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-/* This warp's 16 x 64 floats of a dQ part, staged in fragment order (float4 i * 32 + lane holds
- * registers 4i .. 4i + 3) and added to the workspace by one bulk reduce of 4 KiB, in any order
+/* This warp's 16 x 64 floats of a dQ part (BM 80: 16 x 80 of dQ^T), staged in fragment order
+ * (float4 i * 32 + lane holds registers 4i .. 4i + 3) and added to the workspace by one bulk reduce
+ * of 4 KiB (BM 80: 5 KiB), in any order
  * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
-template <int D>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], const cd_sm90_bwd_args &args,
+template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
+__device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
                                                       uint32_t sDQ, int b, int h, int m, int cw,
                                                       int warp, int lane) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M;
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
+  typedef cd_sm90_bwd_smem<D, BM> L;
+  static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
+  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
   if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < NQ / 4; ++i)
     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
                  "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
                  : "memory");
@@ -155,8 +168,8 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[32], con
   __syncwarp();
   if (lane == 0) {
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024;
-    cd_bulk_reduce_add_f32(dst, stage_dq, cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
+    float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * L::DQ_FLOATS;
+    cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
     cd_tma_store_commit();
   }
 }

@@ -89,6 +89,17 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
  * registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1) with
  * g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw when
  * BM is 128, columns 64 cw when BM is 64). */
+/* BM 80 (config.cuh SM90_BWD_D128_BM80, D 128): the parts are transposed (dQ^T = K^T dS^T), chunks
+ * of 1280 floats, chunk 4 cw + warp consumer cw's warp's 16 D columns x 80 rows, float4 i * 32 +
+ * lane its registers 4i .. 4i + 3: (column, row) = (c, g), (c, g + 1), (c + 8, g), (c + 8, g + 1)
+ * with c = 64 cw + 16 warp + lane / 4, g = 8 i + 2 (lane % 4) . */
+__device__ __forceinline__ void cd_sm90_bwd_dq_frag_t(int f, int &row, int &col) {
+  const int chunk = f / 320, i = (f / 32) % 10, lane = f % 32;
+  const int cw = chunk / 4, warp = chunk % 4;
+  col = 64 * cw + 16 * warp + lane / 4;
+  row = 8 * i + 2 * (lane % 4);
+}
+
 template <int BM>
 __device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
   const int chunk = f / 256, i = (f / 32) % 8, lane = f % 32;
@@ -97,9 +108,10 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
   col = 8 * i + 2 * (lane % 4) + (BM == 64 ? 64 * cw : 0);
 }
 
-template <bool kFp16, int D, int DV = D>
+template <bool kFp16, int D, int DV = D, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(const cd_sm90_bwd_io io) {
-  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M, THREADS = SM90_BWD_PREPOST_THREADS;
+  constexpr int BM = BM_, THREADS = SM90_BWD_PREPOST_THREADS;
+  static_assert(BM * D % (4 * THREADS) == 0, "whole float4s a thread");
   constexpr int F4 = BM * D / 4 / THREADS;
   constexpr int ROW_BYTES = D * 2 + 16; /* padded rows: the fragment writes spread over banks */
   __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
@@ -111,10 +123,19 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
     const int f = threadIdx.x + k * THREADS;
     const float4 a = src[f];
     int row, col;
+    if constexpr (BM == 80) { /* transposed parts: four 16-bit stores */
+      typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
+      cd_sm90_bwd_dq_frag_t(f, row, col);
+      *(T *)(tile + row * ROW_BYTES + col * 2) = (T)(a.x * io.scale);
+      *(T *)(tile + (row + 1) * ROW_BYTES + col * 2) = (T)(a.y * io.scale);
+      *(T *)(tile + row * ROW_BYTES + (col + 8) * 2) = (T)(a.z * io.scale);
+      *(T *)(tile + (row + 1) * ROW_BYTES + (col + 8) * 2) = (T)(a.w * io.scale);
+    } else {
     cd_sm90_bwd_dq_frag<BM>(f, row, col);
     *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
         cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+    }
   }
   __syncthreads();
   constexpr int CPR = D / 8; /* 16-byte chunks per row */

@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_LPT_GROUP))
+     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -142,6 +142,17 @@
 #ifndef SM90_BWD_LPT_GROUP
 #define SM90_BWD_LPT_GROUP 4
 #endif
+
+/* Experiment 4 of docs/kernels/sm90_bwd_next.md (FA3's non-causal d128 tile): 1 runs the d128 row's
+ * non-deterministic calls without a mask (no causal, no window) and seqlen_q >= 1024 on an 80-row
+ * tile (BLOCK_M 80: S^T / dP^T m64n80k128, dV / dK m64n128k80, dQ swapped as dQ^T = K^T dS^T
+ * m64n80k128 from dS stored by transposing stmatrix); every other call keeps its row. 0: never
+ * (the library; not yet measured). */
+#ifndef SM90_BWD_D128_BM80
+#define SM90_BWD_D128_BM80 0
+#endif
+/* the query length from which the 80-row tile is taken (at 512, 7 x 80 rows pay for 512) */
+#define SM90_BWD_BM80_MIN_SEQLEN 1024
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
 

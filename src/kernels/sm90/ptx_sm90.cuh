@@ -194,6 +194,16 @@ __device__ __forceinline__ void cd_stmatrix_x4(uint32_t addr, uint32_t r0, uint3
                : "memory");
 }
 
+/* 9.7.9.x stmatrix.sync.aligned.m8n8.x4.trans.shared.b16: as cd_stmatrix_x4, each matrix stored
+ * transposed: the address of row t % 8 of matrix t / 8 receives column t % 8 of the registers'
+ * matrix (the elements that threads 4k + (t % 8) / 2 hold, k = 0..7). */
+__device__ __forceinline__ void cd_stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                     uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 /* ---- warpgroup MMA (PTX ISA 9.7.15 wgmma) ---------------------------------------------------- */
 
 /* 9.7.15.5.1 matrix descriptor: a 64-bit value describing an operand tile in shared memory.
