@@ -193,8 +193,8 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
       sa.ct = ct;
       sa.row0 = row0;
       if constexpr (kSoftcap) sa.softcap_pre = args.softcap_pre;
-      cd_sm90_fwd_mainloop<Tile, kFp16, kPingpong, kSoftcap>(sa, args, tc, n_lo, n_hi, cw, shift, s, p, o, m,
-                                                   l, alpha, k SM90_TRACE_ARGS);
+      cd_sm90_fwd_mainloop<Tile, kFp16, kPingpong, kSoftcap>(sa, args, tc, n_lo, n_hi, cw, shift, s,
+                                                             p, o, m, l, alpha, k SM90_TRACE_ARGS);
       SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
     }
     cd_sm90_fwd_epilogue<Tile, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp,

@@ -41,7 +41,8 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const args_t, const cd_sm90_fwd_tile_tail) = cd_sm90_fwd_kernel<Tile, kFp16, kSoftcap>;
+                 const args_t, const cd_sm90_fwd_tile_tail) =
+      cd_sm90_fwd_kernel<Tile, kFp16, kSoftcap>;
 
   /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
   static cudadent_device_once_t attr_done;
