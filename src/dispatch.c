@@ -61,15 +61,17 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * device check included; each direction behind its gate in dispatch.h); the Hopper forward and
  * backward head_dim_v != head_dim, the Hopper forward and backward varlen behind their gates
  * (CUDADENT_SM90_FWD_VARLEN, CUDADENT_SM90_BWD_VARLEN; the backward's supports() leaves
- * deterministic and head dims over 128 varlen calls to the next row); the Hopper kernels no
- * softcap. */
+ * deterministic and head dims over 128 varlen calls to the next row); the Hopper forward softcap
+ * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves varlen softcap calls and
+ * those with both head dims up to 64 to the next row), the Hopper backward no softcap. */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,
      CUDADENT_FEATURE_HEAD_DIM_V |
          (CUDADENT_SM90_FWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
                                          CUDADENT_FEATURE_SEQLENS_CHECK
-                                   : 0u),
+                                   : 0u) |
+         (CUDADENT_SM90_FWD_SOFTCAP ? CUDADENT_FEATURE_SOFTCAP : 0u),
      cudadent_sm90_fwd_supports, cudadent_sm90_fwd_preferred, cudadent_sm90_fwd_workspace_size,
      cudadent_sm90_fwd},
 #endif

@@ -88,6 +88,17 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * cases and ragged CLI shapes); 0 would send varlen forwards to the portable kernel again. */
 #define CUDADENT_SM90_FWD_VARLEN 1
 
+/* 1: the Hopper forward's row lists softcap (issue 27, docs/kernels/sm90_fwd.md "Softcap": the
+ * softcap kernels of its d128 and d256 rows; its supports() leaves varlen softcap calls and those
+ * with both head dims up to 64 to the portable kernel), so Gemma 2's forwards run there on H100 /
+ * H200; the backward stays portable for softcap. 0 until its GPU tests (tests/test_gpu_softcap.c
+ * gpu_softcap_hopper_fwd, forced onto sm90 and under the default dispatch; compute-sanitizer
+ * memcheck: dev/sm90_bwd/gpu_run.sh softcap) have passed on a GPU: the kernels are then compiled
+ * but never launched. The GPU tests read it too. */
+#ifndef CUDADENT_SM90_FWD_SOFTCAP
+#define CUDADENT_SM90_FWD_SOFTCAP 0
+#endif
+
 /* 1: the portable backward's row lists varlen (with seqused_k and the device check; issue 28,
  * docs/kernels/sm80_bwd.md "Varlen"). Its GPU tests (tests/test_gpu_varlen_bwd.c) passed on an
  * H100 in session 18 (both dispatches, memcheck and racecheck clean); 0 would refuse varlen

@@ -25,6 +25,7 @@ void register_gpu_attn_tests(void);
 void register_gpu_dims_tests(void);
 void register_gpu_varlen_tests(void);
 void register_gpu_varlen_bwd_tests(void);
+void register_gpu_softcap_tests(void);
 void register_tile_order_tests(void);
 
 const char *t_gpu_skip_reason = NULL;
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
   register_gpu_dims_tests();
   register_gpu_varlen_tests();
   register_gpu_varlen_bwd_tests();
+  register_gpu_softcap_tests();
   register_tile_order_tests();
   int passed = 0, failed = 0, skipped = 0;
   for (int i = 0; i < n_tests; ++i) {

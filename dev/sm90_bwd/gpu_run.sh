@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [sm90varlen] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
+#     [varlen] [sm90varlen] [softcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -228,6 +228,49 @@ for step in "${steps[@]}"; do
           $bench $shape --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
         note "$tool sm90 fwd ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
         { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sm90varlen_sanitize.log"
+      done ;;
+    softcap)
+      # issue 27's softcap on the Hopper forward (docs/kernels/sm90_fwd.md "Softcap"), built with
+      # the gate on (build-sc/: -DCUDADENT_SM90_FWD_SOFTCAP=1 for the library and the tests; where
+      # src/dispatch.h already has it at 1, build-gpu/ is that build): the softcap tests forced
+      # onto sm90 (the d64 case skips: the row leaves it to sm80) and under the default dispatch,
+      # the dims tests' softcap cases forced (those the row does not take skip), compute-sanitizer
+      # memcheck (forced sm90) on two softcap cases, then CLI timings --softcap 30 sm90 against
+      # sm80 (and sm90 without softcap) at d128 and d256, seqlen 4096
+      if grep -q '^#define CUDADENT_SM90_FWD_SOFTCAP 1' src/dispatch.h; then
+        rm -rf build-sc && ln -s build-gpu build-sc
+      else
+        { cmake -S . -B build-sc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_FWD_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_FWD_SOFTCAP=1 \
+            && cmake --build build-sc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-sc.log" 2>&1 \
+          || { note "SOFTCAP BUILD FAILED"; tail -20 "$logs/build-sc.log"; continue; }
+      fi
+      vrun="env LD_LIBRARY_PATH=$PWD/build-sc"
+      for run in "CUDADENT_KERNEL_FWD=sm90:gpu_softcap_hopper_fwd" "CUDADENT_KERNEL_FWD=:gpu_softcap_hopper_fwd" \
+                  "CUDADENT_KERNEL_FWD=sm90:gpu_dims_fwd" "CUDADENT_KERNEL_FWD=sm90:gpu_dims_bwd"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 300 $vrun build-sc/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "tests ($envset $filter): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/softcap.log"
+      done
+      for spec in ${SC_SANITIZE:-memcheck:gpu_softcap_hopper_fwd/03 memcheck:gpu_softcap_hopper_fwd/05}; do
+        tool=${spec%%:*} case=${spec#*:}
+        CUDADENT_KERNEL_FWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $vrun build-sc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/softcap_sanitize.log"
+      done
+      # timings: FA3-suite-like 16k tokens at seqlen 4096 (batch 4; heads 16 at d128, 8 at d256),
+      # bf16, causal and not; sm90 / sm80 with softcap 30, and sm90 without (the cost of the tanh)
+      for shape in "--batch 4 --heads 16 --seqlen 4096 --head-dim 128" "--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal" \
+                   "--batch 4 --heads 8 --seqlen 4096 --head-dim 256" "--batch 4 --heads 8 --seqlen 4096 --head-dim 256 --causal"; do
+        for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
+          kern=${kc%%:*} cap=${kc#*:}
+          CUDADENT_KERNEL_FWD=$kern timeout 120 $vrun build-sc/cudadent-bench $shape --softcap $cap --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
+          note "cli $kern fwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
+          cat "$logs/c.log" >> "$logs/softcap_cli.log"
+        done
       done ;;
     bwdvarlen)
       # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd.md section 7), built with the gate

@@ -18,6 +18,8 @@
  *     overlap, FA3 paper section 3.2), and the consumers take turns issuing their GEMMs (named
  *     barriers, round robin: one's softmax runs under the others' GEMMs, FA3 section 3.1).
  *     Epilogue (epilogue_fwd.cuh): O / l through shared memory to a TMA store per warp, LSE.
+ *     kSoftcap (rows d128 and d256 only, fwd_launch.cuh): S = tanh(S softmax_scale / softcap)
+ *     before the mask, the softmax on it in units of softcap (softmax.cuh cd_sm90_fwd_softcap).
  *
  * Shared memory: cd_sm90_fwd_smem (fwd_tiles.cuh): Q slots, the K and V rings, O staging, the
  * row-sum ones, the barriers.
@@ -47,12 +49,13 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
-template <class Tile, bool kFp16>
+template <class Tile, bool kFp16, bool kSoftcap>
 __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
     cd_sm90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
                        const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v,
-                       const __grid_constant__ CUtensorMap tm_o, const cd_sm90_fwd_args args,
+                       const __grid_constant__ CUtensorMap tm_o,
+                       const typename cd_sm90_fwd_args_of<kSoftcap>::type args,
                        const __grid_constant__ cd_sm90_fwd_tile_tail tail) {
   typedef cd_sm90_fwd_smem<Tile> L;
   constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, STAGES = Tile::STAGES;
@@ -189,8 +192,9 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
       sa.lane = lane;
       sa.ct = ct;
       sa.row0 = row0;
-      cd_sm90_fwd_mainloop<Tile, kFp16, kPingpong>(sa, args, tc, n_lo, n_hi, cw, shift, s, p, o, m,
-                                                   l, alpha, k SM90_TRACE_ARGS);
+      if constexpr (kSoftcap) sa.softcap_pre = args.softcap_pre;
+      cd_sm90_fwd_mainloop<Tile, kFp16, kPingpong, kSoftcap>(sa, args, tc, n_lo, n_hi, cw, shift, s,
+                                                             p, o, m, l, alpha, k SM90_TRACE_ARGS);
       SM90_TRACE_EVENT(ct == 0, SM90_EV_LOOP, 0);
     }
     cd_sm90_fwd_epilogue<Tile, kFp16>(o, m, l, tc, args, &tm_o, sO + cw * L::OW_BYTES, cw, warp,

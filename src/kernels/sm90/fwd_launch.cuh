@@ -32,15 +32,17 @@
 static int cd_sm90_fwd_dev_order = -1;
 #endif
 
-/* Launches tile-table row Tile (fwd_tiles.cuh) on the params. */
-template <class Tile, bool kFp16>
+/* Launches tile-table row Tile (fwd_tiles.cuh) on the params; kSoftcap: its softcap kernel
+ * (p->softcap > 0; cd_sm90_fwd_run_softcap). */
+template <class Tile, bool kFp16, bool kSoftcap = false>
 static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
   typedef Tile tile;
+  typedef typename cd_sm90_fwd_args_of<kSoftcap>::type args_t;
   constexpr int SMEM = cd_sm90_fwd_smem<Tile>::BYTES;
   constexpr int THREADS = 128 * (1 + tile::CONSUMER_WGS);
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const cd_sm90_fwd_args, const cd_sm90_fwd_tile_tail) =
-      cd_sm90_fwd_kernel<Tile, kFp16>;
+                 const args_t, const cd_sm90_fwd_tile_tail) =
+      cd_sm90_fwd_kernel<Tile, kFp16, kSoftcap>;
 
   /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
   static cudadent_device_once_t attr_done;
@@ -72,9 +74,13 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
       cudaSuccess)
     return err;
 
-  cd_sm90_fwd_args a;
+  args_t a;
   a.lse = p->lse;
   a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  if constexpr (kSoftcap) { /* scores in units of softcap: t = tanh(q.k softmax_scale / softcap) */
+    a.scale_log2 = p->softcap * 1.4426950408889634f;
+    a.softcap_pre = p->softmax_scale / p->softcap;
+  }
   a.seqlen_q = p->seqlen_q;
   a.seqlen_k = p->seqlen_k;
   a.by_group = cd_sm90_fwd_divisor_make(p->heads_q / p->heads_kv);

@@ -33,6 +33,15 @@ struct cd_sm90_fwd_args {
   cd_sm90_fwd_tile_order sched; /* the tiles' order (tile_scheduler.cuh), with heads_q */
 };
 
+/* The arguments of a softcap kernel (kSoftcap): scale_log2 is then softcap * log2(e), and the raw
+ * scores are taken to t = tanh(s softcap_pre) (softmax.cuh cd_sm90_fwd_softcap). A struct of its
+ * own, so the kernels without softcap keep their parameters as they were. */
+struct cd_sm90_fwd_args_softcap : cd_sm90_fwd_args {
+  float softcap_pre; /* softmax_scale / softcap */
+};
+template <bool kSoftcap> struct cd_sm90_fwd_args_of { typedef cd_sm90_fwd_args type; };
+template <> struct cd_sm90_fwd_args_of<true> { typedef cd_sm90_fwd_args_softcap type; };
+
 /* x broadcast from lane 0: the same value, but the compiler now knows it is warp-uniform. The
  * main-loop step passes its ring indices through it, so the wgmma descriptors and barrier
  * addresses derived from them live in uniform registers: without it each wgmma's descriptor was
@@ -113,6 +122,7 @@ template <int STAGES> struct cd_sm90_fwd_step_args {
   cd_sm90_fwd_turns turns; /* pingpong */
   int lane, ct, row0;
   int lazy_from; /* blocks n <= lazy_from try the lazy softmax first (SM90_EXACT_BLOCKS) */
+  float softcap_pre; /* kSoftcap only (softmax.cuh cd_sm90_fwd_softcap); else not set */
 };
 
 /* One step of the overlapped main loop for key block n: issue S = Q K_n^T, then O += P V for the
@@ -129,8 +139,9 @@ template <int STAGES> struct cd_sm90_fwd_step_args {
  * forcing it after (full intra-warpgroup overlap) measured slower, since issuing a consumer's
  * wgmmas blocks until they have nearly all run; the lazy softmax writes P into p and takes its
  * bound from the row-sum columns, so it follows the P V wait, and the exact softmax (a uniform
- * branch) only where the check fails. */
-template <class Tile, bool kFp16, bool kPingpong, bool kMask, bool kExactOnly>
+ * branch) only where the check fails. kSoftcap: S becomes tanh(S softcap_pre) right after its
+ * wait, before the mask (softmax.cuh cd_sm90_fwd_softcap). */
+template <class Tile, bool kFp16, bool kPingpong, bool kMask, bool kExactOnly, bool kSoftcap>
 __device__ __forceinline__ void cd_sm90_fwd_consumer_step(
     const cd_sm90_fwd_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args,
     float (&s)[Tile::BLOCK_N / 2], uint32_t (&p)[Tile::BLOCK_N / 4],
@@ -162,6 +173,7 @@ __device__ __forceinline__ void cd_sm90_fwd_consumer_step(
   cd_sm90_fence_regs(s);
   sa.k_ring.consumer_release(k, sa.lane == 0);
   cd_mbar_arrive_if(sa.bar_q_empty, last && sa.lane == 0);
+  if constexpr (kSoftcap) cd_sm90_fwd_softcap(s, sa.softcap_pre);
   if constexpr (kMask)
     cd_sm90_fwd_mask<BN>(s, n * BN, sa.row0, args.seqlen_k, shift, args.window_left,
                          args.window_right, sa.lane);
@@ -294,8 +306,9 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
  * of the keys, right window) cuts, the unmasked middle, those the left window cuts; then the last
  * P V. Returns with o, m, l complete and k past the tile's blocks. shift: seqlen_k - seqlen_q;
  * s, p, alpha: the caller's registers for S, P and the rescale factors (declared where the
- * kernel always had them: ptxas's register allocation follows their place). */
-template <class Tile, bool kFp16, bool kPingpong>
+ * kernel always had them: ptxas's register allocation follows their place). kSoftcap: every
+ * block's S is capped (cd_sm90_fwd_softcap, sa.softcap_pre) before its mask and softmax. */
+template <class Tile, bool kFp16, bool kPingpong, bool kSoftcap = false>
 __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     cd_sm90_fwd_step_args<Tile::STAGES> &sa, const cd_sm90_fwd_args &args,
     const cd_sm90_fwd_tile_coord &tc, int n_lo, int n_hi, int cw, int shift,
@@ -355,6 +368,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     const bool masked = cd_mask_block_partial<RM, BN>(n, sub, args.seqlen_q, args.seqlen_k,
                                                       args.window_left, args.window_right);
     const float first[2] = {1.f, 1.f}; /* m = -inf: moves in any case */
+    if constexpr (kSoftcap) cd_sm90_fwd_softcap(s, sa.softcap_pre); /* (the half: its head) */
     if (half) {
       if (masked)
         cd_sm90_fwd_mask<BH>(cd_sm90_head<BH / 2>(s), n * BN, row0, args.seqlen_k, shift,
@@ -382,21 +396,21 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
                                args.window_right, &n_left, &n_right);
   int n = c_hi - 2;
   for (; n >= c_lo && n >= n_right; --n)
-    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
-                                                               n == c_lo, k, v SM90_TRACE_ARGS);
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false, kSoftcap>(
+        sa, args, s, p, o, m, l, n, n == c_lo, k, v SM90_TRACE_ARGS);
 #if SM90_EXACT_MAX_EARLY
   /* the unmasked blocks that take the exact softmax in any case: the row max under the P V
    * product */
   for (; n >= c_lo && n >= n_left && n > sa.lazy_from; --n)
-    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, true>(sa, args, s, p, o, m, l, n,
-                                                               n == c_lo, k, v SM90_TRACE_ARGS);
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, true, kSoftcap>(
+        sa, args, s, p, o, m, l, n, n == c_lo, k, v SM90_TRACE_ARGS);
 #endif
   for (; n >= c_lo && n >= n_left; --n)
-    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, false>(sa, args, s, p, o, m, l, n,
-                                                                n == c_lo, k, v SM90_TRACE_ARGS);
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, false, false, kSoftcap>(
+        sa, args, s, p, o, m, l, n, n == c_lo, k, v SM90_TRACE_ARGS);
   for (; n >= c_lo; --n)
-    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false>(sa, args, s, p, o, m, l, n,
-                                                               n == c_lo, k, v SM90_TRACE_ARGS);
+    cd_sm90_fwd_consumer_step<Tile, kFp16, kPingpong, true, false, kSoftcap>(
+        sa, args, s, p, o, m, l, n, n == c_lo, k, v SM90_TRACE_ARGS);
   /* last P V */
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);

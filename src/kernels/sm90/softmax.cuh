@@ -18,6 +18,7 @@
 #include "kernels/sm90/config.cuh"
 #include "kernels/sm90/gemm.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
+#include "kernels/sm80/ptx_sm80.cuh" /* cd_softcap_tanh: the portable kernels' tanh */
 
 /* per-half max of two packed 16-bit pairs, NaN where either half is NaN */
 template <bool kFp16>
@@ -179,6 +180,19 @@ __device__ __forceinline__ bool cd_sm90_fwd_softmax_lazy(const float (&s)[BN / 2
     }
   }
   return ok;
+}
+
+/* Softcap (a row's SOFTCAP kernels; docs/kernels/sm90_fwd.md "Softcap"): the raw scores become
+ * t = tanh(s softcap_pre), softcap_pre = softmax_scale / softcap, in place, before the mask; the
+ * softmax then runs on t with scale_log2 = softcap log2(e) (the launch sets it), so the scores
+ * are in units of softcap as in the portable kernels, and the LSE is the natural log of the sum
+ * of exp(softcap t) that the portable backward recomputes P against. cd_softcap_tanh is the
+ * portable kernels' tanh (ptx_sm80.cuh: ex2.approx and a fast reciprocal, two MUFU), so both
+ * paths cap alike. */
+template <int N>
+__device__ __forceinline__ void cd_sm90_fwd_softcap(float (&s)[N], float softcap_pre) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) s[i] = cd_softcap_tanh(s[i] * softcap_pre);
 }
 
 /* O *= alpha per row. Skipped (exactly: alpha is ex2(0) = 1) when no row of the warp got a new
