@@ -89,9 +89,9 @@ __device__ __forceinline__ const cd_sm90_fwd_varlen_args *cd_sm90_fwd_varlen_of(
  * The two differ only in where a round's tile comes from (the head of each role's tile loop), in
  * the lengths the roles see (varlen: the sequence's, in a copy of args) and in the epilogue
  * (kVarlen). The tile-level trace events are the dense kernel's only, as before the merge. The
- * tile lookup stays written out in each role's loop: as a shared helper returning whether the
- * round has a tile, it changed the varlen kernels' SASS (+600..1400 instructions); this form
- * compiles to the same cubins as the two separate kernels did. */
+ * tile lookup stays written out at the head of each role's loop: as one helper (returning a bool,
+ * or the position with -1 for none) it changed the varlen kernels' SASS (+700..1460 instructions
+ * a kernel); written out, the body compiles to the same cubins as the two kernels did. */
 template <class Tile, bool kFp16, bool kSoftcap, bool kVarlen, class Args, class Src>
 __device__ __forceinline__ void cd_sm90_fwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_o,
