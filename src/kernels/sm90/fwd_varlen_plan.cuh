@@ -71,6 +71,29 @@ __device__ __forceinline__ int4 cd_sm90_fwd_varlen_seq(const cd_sm90_fwd_varlen_
   return make_int4((int)qlo, (int)klo, (int)(qhi - qlo), len_k);
 }
 
+/* The pre-pass's walk over the units (steps 1 and 3): thread t's sequences b = t, t + threads,
+ * ..., each query block m of each, and its cost bin (the key blocks its rows see, clipped). kPlace
+ * false: count the unit into its bin; true: write it to its bin's next slot (slot: each bin's
+ * next slot after the scan). */
+template <int BM, int BN, bool kPlace>
+__device__ __forceinline__ void cd_sm90_fwd_varlen_units(const cd_sm90_fwd_varlen_args &va, int t,
+                                                         int batch, int window_left,
+                                                         int window_right, int *slot) {
+  for (int b = t; b < batch; b += SM90_VARLEN_PLAN_THREADS) {
+    const int4 s = cd_sm90_fwd_varlen_seq(va, b);
+    const int mb = (s.z + BM - 1) / BM;
+    for (int m = 0; m < mb; ++m) {
+      int lo, hi;
+      cd_mask_kv_blocks<BM, BN>(m, s.z, s.w, window_left, window_right, &lo, &hi);
+      const int at = atomicAdd(&slot[min(max(hi - lo, 0), SM90_VARLEN_COST_BINS - 1)], 1);
+      if constexpr (kPlace) {
+        va.seqs[at] = s;
+        va.m_blocks[at] = m;
+      }
+    }
+  }
+}
+
 /* The plan: one CTA of SM90_VARLEN_PLAN_THREADS (see the header comment). */
 template <int BM, int BN>
 __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
@@ -82,15 +105,7 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
   slot[t] = 0;
   __syncthreads();
-  for (int b = t; b < batch; b += SM90_VARLEN_PLAN_THREADS) {
-    const int4 s = cd_sm90_fwd_varlen_seq(va, b);
-    const int mb = (s.z + BM - 1) / BM;
-    for (int m = 0; m < mb; ++m) {
-      int lo, hi;
-      cd_mask_kv_blocks<BM, BN>(m, s.z, s.w, window_left, window_right, &lo, &hi);
-      atomicAdd(&slot[min(max(hi - lo, 0), SM90_VARLEN_COST_BINS - 1)], 1);
-    }
-  }
+  cd_sm90_fwd_varlen_units<BM, BN, false>(va, t, batch, window_left, window_right, slot);
   __syncthreads();
   /* exclusive scan from the heaviest bin down: thread t holds bin BINS - 1 - t */
   const int bin = SM90_VARLEN_COST_BINS - 1 - t;
@@ -121,17 +136,7 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
   }
   slot[bin] = (int)(incl - mine);
   __syncthreads();
-  for (int b = t; b < batch; b += SM90_VARLEN_PLAN_THREADS) {
-    const int4 s = cd_sm90_fwd_varlen_seq(va, b);
-    const int mb = (s.z + BM - 1) / BM;
-    for (int m = 0; m < mb; ++m) {
-      int lo, hi;
-      cd_mask_kv_blocks<BM, BN>(m, s.z, s.w, window_left, window_right, &lo, &hi);
-      const int at = atomicAdd(&slot[min(max(hi - lo, 0), SM90_VARLEN_COST_BINS - 1)], 1);
-      va.seqs[at] = s;
-      va.m_blocks[at] = m;
-    }
-  }
+  cd_sm90_fwd_varlen_units<BM, BN, true>(va, t, batch, window_left, window_right, slot);
   if (t == 0) *va.count = (int)total;
 }
 

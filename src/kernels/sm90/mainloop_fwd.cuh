@@ -1,7 +1,8 @@
 /*
  * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
- * mainloop_fwd.cuh - the roles of the sm90 forward kernel (fwd_kernel.cuh), each a function: the
- * producer's loads of a tile (cd_sm90_fwd_load_tile) and a consumer's main loop over a tile's key
+ * mainloop_fwd.cuh - the roles of the sm90 forward kernels (fwd_kernel.cuh's body, dense and
+ * varlen), each a function: the producer's loads of a tile (cd_sm90_fwd_load_q,
+ * cd_sm90_fwd_load_kv) and a consumer's main loop over a tile's key
  * blocks (cd_sm90_fwd_mainloop), with its step (cd_sm90_fwd_consumer_step); the epilogue is
  * epilogue_fwd.cuh. Every function is inlined into the kernel.
  */
