@@ -7,10 +7,14 @@
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
 #     [varlen] [sm90varlen] [softcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
+#     [bwdtrace]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
+# bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
+#   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1) and the 80-row tile
+#   (PREBUILT_VAR80, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1): $out/bwdtrace.txt.
 # The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
 # package bench's reports.
 # ab: the backward of build-base/ (a tree made with
@@ -493,6 +497,53 @@ for step in "${steps[@]}"; do
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
         timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$logs/train.log" 2>&1
       note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$logs/train.log" | head -40 | tee -a "$summary" ;;
+    bwdtrace)
+      # experiment 1 of docs/kernels/sm90_bwd_next.md: per trace build (t64: the 64-row d128 tile,
+      # t80: the 80-row one), a traced --check at 1k (and memcheck of a traced call: the trace's
+      # stores stay in its buffer), then d128 non-causal 2k / 4k / 16k (16k tokens, 16 heads;
+      # t64 also d64 2k, 32 heads): cudadent-bench --trace (10 timed calls, all traced; the last
+      # one's dump) and dev/sm90_bwd/trace_phases.py on it. Summaries: $out/bwdtrace.txt; the
+      # scripts' JSON in the logs. ~60-100 s with prebuilt libraries.
+      tb_ok=1
+      for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
+        tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
+        if [ -n "$pre" ]; then
+          rm -rf $dir && mkdir -p $dir && cp "$pre"/libcudadent.so* "$pre"/cudadent-bench $dir/ \
+            || { note "bwdtrace: $pre incomplete"; tb_ok=0; }
+        else
+          { cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $flags" \
+              && cmake --build $dir -j 16 --target cudadent-bench; } > "$logs/build-$tag.log" 2>&1 \
+            || { note "bwdtrace: BUILD $tag FAILED"; tail -20 "$logs/build-$tag.log"; tb_ok=0; }
+        fi
+        note "bwdtrace $tag: ${pre:+prebuilt $pre }$flags"
+      done
+      [ $tb_ok = 1 ] || continue
+      : > "$out/bwdtrace.txt"
+      for tag in t64 t80; do
+        tb="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag build-trace-$tag/cudadent-bench"
+        r=$(timeout 120 $tb --batch 1 --seqlen-q 1024 --heads 2 --head-dim 128 --bwd --check --iters 2 --seed 7 \
+              --trace /tmp/bwdtrace-chk.bin 2>&1 | tail -4 | tr '\n' ' ')
+        note "bwdtrace $tag check (traced, d128 1k): $r"
+        CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag timeout 120 compute-sanitizer --tool memcheck \
+          --error-exitcode 9 build-trace-$tag/cudadent-bench --batch 1 --seqlen-q 1100 --seqlen-k 300 --heads 4 \
+          --heads-kv 2 --head-dim 128 --bwd --iters 1 --trace /tmp/bwdtrace-chk.bin > "$logs/s.log" 2>&1
+        note "bwdtrace $tag memcheck (traced): rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1)"
+        python3 dev/sm90_bwd/trace_phases.py /tmp/bwdtrace-chk.bin --label "$tag memcheck run" >> "$logs/bwdtrace_chk.txt" 2>&1
+        shapes=("--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128"
+                "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128")
+        [ $tag = t64 ] && shapes+=("--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64")
+        for shape in "${shapes[@]}"; do
+          label="$tag $(echo "$shape" | awk '{print "d" $8 " " $4 " b" $2}')"
+          r=$(timeout 120 $tb $shape --dtype bf16 --bwd --iters 10 --seed 7 --trace /tmp/bwdtrace.bin 2>&1 | tail -1)
+          note "bwdtrace $label: $r"
+          timeout 120 python3 dev/sm90_bwd/trace_phases.py /tmp/bwdtrace.bin --label "$label (cli: $r)" \
+            --json "$logs/bwdtrace-${label// /_}.json" >> "$out/bwdtrace.txt" 2>&1
+          note "bwdtrace $label: script rc $?"
+          echo >> "$out/bwdtrace.txt"
+          rm -f /tmp/bwdtrace.bin
+        done
+      done
+      grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^CTA: [0-9]|^tail" "$out/bwdtrace.txt" | cut -c1-160 | tee -a "$summary" ;;
     pytest)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
         timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$logs/pytest.log" 2>&1
