@@ -5,31 +5,37 @@
  * unless config.cuh's SM90_BWD_TRACE is 1, which only a dev build (-DCUDADENT_DEV) may set: at 0
  * every macro below is empty and the kernels' code is the library's.
  *
- * Who stamps what. Thread 0 of each consumer warpgroup stamps its SM's clock64 at 11 points of
- * every block (enum below); the producer thread at each block's load issue (its q_empty wait
- * passed); consumer 0's thread 0 writes the CTA's start and end (clock64 and %globaltimer) and
- * %smid. clock64, not %globaltimer, for the events: it counts SM cycles (the phases are tens to
- * thousands of cycles; %globaltimer ticks every ~32 ns on an H100, ~60 cycles) and reads in one
- * CS2R; it is per SM, so durations are taken within one CTA (one SM) only. %globaltimer only at
- * the CTA's start and end, to place CTAs of different SMs on one time line (waves, the tail) and
- * to convert cycles to time (the script derives the SM clock from the pairs).
+ * Who stamps what. Thread 0 of each consumer warpgroup stamps the low 32 bits of its SM's clock
+ * at 10 points of every block (enum below) into a shared-memory slot; the producer thread copies
+ * a block's slot to the block's record once the consumers have released the block's stage, and
+ * stamps each block's load issue; consumer 0's thread 0 writes the CTA's start and end (clock64
+ * and %globaltimer) and %smid. The SM clock, not %globaltimer, for the events: it counts SM
+ * cycles (the phases are tens to thousands of cycles; %globaltimer ticks every ~32 ns on an H100,
+ * ~60 cycles) and reads in one CS2R; it is per SM, so durations are taken within one CTA (one SM)
+ * only. %globaltimer only at the CTA's start and end, to place CTAs of different SMs on one time
+ * line (waves, the tail) and to convert cycles to time (the script derives the SM clock from the
+ * pairs).
  *
  * The buffer (u64 words; cudadent_dev_sm90_bwd_trace_set in bwd.cu sizes it for one call's grid,
  * zeroes it and writes the file header; the CLI's --trace dumps it as it is):
  *   [16]                 file header (CD_SM90_BWD_TRACE_H_* below)
  *   [ctas][16]           CTA headers (CD_SM90_BWD_TRACE_C_*), CTA = the linear block index
  *   [ctas][max_blocks][23] block records: word 0 the producer's load issue, 1 + e consumer 0's
- *                        event e, 12 + e consumer 1's (0: not stamped)
+ *                        event e, 12 + e consumer 1's (0: not stamped; 32-bit clocks, zero-extended)
  * A block record is a walk step of the CTA (it: query head of the group, query block), in the
- * kernel's walk order. An event costs a clock read and one predicated 8-byte store (the address
- * is the block's record base plus a constant); the per-block base is one multiply-add.
+ * kernel's walk order. A consumer event costs a clock read, two multiply-adds, a compare and a
+ * predicated shared store (cd_sm90_bwd_trace_ev says why so); the producer's copy 22 shared loads
+ * and global stores a block, before its load issue.
  */
 #ifndef CUDADENT_SM90_BWD_TRACE_CUH
 #define CUDADENT_SM90_BWD_TRACE_CUH
 
+#include <stdint.h>
+
 #include "kernels/sm90/config.cuh"
 
-/* consumer events, a block record's word 1 + e (consumer 0) and 12 + e (consumer 1) */
+/* consumer events, a block record's word 1 + e (consumer 0) and 12 + e (consumer 1); in the kernel
+ * each stamp sits right after the call it names */
 enum {
   CD_BWD_EV_Q_FULL = 0,    /* q_full wait passed: the stage's Q, dO, LSE2, delta landed */
   CD_BWD_EV_ST_WAIT = 1,   /* S^T done (wgmma wait<1>; S^T and dP^T issued before it) */
