@@ -521,9 +521,13 @@ for step in "${steps[@]}"; do
       : > "$out/bwdtrace.txt"
       for tag in t64 t80; do
         tb="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag build-trace-$tag/cudadent-bench"
-        r=$(timeout 120 $tb --batch 1 --seqlen-q 1024 --heads 2 --head-dim 128 --bwd --check --iters 2 --seed 7 \
-              --trace /tmp/bwdtrace-chk.bin 2>&1 | tail -4 | tr '\n' ' ')
-        note "bwdtrace $tag check (traced, d128 1k): $r"
+        # the trace build packs P with dS after the dP^T wait in every tile: its results, checked
+        # (traced) on the tile of each build, a masked d64 call and a deterministic GQA window call
+        for chk in "--seqlen-q 1024 --heads 2 --head-dim 128" "--seqlen-q 1000 --seqlen-k 700 --heads 2 --head-dim 64 --causal" \
+                   "--seqlen-q 600 --heads 4 --heads-kv 2 --head-dim 128 --window 100,20 --deterministic --dtype fp16"; do
+          r=$(timeout 120 $tb --batch 1 $chk --bwd --check --iters 2 --seed 7 --trace /tmp/bwdtrace-chk.bin 2>&1 | tail -4 | tr '\n' ' ')
+          note "bwdtrace $tag check (traced, $chk): $r"
+        done
         CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag timeout 120 compute-sanitizer --tool memcheck \
           --error-exitcode 9 build-trace-$tag/cudadent-bench --batch 1 --seqlen-q 1100 --seqlen-k 300 --heads 4 \
           --heads-kv 2 --head-dim 128 --bwd --iters 1 --trace /tmp/bwdtrace-chk.bin > "$logs/s.log" 2>&1
