@@ -438,12 +438,10 @@ static int trace_end(problem_t *pr, void *buf, size_t bytes, const char *path, c
     snprintf(err, err_len, "--trace: %s", host ? cudaGetErrorString(e) : "out of host memory");
   } else {
     FILE *f = fopen(path, "wb");
-    if (f && fwrite(host, 1, bytes, f) == bytes && fclose(f) == 0) {
-      rc = 0;
-    } else {
-      if (f) fclose(f);
-      snprintf(err, err_len, "--trace: cannot write %s: %s", path, strerror(errno));
-    }
+    const int written = f != NULL && fwrite(host, 1, bytes, f) == bytes;
+    const int closed = f != NULL && fclose(f) == 0;
+    if (written && closed) rc = 0;
+    else snprintf(err, err_len, "--trace: cannot write %s: %s", path, strerror(errno));
   }
   free(host);
   return rc;
