@@ -47,8 +47,6 @@ expect 2 "unknown argument" --frobnicate
 expect 2 "--iters expects an integer from 1" --iters zero
 expect 2 "--graph expects an integer from 1" --graph 0
 expect 2 "--no-lse is forward-only" --no-lse --bwd
-expect 2 "--trace traces the backward of one shape" --trace /tmp/cudadent-trace.bin
-expect 2 "--trace traces the backward of one shape" --bwd --suite default --trace /tmp/cudadent-trace.bin
 expect 2 "--batch needs a value" --batch
 # --varlen: Q:K pairs; the library checks the ragged batch (here: a window bound below -1)
 expect 2 "--varlen expects Q:K pairs" --varlen 5:5,3
@@ -59,15 +57,12 @@ expect 2 "BAD_WINDOW.*window_right = -2" --varlen 10:5,1:1 --head-dim 64 --windo
 expect 0 "--heads-kv HKV .*(default: H)" --help
 expect 0 "--iters N .*(default 30)" -h
 expect 0 "--head-dim-v DV .*(default: D)" --help
-expect 0 "--trace FILE .*-DSM90_BWD_TRACE=1" --help
 if ! nvidia-smi -L >/dev/null 2>&1; then
   expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 --seed 7
   expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 \
     --layout gapped --bwd --check --seed 7
   expect 3 "no CUDA device\|no usable CUDA device" --varlen 0:5,1:1,17:17,300:400 --heads 4 \
     --heads-kv 2 --head-dim 64 --causal --bwd --check --seed 7
-  expect 3 "no CUDA device\|no usable CUDA device" --batch 1 --seqlen-q 128 --heads 2 --head-dim 64 \
-    --bwd --trace /tmp/cudadent-trace.bin --seed 7
 fi
 echo "$passed passed, 0 skipped, $failed failed"
 if [ -n "${CUDADENT_TEST_COUNTS:-}" ]; then

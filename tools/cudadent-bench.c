@@ -6,7 +6,7 @@
  *                  [--head-dim D] [--head-dim-v DV] [--softcap C] [--dtype bf16|fp16] [--causal]
  *                  [--window L,R] [--layout contiguous|padded|heads-first|gapped] [--bwd]
  *                  [--deterministic] [--check] [--varlen Q:K,Q:K,...]
- *                  [--iters N] [--graph N] [--seed S] [--outliers] [--no-lse] [--trace FILE]
+ *                  [--iters N] [--graph N] [--seed S] [--outliers] [--no-lse]
  *   cudadent-bench SHAPE --check-seeds N   the forward checked on seeds S.. S+N-1 (S = --seed,
  *                                        default 1): the distribution of O's error ratio to the
  *                                        low-precision reference's, and the failures
@@ -19,17 +19,8 @@
  * with --head-dim-v; halved for causal, backward 2.5x). Exit status: 0 ok, 1 check failed or CUDA
  * failure, 2 bad arguments or input refused by the API, 3 no usable GPU (no driver, no device, or
  * a driver too old). --help says what each flag does and its default.
- *
- * --trace FILE (a dev build's tool, docs/kernels/sm90_bwd_next.md experiment 1): with a library
- * built with -DCUDADENT_DEV -DSM90_BWD_TRACE=1, the timed backward calls run with the sm90
- * backward's block-phase trace on (src/kernels/sm90/bwd_trace.cuh) and the last one's records are
- * written to FILE, for dev/sm90_bwd/trace_phases.py. The CLI finds the library's dev entry point
- * cudadent_dev_sm90_bwd_trace_set (src/kernels/dev.h) at run time (dlsym): a release library has
- * none, and the CLI says so.
  */
-#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -47,7 +38,6 @@ typedef struct options {
   problem_desc_t d;
   int bwd, check, iters, graph_calls, suite;
   int check_seeds; /* --check-seeds N: the forward checked on N seeds, the error ratios summed up */
-  const char *trace; /* --trace FILE: the sm90 backward's block-phase trace of the last timed call */
 } options_t;
 
 static void usage(FILE *f) {
@@ -90,9 +80,6 @@ static void usage(FILE *f) {
 "  --outliers          inputs with rare large elements (about 1 in 500 times 8..16)\n"
 "  --check-seeds N     the forward checked on seeds S .. S+N-1 (S: --seed, default 1): O's\n"
 "                      error ratio to the low-precision reference, and the failures\n"
-"  --trace FILE        with --bwd and a dev library built with -DSM90_BWD_TRACE=1: the timed\n"
-"                      calls run traced, the last one's block-phase records go to FILE (for\n"
-"                      dev/sm90_bwd/trace_phases.py; default: off)\n"
 "  -h, --help          this help\n"
 "exit status: 0 ok, 1 check failed or CUDA failure, 2 bad arguments or input refused by the\n"
 "library, 3 no usable GPU\n",
@@ -269,7 +256,6 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--graph")) { TAKES_VALUE; if (parse_count(a, val, &o->graph_calls)) return -1; }
     else if (!strcmp(a, "--check-seeds")) { TAKES_VALUE; if (parse_count(a, val, &o->check_seeds)) return -1; }
     else if (!strcmp(a, "--seed")) { TAKES_VALUE; if (parse_seed(val, &d->seed)) return -1; }
-    else if (!strcmp(a, "--trace")) { TAKES_VALUE; o->trace = val; }
     else if (!strcmp(a, "--dtype")) {
       TAKES_VALUE;
       if (!strcmp(val, "bf16")) d->dtype = CUDADENT_DTYPE_BF16;
@@ -320,10 +306,6 @@ static int parse_args(int argc, char **argv, options_t *o) {
   }
   if (d->varlen > 0 && (o->check_seeds || o->suite)) {
     fprintf(stderr, "cudadent-bench: --varlen runs one ragged batch (no --check-seeds, --suite)\n");
-    return -1;
-  }
-  if (o->trace && (!o->bwd || o->suite || o->check_seeds)) {
-    fprintf(stderr, "cudadent-bench: --trace traces the backward of one shape (--bwd; no --suite, --check-seeds)\n");
     return -1;
   }
   if (d->no_lse && o->bwd) {
@@ -387,66 +369,6 @@ static int validate(const options_t *o) {
   return 0;
 }
 
-/* --trace: the dev library's entry point (src/kernels/dev.h), found at run time; NULL where the
- * library has none (a release build). */
-typedef cudaError_t (*trace_set_fn)(const cudadent_attn_bwd_params_t *, void *, size_t, size_t *);
-static trace_set_fn trace_set_lookup(void) {
-  void *self = dlopen(NULL, RTLD_NOW);
-  void *sym = self ? dlsym(self, "cudadent_dev_sm90_bwd_trace_set") : NULL;
-  trace_set_fn f;
-  memcpy(&f, &sym, sizeof f); /* object pointer -> function pointer without a cast ISO C forbids */
-  return f;
-}
-
-/* Turns the trace on for pr's backward (*buf: the device buffer, *bytes its size). 0 ok. */
-static int trace_begin(problem_t *pr, void **buf, size_t *bytes, char *err, size_t err_len) {
-  const trace_set_fn set = trace_set_lookup();
-  cudadent_attn_bwd_params_t p;
-  problem_bwd_params(pr, &p);
-  *buf = NULL;
-  *bytes = 0;
-  if (set == NULL) {
-    snprintf(err, err_len, "--trace: the library has no cudadent_dev_sm90_bwd_trace_set (a dev build "
-             "with -DCUDADENT_DEV -DSM90_BWD_TRACE=1 has)");
-    return -1;
-  }
-  cudaError_t e = set(&p, NULL, 0, bytes);
-  if (e == cudaSuccess) e = cudaMalloc(buf, *bytes);
-  if (e == cudaSuccess) e = set(&p, *buf, *bytes, bytes);
-  if (e != cudaSuccess) {
-    snprintf(err, err_len, "--trace: %s (a build without -DSM90_BWD_TRACE=1, or a call the trace does "
-             "not cover: varlen, head dims over 128)", cudaGetErrorString(e));
-    if (*buf) cudaFree(*buf);
-    *buf = NULL;
-    return -1;
-  }
-  return 0;
-}
-
-/* Turns the trace off and writes the buffer (the last traced call's records) to path. 0 ok. */
-static int trace_end(problem_t *pr, void *buf, size_t bytes, const char *path, char *err, size_t err_len) {
-  cudadent_attn_bwd_params_t p;
-  problem_bwd_params(pr, &p);
-  size_t unused = 0;
-  int rc = -1;
-  void *host = malloc(bytes);
-  cudaError_t e = cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = trace_set_lookup()(&p, NULL, 0, &unused);
-  if (e == cudaSuccess && host) e = cudaMemcpy(host, buf, bytes, cudaMemcpyDeviceToHost);
-  cudaFree(buf);
-  if (e != cudaSuccess || !host) {
-    snprintf(err, err_len, "--trace: %s", host ? cudaGetErrorString(e) : "out of host memory");
-  } else {
-    FILE *f = fopen(path, "wb");
-    const int written = f != NULL && fwrite(host, 1, bytes, f) == bytes;
-    const int closed = f != NULL && fclose(f) == 0;
-    if (written && closed) rc = 0;
-    else snprintf(err, err_len, "--trace: cannot write %s: %s", path, strerror(errno));
-  }
-  free(host);
-  return rc;
-}
-
 /* Runs one shape: (check), time, print a row. Returns 0 ok, 1 failure. */
 static int run_shape(const options_t *o, int print_header) {
   char desc[160], err[256] = "";
@@ -461,15 +383,6 @@ static int run_shape(const options_t *o, int print_header) {
   }
   int failed = 0;
   const char *check = "-";
-  /* --trace: on from the first backward call (so that --check checks a traced call) to the last
-   * timed one, whose records are written */
-  void *trace_buf = NULL;
-  size_t trace_bytes = 0;
-  if (o->trace && trace_begin(&pr, &trace_buf, &trace_bytes, err, sizeof err) != 0) {
-    printf("%-58s %s\n", desc, err);
-    problem_destroy(&pr);
-    return 1;
-  }
   cudadent_status_t st = problem_run_fwd(&pr, NULL);
   if (st == CUDADENT_STATUS_SUCCESS && o->bwd && problem_gap_o_for_bwd(&pr) != 0) {
     printf("%-58s CUDA failure filling O's gaps: %s\n", desc, cudaGetErrorString(cudaGetLastError()));
@@ -493,11 +406,6 @@ static int run_shape(const options_t *o, int print_header) {
     failed |= !r.pass;
   }
   double ms = problem_time_ms(&pr, o->bwd, o->iters, err, sizeof err);
-  if (o->trace && trace_end(&pr, trace_buf, trace_bytes, o->trace, err, sizeof err) != 0) {
-    printf("%-58s %s\n", desc, err);
-    problem_destroy(&pr);
-    return 1;
-  }
   double graph_us = o->graph_calls ? problem_graph_us(&pr, o->bwd, o->graph_calls, err, sizeof err) : 0.0;
   if (ms < 0 || graph_us < 0) {
     printf("%-58s timing failed: %s\n", desc, err);

@@ -5,7 +5,7 @@ docs/kernels/sm90_bwd_next.md).
   python3 dev/sm90_bwd/trace_phases.py DUMP [--label L] [--skip-first N] [--max-blocks N] [--json OUT]
   python3 dev/sm90_bwd/trace_phases.py --selftest
 
-DUMP: what `cudadent-bench ... --bwd --trace DUMP` writes with a library built with
+DUMP: what `dev/sm90_bwd/bwd_trace_run ... --trace DUMP` writes, linked against a library built with
 -DCUDADENT_DEV -DSM90_BWD_TRACE=1 (src/kernels/sm90/bwd_trace.cuh: the file header, one header a
 CTA, one 23-word record a block a CTA walks; clock64 stamps of consumer thread 0 of each consumer
 warpgroup, the producer's load issue, %globaltimer and %smid at the CTA's start and end).

@@ -36,7 +36,7 @@ cudaError_t cudadent_dev_sm90_fwd_trace_set(void *buf);
  * file header and turns the trace on for the dense main kernels (the last call's records stay
  * in buf); buf == NULL turns it off. cudaErrorNotSupported: a build without the trace, or a call it
  * does not cover (varlen, the wide rows). Exported from libcudadent.so (default visibility), so
- * that cudadent-bench --trace finds it with dlsym; the library never calls it. */
+ * that the dev program dev/sm90_bwd/bwd_trace_run.c links it; the library never calls it. */
 __attribute__((visibility("default"))) cudaError_t cudadent_dev_sm90_bwd_trace_set(
     const cudadent_attn_bwd_params_t *p, void *buf, size_t buf_bytes, size_t *needed);
 

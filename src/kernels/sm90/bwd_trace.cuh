@@ -17,7 +17,7 @@
  * pairs).
  *
  * The buffer (u64 words; cudadent_dev_sm90_bwd_trace_set in bwd.cu sizes it for one call's grid,
- * zeroes it and writes the file header; the CLI's --trace dumps it as it is):
+ * zeroes it and writes the file header; dev/sm90_bwd/bwd_trace_run.c dumps it as it is):
  *   [16]                 file header (CD_SM90_BWD_TRACE_H_* below)
  *   [ctas][16]           CTA headers (CD_SM90_BWD_TRACE_C_*), CTA = the linear block index
  *   [ctas][max_blocks][23] block records: word 0 the producer's load issue, 1 + e consumer 0's

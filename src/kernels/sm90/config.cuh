@@ -156,7 +156,7 @@
 
 /* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
  * rows' main kernel (bwd_trace.cuh: clock64 stamps of each block's phases into a buffer that
- * cudadent_dev_sm90_bwd_trace_set sets, the CLI's --trace dumps and dev/sm90_bwd/trace_phases.py
+ * cudadent_dev_sm90_bwd_trace_set sets, dev/sm90_bwd/bwd_trace_run.c dumps and trace_phases.py
  * reads). 0: the macros are empty, the kernels the library's. */
 #ifndef SM90_BWD_TRACE
 #define SM90_BWD_TRACE 0
