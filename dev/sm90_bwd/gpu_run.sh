@@ -7,10 +7,16 @@
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
 #     [varlen] [sm90varlen] [softcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
+#     [bwdtrace]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
+# bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
+#   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1) and the 80-row tile
+#   (PREBUILT_VAR80, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1), run by the dev
+#   program dev/sm90_bwd/bwd_trace_run.c (compiled here against each dev library; only the
+#   libraries are taken from the carried folders): $out/bwdtrace.txt.
 # The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
 # package bench's reports.
 # ab: the backward of build-base/ (a tree made with
@@ -493,6 +499,71 @@ for step in "${steps[@]}"; do
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
         timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$logs/train.log" 2>&1
       note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$logs/train.log" | head -40 | tee -a "$summary" ;;
+    bwdtrace)
+      # experiment 1 of docs/kernels/sm90_bwd_next.md: per trace build (t64: the 64-row d128 tile,
+      # t80: the 80-row one), the dev library (carried: its libcudadent.so*; else built here) and
+      # the dev program dev/sm90_bwd/bwd_trace_run.c compiled against it ($dir/bwd_trace_run); a
+      # traced --check at 1k (and memcheck of a traced call: the trace's stores stay in its
+      # buffer), then d128 non-causal 2k / 4k / 16k (16k tokens, 16 heads; t64 also d64 2k, 32
+      # heads): bwd_trace_run (10 timed calls, all traced; the last one's dump) and
+      # dev/sm90_bwd/trace_phases.py on it. Summaries: $out/bwdtrace.txt; the scripts' JSON in the
+      # logs. ~60-100 s with prebuilt libraries.
+      tb_ok=1
+      for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
+        tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
+        if [ -n "$pre" ]; then
+          rm -rf $dir && mkdir -p $dir && cp "$pre"/libcudadent.so* $dir/ \
+            || { note "bwdtrace: $pre incomplete"; tb_ok=0; continue; }
+        else
+          { cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $flags" \
+              && cmake --build $dir -j 16 --target cudadent; } > "$logs/build-$tag.log" 2>&1 \
+            || { note "bwdtrace: BUILD $tag FAILED"; tail -20 "$logs/build-$tag.log"; tb_ok=0; continue; }
+        fi
+        # the dev program: the CLI's problem harness and the CPU reference from source, the dev
+        # library linked (its cudadent_dev_sm90_bwd_trace_set), found through the rpath
+        nvcc -O2 -cudart shared -Iinclude -Isrc -Itools -Isrc/reference dev/sm90_bwd/bwd_trace_run.c \
+          tools/problem.c tools/problem_check.c tools/problem_timing.c src/reference/reference.c \
+          src/reference/convert.c src/reference/varlen.c -L$dir -lcudadent -Xlinker -rpath=$PWD/$dir \
+          -lpthread -lm -o $dir/bwd_trace_run > "$logs/build-run-$tag.log" 2>&1 \
+          || { note "bwdtrace: bwd_trace_run $tag FAILED"; tail -20 "$logs/build-run-$tag.log"; tb_ok=0; }
+        note "bwdtrace $tag: ${pre:+prebuilt $pre }$flags"
+      done
+      [ $tb_ok = 1 ] || continue
+      : > "$out/bwdtrace.txt"
+      for tag in t64 t80; do
+        tb="env CUDADENT_KERNEL_BWD=sm90 build-trace-$tag/bwd_trace_run"
+        # the trace build packs P with dS after the dP^T wait in every tile: its results, checked
+        # (traced) on the tile of each build, a masked d64 call and a deterministic GQA window call
+        for chk in "--seqlen-q 1024 --heads 2 --head-dim 128" "--seqlen-q 1000 --seqlen-k 700 --heads 2 --head-dim 64 --causal" \
+                   "--seqlen-q 600 --heads 4 --heads-kv 2 --head-dim 128 --window 100,20 --deterministic --dtype fp16"; do
+          timeout 120 $tb --batch 1 $chk --check --iters 2 --seed 7 --trace /tmp/bwdtrace-chk.bin > "$logs/c.log" 2>&1
+          note "bwdtrace $tag check (traced, $chk): rc $? $(grep -E '^trace:| bwd ' "$logs/c.log" | tr '\n' ' ')$(grep -cE '\bok$' "$logs/c.log") ok $(grep -c FAIL "$logs/c.log") FAIL"
+          { echo "==== $tag $chk"; cat "$logs/c.log"; } >> "$logs/bwdtrace_checks.log"
+        done
+        CUDADENT_KERNEL_BWD=sm90 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+          build-trace-$tag/bwd_trace_run --batch 1 --seqlen-q 1100 --seqlen-k 300 --heads 4 \
+          --heads-kv 2 --head-dim 128 --iters 1 --trace /tmp/bwdtrace-chk.bin > "$logs/s.log" 2>&1
+        note "bwdtrace $tag memcheck (traced): rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1)"
+        python3 dev/sm90_bwd/trace_phases.py /tmp/bwdtrace-chk.bin --label "$tag memcheck run" >> "$logs/bwdtrace_chk.txt" 2>&1
+        shapes=("--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128"
+                "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128")
+        [ $tag = t64 ] && shapes+=("--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64")
+        for shape in "${shapes[@]}"; do
+          label="$tag $(echo "$shape" | awk '{print "d" $8 " " $4 " b" $2}')"
+          timeout 120 $tb $shape --dtype bf16 --iters 10 --seed 7 --trace /tmp/bwdtrace.bin > "$logs/r.log" 2>&1
+          rc=$?
+          { echo "==== $label"; cat "$logs/r.log"; } >> "$logs/bwdtrace_runs.log"
+          r=$(grep -E ' bwd ' "$logs/r.log" | tail -1)
+          note "bwdtrace $label: rc $rc $r ($(grep -E '^trace:' "$logs/r.log" | cut -d, -f3 | sed 's/^ //'))"
+          [ $rc = 0 ] || tail -3 "$logs/r.log" | tee -a "$summary"
+          timeout 120 python3 dev/sm90_bwd/trace_phases.py /tmp/bwdtrace.bin --label "$label (run: $r)" \
+            --json "$logs/bwdtrace-${label// /_}.json" >> "$out/bwdtrace.txt" 2>&1
+          note "bwdtrace $label: script rc $?"
+          echo >> "$out/bwdtrace.txt"
+          rm -f /tmp/bwdtrace.bin
+        done
+      done
+      grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^CTA: [0-9]|^tail" "$out/bwdtrace.txt" | cut -c1-160 | tee -a "$summary" ;;
     pytest)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
         timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$logs/pytest.log" 2>&1

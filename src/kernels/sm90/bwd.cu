@@ -11,6 +11,9 @@
  * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
  * run bwd_varlen.cu's launcher (section 7 of that note).
  */
+#include <string.h>
+
+#include "kernels/dev.h"
 #include "kernels/sm90/bwd_launch.cuh"
 
 /* The widest head_dim / head_dim_v the Hopper backward takes: 256 with the wide rows, else 128. */
@@ -67,3 +70,61 @@ extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, vo
   if (row == 128) return cd_sm90_bwd_launch_mode<128, 128>(p, workspace, stream);
   return cd_sm90_bwd_wide(p, workspace, stream);
 }
+
+#ifdef CUDADENT_DEV
+/* ---- the dev-only entry point (src/kernels/dev.h): the block-phase trace (bwd_trace.cuh) ---- */
+
+extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
+    const cudadent_attn_bwd_params_t *p, void *buf, size_t buf_bytes, size_t *needed) {
+#if SM90_BWD_TRACE
+  if (p == NULL || needed == NULL) return cudaErrorInvalidValue;
+  *needed = 0;
+  if (p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL || cd_sm90_bwd_row(p) > 128)
+    return cudaErrorNotSupported; /* dense calls of the narrow rows only */
+  const int row = cd_sm90_bwd_row(p);
+  const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(row);
+  const int bn = row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_N : cd_sm90_bwd_tile<128>::BLOCK_N;
+  if (p->heads_kv <= 0 || p->batch <= 0) return cudaErrorInvalidValue;
+  const long long ctas = (long long)((p->seqlen_k + bn - 1) / bn) * p->heads_kv * p->batch;
+  const long long max_blocks = (long long)(p->heads_q / p->heads_kv) * ((p->seqlen_q + bm - 1) / bm);
+  if (max_blocks > INT32_MAX) return cudaErrorInvalidValue;
+  *needed = sizeof(unsigned long long) * (size_t)(CD_SM90_BWD_TRACE_HDR + CD_SM90_BWD_TRACE_HDR * ctas +
+                                                  CD_SM90_BWD_TRACE_REC * ctas * max_blocks);
+  cd_sm90_bwd_trace_state st = {nullptr, 0, 0};
+  if (buf != NULL) {
+    if (buf_bytes < *needed) return cudaErrorInvalidValue;
+    unsigned long long h[CD_SM90_BWD_TRACE_HDR] = {0};
+    memcpy(&h[CD_SM90_BWD_TRACE_H_MAGIC], "CDBWDTR1", 8); /* the file's magic, little-endian */
+    h[CD_SM90_BWD_TRACE_H_VERSION] = 1;
+    h[CD_SM90_BWD_TRACE_H_CTAS] = (unsigned long long)ctas;
+    h[CD_SM90_BWD_TRACE_H_MAX_BLOCKS] = (unsigned long long)max_blocks;
+    h[CD_SM90_BWD_TRACE_H_REC] = CD_SM90_BWD_TRACE_REC;
+    h[CD_SM90_BWD_TRACE_H_EVENTS] = CD_BWD_EV_COUNT;
+    h[CD_SM90_BWD_TRACE_H_BLOCK_M] = (unsigned long long)bm;
+    h[CD_SM90_BWD_TRACE_H_BLOCK_N] = (unsigned long long)bn;
+    h[CD_SM90_BWD_TRACE_H_D] = (unsigned long long)row;
+    h[CD_SM90_BWD_TRACE_H_SEQLEN_Q] = (unsigned long long)p->seqlen_q;
+    h[CD_SM90_BWD_TRACE_H_SEQLEN_K] = (unsigned long long)p->seqlen_k;
+    h[CD_SM90_BWD_TRACE_H_BATCH] = (unsigned long long)p->batch;
+    h[CD_SM90_BWD_TRACE_H_HEADS_Q] = (unsigned long long)p->heads_q;
+    h[CD_SM90_BWD_TRACE_H_HEADS_KV] = (unsigned long long)p->heads_kv;
+    h[CD_SM90_BWD_TRACE_H_FLAGS] = (p->deterministic ? 1u : 0u) |
+                                   (p->causal || p->window_left >= 0 || p->window_right >= 0 ? 2u : 0u) |
+                                   (p->dtype == CUDADENT_DTYPE_FP16 ? 4u : 0u);
+    cudaError_t err = cudaMemset(buf, 0, *needed);
+    if (err == cudaSuccess) err = cudaMemcpy(buf, h, sizeof h, cudaMemcpyHostToDevice);
+    if (err != cudaSuccess) return err;
+    st.buf = (unsigned long long *)buf;
+    st.ctas = ctas;
+    st.max_blocks = (int)max_blocks;
+  }
+  return cudaMemcpyToSymbol(cd_sm90_bwd_trace_dev, &st, sizeof st);
+#else
+  (void)p;
+  (void)buf;
+  (void)buf_bytes;
+  if (needed != NULL) *needed = 0;
+  return cudaErrorNotSupported;
+#endif
+}
+#endif /* CUDADENT_DEV */

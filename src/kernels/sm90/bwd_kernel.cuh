@@ -97,6 +97,7 @@
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 #include "kernels/sm90/bwd_parts.cuh" /* smem layout, arguments, launch order, dQ reduce */
+#include "kernels/sm90/bwd_trace.cuh" /* SM90_BWD_TRACE (dev): empty macros at 0 */
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
  * CTA's linear index is a (unit of the list, heaviest first, KV head) in the grouped order of
@@ -186,11 +187,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
                    &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
+  SM90_BWD_TRACE_BEGIN(n_block, hk, b);
 
   if (wg == 0) {
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
+    SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
     cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
@@ -203,6 +206,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+        SM90_BWD_TRACE_PRODUCER(it);
         const uint32_t full = bar_q_full + 8 * s;
         cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
@@ -214,6 +218,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
+    SM90_BWD_TRACE_PRODUCER_END(it);
     return;
   }
 
@@ -258,6 +263,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_Q_FULL);
 
       float st[BM / 2], dpt[BM / 2];
       cd_wgmma_fence();
@@ -272,6 +278,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES);
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES);
       cd_wgmma_wait<1>();
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_ST_WAIT);
       cd_sm90_fence_regs(st);
       /* per-element mask where the block is not wholly inside the visible band, or holds keys past
        * seqlen_k */
@@ -318,12 +325,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       }
       uint32_t p16[BM / 4];
       uint32_t ds16[BM / 4];
-      if constexpr (SWAP) {
+      if constexpr (SWAP || SM90_BWD_TRACE) { /* the trace: the order ptxas gives every tile (bwd_trace.cuh) */
         /* FA3's order: P packed with dS after the dP^T wait (the peak S^T, dP^T, dV, dK: 208).
          * Session 20's ptxas: with the general mask code this tile spilled 20 B and serialized the
          * wgmmas (C7512) in either order, with the key-tail mask above neither; in both orders (and
          * in the 64-row tile's SASS) the packs land after the dP^T wait */
         cd_wgmma_wait<0>(); /* dP^T done */
+        SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
         cd_sm90_fence_regs(dpt);
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j) {
@@ -358,6 +366,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dv, p16,
                                                           cd_gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
       cd_wgmma_commit();
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DV_ISSUED);
 
       /* dS^T to shared memory, [BM/64 slabs][BN keys][64 rows], 128-byte swizzle: matrix (j, r) of
        * the fragment is keys 16 warp + 8 r .. + 7 (its rows) x query rows 8 j .. + 7 (a 16-byte
@@ -387,10 +396,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         }
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
 
       /* FA3's order: the barrier, dQ, then dK; dQ staged and reduced while dK runs (session 19:
        * +2-4% at d128 non-causal 2k-16k, +2.5-6.5% causal, 0 at GQA and d64; bwd.md 2.1) */
       cd_named_bar_sync(BAR_DS, 256);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
       cd_wgmma_fence();
       if constexpr (SWAP) /* dQ^T_cw [64 D columns, BM rows] = K^T [64, BN keys] dS^T [BN, BM] */
         cd_sm90_gemm_ss<BM, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_k_major<BM>>(
@@ -402,7 +413,9 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
                                                           cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
       cd_wgmma_commit();
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DQDK_ISSUED);
       cd_wgmma_wait<1>(); /* dV and dQ products done; dK pending (it reads Q: the stage stays) */
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DVDQ_WAIT);
       cd_sm90_fence_regs(dv);
       cd_sm90_fence_regs(p16);
       cd_sm90_fence_regs(dq);
@@ -410,7 +423,9 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
         cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_REDUCE);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DK_WAIT);
       cd_sm90_fence_regs(dk);
       cd_sm90_fence_regs(ds16);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
@@ -459,6 +474,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
                                  hk * args.dv_sh + 8 * c) = vv;
   }
+  SM90_BWD_TRACE_END(cw, ct, it);
 }
 
 /* The dense kernel; BM_: the row's BLOCK_M, or 80 (the d128 row's 80-row tile, bwd_launch.cuh

@@ -52,7 +52,9 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
-  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
+  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
   static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
   static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");

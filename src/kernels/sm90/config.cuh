@@ -21,7 +21,7 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80))
+     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -153,6 +153,14 @@
 #endif
 /* the query length from which the 80-row tile is taken (at 512, 7 x 80 rows pay for 512) */
 #define SM90_BWD_BM80_MIN_SEQLEN 1024
+
+/* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
+ * rows' main kernel (bwd_trace.cuh: clock64 stamps of each block's phases into a buffer that
+ * cudadent_dev_sm90_bwd_trace_set sets, dev/sm90_bwd/bwd_trace_run.c dumps and trace_phases.py
+ * reads). 0: the macros are empty, the kernels the library's. */
+#ifndef SM90_BWD_TRACE
+#define SM90_BWD_TRACE 0
+#endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
 
