@@ -63,9 +63,10 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
  * deterministic): that row's softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the
  * workspace is the row's. */
 static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
-  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-  return fp16 ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, cd_sm90_bwd_tile<128>::BLOCK_M, true>(p, workspace, stream)
-              : cd_sm90_bwd_launch<128, 128, false, CD_SM90_BWD_NONDET, cd_sm90_bwd_tile<128>::BLOCK_M, true>(p, workspace, stream);
+  constexpr int BM = cd_sm90_bwd_tile<128>::BLOCK_M;
+  return p->dtype == CUDADENT_DTYPE_FP16
+             ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream)
+             : cd_sm90_bwd_launch<128, 128, false, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream);
 }
 
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
