@@ -63,7 +63,9 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * (CUDADENT_SM90_FWD_VARLEN, CUDADENT_SM90_BWD_VARLEN; the backward's supports() leaves
  * deterministic and head dims over 128 varlen calls to the next row); the Hopper forward softcap
  * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves varlen softcap calls and
- * those with both head dims up to 64 to the next row), the Hopper backward no softcap. */
+ * those with both head dims up to 64 to the next row), the Hopper backward softcap behind its gate
+ * (CUDADENT_SM90_BWD_SOFTCAP; its supports() leaves varlen and deterministic softcap calls and
+ * those with a head dim over 128 to the next row). */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,
@@ -91,7 +93,8 @@ static const cudadent_bwd_kernel_t bwd_table[] = {
      CUDADENT_FEATURE_HEAD_DIM_V |
          (CUDADENT_SM90_BWD_VARLEN ? CUDADENT_FEATURE_VARLEN | CUDADENT_FEATURE_SEQUSED_K |
                                          CUDADENT_FEATURE_SEQLENS_CHECK
-                                   : 0u),
+                                   : 0u) |
+         (CUDADENT_SM90_BWD_SOFTCAP ? CUDADENT_FEATURE_SOFTCAP : 0u),
      cudadent_sm90_bwd_supports,
 #if SM90_BWD_DEFAULT
      cudadent_sm90_bwd_preferred,

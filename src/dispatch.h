@@ -133,6 +133,19 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_BWD_WIDE 1
 #endif
 
+/* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
+ * softcap kernels of its d64 and d128 rows; its supports() leaves varlen and deterministic softcap
+ * calls and those with a head dim over 128 to the portable backward), so that a Gemma 2 training
+ * step runs both directions on the Hopper path. 0 until its GPU tests pass there
+ * (tests/test_gpu_softcap.c gpu_softcap_hopper_bwd forced onto sm90 and under the default
+ * dispatch; compute-sanitizer; dev/sm90_bwd/gpu_run.sh bwdsoftcap): softcap backwards run the
+ * portable kernel (the kernels are compiled but never launched). The GPU tests read it too; a
+ * build may override it with -DCUDADENT_SM90_BWD_SOFTCAP=1 in both CMAKE_C_FLAGS and
+ * CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM90_BWD_SOFTCAP
+#define CUDADENT_SM90_BWD_SOFTCAP 0
+#endif
+
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
  * (min_cc <= cc, and cc <= max_cc where max_cc > 0), the head dims its kernels are compiled for

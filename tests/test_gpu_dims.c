@@ -50,7 +50,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_BWD_WIDE, CUDADENT_SM90_FWD_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_BWD_WIDE, CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -269,16 +269,21 @@ static int forced_sm90(const char *own_var) {
 /* Forward, then (bwd) the backward with O's gaps refilled as an input's, then the check. A
  * softcap case forced onto an sm90 row that does not take it skips: the forward's while dispatch.h
  * CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its supports()), the backward's
- * always (no softcap); CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward, the portable
- * backward. */
+ * while CUDADENT_SM90_BWD_SOFTCAP is 0 or the call is not one of its 128 / 128 row (a head dim over
+ * 64, both up to 128, not deterministic); CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward,
+ * the portable backward. */
 static int run_dims_case(const problem_desc_t *desc, int bwd) {
   T_REQUIRE_GPU();
   if (desc->softcap != 0.0f && forced_sm90("CUDADENT_KERNEL_FWD") &&
       (!CUDADENT_SM90_FWD_SOFTCAP || (desc->head_dim <= 64 && problem_head_dim_v(desc) <= 64)))
     return t_skip("softcap forward forced onto sm90, whose row does not take it (dispatch.h "
                   "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)");
-  if (desc->softcap != 0.0f && bwd && forced_sm90("CUDADENT_KERNEL_BWD"))
-    return t_skip("softcap backward forced onto sm90, whose row has no softcap");
+  const int dv = problem_head_dim_v(desc);
+  if (desc->softcap != 0.0f && bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
+      (!CUDADENT_SM90_BWD_SOFTCAP || desc->deterministic || desc->varlen > 0 ||
+       (desc->head_dim <= 64 && dv <= 64) || desc->head_dim > 128 || dv > 128))
+    return t_skip("softcap backward forced onto sm90, whose row does not take it (dispatch.h "
+                  "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic d128-row call)");
   problem_t pr;
   char err[256] = "", name[200];
   problem_describe(desc, name, sizeof name);

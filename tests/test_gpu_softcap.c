@@ -1,6 +1,6 @@
 /*
- * test_gpu_softcap.c - softcap on the Hopper forward (issue 27; docs/kernels/sm90_fwd.md
- * "Softcap"): scores = softcap * tanh(scores / softcap) before the mask, on the GPU through the
+ * test_gpu_softcap.c - softcap on the Hopper forward and backward (issue 27; docs/kernels/sm90_fwd.md
+ * and sm90_bwd.md "Softcap"): scores = softcap * tanh(scores / softcap) before the mask, on the GPU through the
  * public API against the double-precision CPU reference (tools/problem.h: fresh random inputs,
  * poisoned outputs, flash-attn's criterion). Skipped with 'skipped: no CUDA device' where there
  * is none.
@@ -15,15 +15,28 @@
  * d64 case that the Hopper row leaves to the portable kernel (its supports(): no softcap kernel
  * of width 64). The forward is checked, and with -bwd dQ, dK, dV too.
  *
+ * Tests: gpu_softcap_hopper_bwd/<case>, "NN-d<head_dim>[v<head_dim_v>]-cap<softcap>[-det]": the
+ * backward (forward, then backward, O, LSE, dQ, dK, dV checked): the Hopper backward's softcap
+ * kernel of the 128 / 128 row (d128, d96 and 128 / 64 rounded up to it), causal, local and
+ * two-sided windows and none, GQA and MQA, seqlen_q != seqlen_k both ways with ragged tails, fp16
+ * and bf16, a saturating softcap (5 at softmax_scale 1 with outliers) and mild ones (30, 50); and
+ * the calls that row leaves to the portable backward: d64 (its 64 / 64 row has no softcap kernel)
+ * and deterministic (-det).
+ *
  * Paths. CUDADENT_KERNEL_FWD=sm90 (or CUDADENT_KERNEL=sm90) forces the forward onto the Hopper
  * path: the cases skip while dispatch.h's CUDADENT_SM90_FWD_SOFTCAP is 0 (the row does not list
  * softcap), and so does a case the row does not take (the d64 one; the -bwd case where the
- * backward is forced onto sm90 too, whose row has no softcap). Under the default dispatch every
- * case must run: on sm_90 the Hopper forward takes the ones with enough work (its preferred())
- * where the gate is 1, the portable kernel the others (and all of them where it is 0).
+ * backward is forced onto sm90 too, whose row takes no d256 softcap). Under the default dispatch
+ * every case must run: on sm_90 the Hopper forward takes the ones with enough work (its
+ * preferred()) where the gate is 1, the portable kernel the others (and all of them where it is
+ * 0). CUDADENT_KERNEL_BWD=sm90 forces the backward cases' backward onto the Hopper path: they skip
+ * while dispatch.h's CUDADENT_SM90_BWD_SOFTCAP is 0, and so do those the row leaves to the
+ * portable backward (d64, -det); under the default dispatch every one runs (the Hopper backward
+ * where the gate is 1 and its supports() takes the call, else the portable one).
  *
  * Cost: the fp64 reference, about 2 ns per score and head-dim column on one core, a forward
- * check twice, a backward check about ten times: about 20 core-seconds in all (estimated).
+ * check twice, a backward check about ten times: about 20 core-seconds for the forward cases,
+ * about 25 for the backward ones (estimated).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +45,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -51,14 +64,15 @@ typedef struct softcap_case {
   float softmax_scale; /* 0: 1/sqrt(head_dim); 1: large scores, tanh saturates at softcap 5 */
   problem_layout_t layout;
   int outliers, no_lse;
-  int bwd; /* 1: the backward too (portable for softcap), checked */
+  int bwd; /* 1: the backward too, checked */
+  int det; /* 1: a deterministic backward */
 } softcap_case_t;
 
 /* b, sq, sk, hq, hkv, head_dim, head_dim_v, dtype, mask, softcap, scale, layout, outliers, no_lse,
  * bwd; the reference's estimated core-seconds in the comment */
 #define SC(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, scale, lay, out, nolse, bwd)           \
   {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, scale, LAYOUT_##lay, out,    \
-   nolse, bwd}
+   nolse, bwd, 0}
 static const softcap_case_t cases[] = {
     /* d128 row */
     SC(1, 800, 800, 8, 2, 128, 0, BF16, CAUSAL, 50.0f, 0, GAPPED, 0, 0, 0),   /* 2.6, GQA */
@@ -76,21 +90,46 @@ static const softcap_case_t cases[] = {
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
+/* The backward cases (gpu_softcap_hopper_bwd): b, sq, sk, hq, hkv, head_dim, head_dim_v, dtype,
+ * mask, softcap, scale, layout, outliers, deterministic; the reference's estimated core-seconds */
+#define SB(b, sq, sk, hq, hkv, dim, dimv, dt, mask, cap, scale, lay, out, det)                     \
+  {b, sq, sk, hq, hkv, dim, dimv, CUDADENT_DTYPE_##dt, {mask}, cap, scale, LAYOUT_##lay, out, 0, \
+   1, det}
+static const softcap_case_t bwd_cases[] = {
+    /* the 128 / 128 row's softcap kernel */
+    SB(1, 520, 520, 4, 2, 128, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),      /* 3.3, GQA */
+    SB(2, 200, 700, 2, 1, 128, 0, FP16, NONE, 50.0f, 0, CONTIGUOUS, 0, 0),    /* 1.7, MQA */
+    SB(1, 700, 300, 4, 2, 128, 0, BF16, WINDOW, 5.0f, 1.0f, GAPPED, 1, 0),    /* 2.6, saturated */
+    SB(1, 450, 200, 4, 1, 128, 0, FP16, LOCAL, 5.0f, 1.0f, GAPPED, 1, 0),     /* 1.1, saturated, rows w/o keys */
+    SB(2, 300, 300, 4, 4, 96, 0, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),       /* 2.0, d96 -> 128 */
+    SB(1, 400, 600, 4, 2, 128, 64, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),     /* 2.2, 128 / 64 */
+    SB(1, 1000, 800, 2, 1, 128, 0, BF16, NONE, 50.0f, 0, CONTIGUOUS, 1, 0),   /* 4.9, MQA, outliers */
+    /* left to the portable backward: deterministic, d64 */
+    SB(1, 300, 300, 4, 2, 128, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 1),      /* 1.1 */
+    SB(1, 500, 500, 4, 2, 64, 0, FP16, CAUSAL, 30.0f, 0, CONTIGUOUS, 0, 0),   /* 1.5 */
+    SB(1, 300, 700, 4, 4, 64, 0, BF16, NONE, 5.0f, 1.0f, GAPPED, 1, 0),       /* 1.3, saturated */
+};
+enum { N_BWD_CASES = sizeof bwd_cases / sizeof bwd_cases[0] };
+
 static const char *forced_of(const char *own) {
   const char *v = getenv(own);
   if (!v || !v[0]) v = getenv("CUDADENT_KERNEL");
   return v;
 }
 
-static int run_softcap_case(int i) {
+/* case i of the forward cases (hopper_bwd 0) or of the backward ones (1) */
+static int run_softcap_case(int i, int hopper_bwd) {
   T_REQUIRE_GPU();
-  if (i >= N_CASES) return T_FAILF("no case %d", i);
-  const softcap_case_t *c = &cases[i];
+  if (i >= (hopper_bwd ? N_BWD_CASES : N_CASES)) return T_FAILF("no case %d", i);
+  const softcap_case_t *c = hopper_bwd ? &bwd_cases[i] : &cases[i];
   const char *ff = forced_of("CUDADENT_KERNEL_FWD"), *fb = forced_of("CUDADENT_KERNEL_BWD");
   const int fwd_sm90 = ff && strcmp(ff, "sm90") == 0, bwd_sm90 = fb && strcmp(fb, "sm90") == 0;
   if (fwd_sm90 && !CUDADENT_SM90_FWD_SOFTCAP)
     return t_skip("softcap forward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
                   "(dispatch.h CUDADENT_SM90_FWD_SOFTCAP 0 until these tests pass there)");
+  if (c->bwd && bwd_sm90 && !CUDADENT_SM90_BWD_SOFTCAP)
+    return t_skip("softcap backward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
+                  "(dispatch.h CUDADENT_SM90_BWD_SOFTCAP 0 until these tests pass there)");
   problem_desc_t d;
   memset(&d, 0, sizeof d);
   d.batch = c->batch;
@@ -109,6 +148,7 @@ static int run_softcap_case(int i) {
   d.layout = c->layout;
   d.outliers = c->outliers;
   d.no_lse = c->no_lse;
+  d.deterministic = c->det;
   d.gap_width = c->layout == LAYOUT_GAPPED ? 256 : 0; /* the widest row: any overread shows */
   problem_t pr;
   char err[256] = "", name[200];
@@ -134,8 +174,8 @@ static int run_softcap_case(int i) {
     st = problem_run_bwd(&pr, NULL);
     if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && bwd_sm90) {
       problem_destroy(&pr);
-      return t_skip("backward forced onto sm90, whose row has no softcap (set CUDADENT_KERNEL_FWD "
-                    "alone to run the Hopper forward with the portable backward)");
+      return t_skip("softcap backward forced onto sm90: a call its row leaves to the portable backward "
+                    "(head dims up to 64 or over 128, deterministic)");
     }
   }
   if (st != CUDADENT_STATUS_SUCCESS) {
@@ -153,24 +193,37 @@ static int run_softcap_case(int i) {
 }
 
 #define SOFTCAP_FN(i) \
-  static int softcap_##i(void) { return run_softcap_case(i); }
+  static int softcap_##i(void) { return run_softcap_case(i, 0); } \
+  static int softcap_bwd_##i(void) { return run_softcap_case(i, 1); }
 SOFTCAP_FN(0) SOFTCAP_FN(1) SOFTCAP_FN(2) SOFTCAP_FN(3) SOFTCAP_FN(4) SOFTCAP_FN(5)
 SOFTCAP_FN(6) SOFTCAP_FN(7) SOFTCAP_FN(8) SOFTCAP_FN(9) SOFTCAP_FN(10) SOFTCAP_FN(11)
 static const t_fn softcap_fns[] = {softcap_0, softcap_1, softcap_2, softcap_3,
                                    softcap_4, softcap_5, softcap_6, softcap_7,
                                    softcap_8, softcap_9, softcap_10, softcap_11};
-_Static_assert(sizeof softcap_fns / sizeof softcap_fns[0] >= N_CASES,
+static const t_fn softcap_bwd_fns[] = {softcap_bwd_0, softcap_bwd_1, softcap_bwd_2, softcap_bwd_3,
+                                       softcap_bwd_4, softcap_bwd_5, softcap_bwd_6, softcap_bwd_7,
+                                       softcap_bwd_8, softcap_bwd_9, softcap_bwd_10, softcap_bwd_11};
+_Static_assert(sizeof softcap_fns / sizeof softcap_fns[0] >= N_CASES &&
+                   sizeof softcap_bwd_fns / sizeof softcap_bwd_fns[0] >= N_BWD_CASES,
                "add SOFTCAP_FN rows for new cases");
 
+/* "gpu_softcap_hopper_fwd/NN-..." (hopper_bwd 0) or "gpu_softcap_hopper_bwd/NN-..." (1) */
+static void name_case(char *out, size_t n, int hopper_bwd, int i, const softcap_case_t *c) {
+  char tail[32] = "";
+  if (c->head_dim_v && c->head_dim_v != c->head_dim) snprintf(tail, sizeof tail, "v%d", c->head_dim_v);
+  snprintf(out, n, "gpu_softcap_hopper_%s/%02d-d%d%s-cap%g%s%s%s", hopper_bwd ? "bwd" : "fwd", i,
+           c->head_dim, tail, (double)c->softcap, c->no_lse ? "-nolse" : "",
+           c->bwd && !hopper_bwd ? "-bwd" : "", c->det ? "-det" : "");
+}
+
 void register_gpu_softcap_tests(void) {
-  static char names[N_CASES][64];
+  static char names[N_CASES][64], bwd_names[N_BWD_CASES][64];
   for (int i = 0; i < N_CASES; ++i) {
-    const softcap_case_t *c = &cases[i];
-    char tail[32] = "";
-    if (c->head_dim_v && c->head_dim_v != c->head_dim) snprintf(tail, sizeof tail, "v%d", c->head_dim_v);
-    snprintf(names[i], sizeof names[i], "gpu_softcap_hopper_fwd/%02d-d%d%s-cap%g%s%s", i,
-             c->head_dim, tail, (double)c->softcap, c->no_lse ? "-nolse" : "",
-             c->bwd ? "-bwd" : "");
+    name_case(names[i], sizeof names[i], 0, i, &cases[i]);
     t_register(names[i], softcap_fns[i]);
+  }
+  for (int i = 0; i < N_BWD_CASES; ++i) {
+    name_case(bwd_names[i], sizeof bwd_names[i], 1, i, &bwd_cases[i]);
+    t_register(bwd_names[i], softcap_bwd_fns[i]);
   }
 }

@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [sm90varlen] [softcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
+#     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
 #     [bwdtrace]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
@@ -276,6 +276,50 @@ for step in "${steps[@]}"; do
           CUDADENT_KERNEL_FWD=$kern timeout 120 $vrun build-sc/cudadent-bench $shape --softcap $cap --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
           note "cli $kern fwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
           cat "$logs/c.log" >> "$logs/softcap_cli.log"
+        done
+      done ;;
+    bwdsoftcap)
+      # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd.md "Softcap"), built with
+      # the gate on (build-bsc/: -DCUDADENT_SM90_BWD_SOFTCAP=1 for the library and the tests; where
+      # src/dispatch.h already has it at 1, build-gpu/ is that build): the backward softcap tests
+      # forced onto sm90 (d64 and -det skip: the row leaves them to sm80) and under the default
+      # dispatch, the dims tests' backward forced (their softcap cases of the d128 row run),
+      # compute-sanitizer memcheck, racecheck and synccheck (forced sm90) on a small case, then
+      # CLI timings of the backward (--bwd) with softcap 30, sm90 against sm80 and sm90 without
+      # softcap, d64 (sm90 refuses softcap there: the line says so) and d128, seqlen 4096
+      if grep -q '^#define CUDADENT_SM90_BWD_SOFTCAP 1' src/dispatch.h; then
+        rm -rf build-bsc && ln -s build-gpu build-bsc
+      else
+        { cmake -S . -B build-bsc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_SOFTCAP=1 \
+            && cmake --build build-bsc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bsc.log" 2>&1 \
+          || { note "BWDSOFTCAP BUILD FAILED"; tail -20 "$logs/build-bsc.log"; continue; }
+      fi
+      vrun="env LD_LIBRARY_PATH=$PWD/build-bsc"
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_softcap_hopper_bwd" "CUDADENT_KERNEL_BWD=:gpu_softcap_hopper_bwd" \
+                  "CUDADENT_KERNEL_BWD=sm90:gpu_softcap_hopper_fwd" "CUDADENT_KERNEL_BWD=sm90:gpu_dims_bwd"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 300 $vrun build-bsc/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "tests ($envset $filter): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdsoftcap.log"
+      done
+      for spec in ${BSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/03 racecheck:gpu_softcap_hopper_bwd/03 synccheck:gpu_softcap_hopper_bwd/03}; do
+        tool=${spec%%:*} case=${spec#*:}
+        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $vrun build-bsc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdsoftcap_sanitize.log"
+      done
+      # timings: 16k tokens at seqlen 4096 (batch 4; heads 32 at d64, 16 at d128), bf16, causal and
+      # not; the backward of sm90 / sm80 with softcap 30, and sm90 without (the cost of the tanh)
+      for shape in "--batch 4 --heads 32 --seqlen 4096 --head-dim 64" "--batch 4 --heads 32 --seqlen 4096 --head-dim 64 --causal" \
+                   "--batch 4 --heads 16 --seqlen 4096 --head-dim 128" "--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal"; do
+        for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
+          kern=${kc%%:*} cap=${kc#*:}
+          CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bsc/cudadent-bench $shape --softcap $cap --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
+          note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
+          cat "$logs/c.log" >> "$logs/bwdsoftcap_cli.log"
         done
       done ;;
     bwdvarlen)

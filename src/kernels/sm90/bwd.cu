@@ -9,7 +9,9 @@
  * covers head_dim and head_dim_v (bwd_launch.cuh cd_sm90_bwd_row, which also says how the columns
  * past the real dims are zero-filled and the workspace's parts). The design and its measurements:
  * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
- * run bwd_varlen.cu's launcher (section 7 of that note).
+ * run bwd_varlen.cu's launcher (section 7 of that note). Softcap (behind dispatch.h's
+ * CUDADENT_SM90_BWD_SOFTCAP): dense calls of the 128 / 128 row, not deterministic, run its softcap
+ * kernel (cd_sm90_bwd_softcap; that note's section "Softcap").
  */
 #include <string.h>
 
@@ -20,8 +22,11 @@
 #define SM90_BWD_MAX_DIM (CUDADENT_SM90_BWD_WIDE ? 256 : 128)
 
 /* What the kernels can run at all: fp16 / bf16, head_dim and head_dim_v (api.c: multiples of 8)
- * up to SM90_BWD_MAX_DIM, each call at the row covering both; no softcap (dispatch's row lists no
- * such feature). */
+ * up to SM90_BWD_MAX_DIM, each call at the row covering both. Softcap (where dispatch.c's row lists
+ * it, the gate CUDADENT_SM90_BWD_SOFTCAP): dense calls of the 128 / 128 row (a head dim over 64,
+ * both up to 128), not deterministic: the softcap kernels are that row's non-deterministic ones
+ * (the 64 / 64 row's spilled: docs/kernels/sm90_bwd.md "Softcap"); the others go to the portable
+ * backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
@@ -31,7 +36,9 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
    * only, not deterministic (bwd_varlen.cu; such calls go to the portable backward, the next row) */
   const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
   const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
-  return dtype_ok && dim_ok && varlen_ok;
+  const int softcap_ok = p->softcap == 0.f || (CUDADENT_SM90_BWD_SOFTCAP && !varlen && !p->deterministic &&
+                                               (p->head_dim > 64 || dv > 64) && p->head_dim <= 128 && dv <= 128);
+  return dtype_ok && dim_ok && varlen_ok && softcap_ok;
 }
 
 /* What the default dispatch gives this kernel: everything it supports. (Until session 17 the
@@ -55,10 +62,21 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
+/* A dense softcap call (p->softcap > 0; supports() takes only the 128 / 128 row's, not
+ * deterministic): that row's softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the
+ * workspace is the row's. */
+static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+  constexpr int BM = cd_sm90_bwd_tile<128>::BLOCK_M;
+  return p->dtype == CUDADENT_DTYPE_FP16
+             ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream)
+             : cd_sm90_bwd_launch<128, 128, false, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream);
+}
+
 extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, void *workspace,
                                          cudaStream_t stream) {
   /* api.c has normalized head_dim_v (0 -> head_dim) and supports() bounded both dims */
   if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_run(p, workspace, stream);
+  if (p->softcap > 0.f) return cd_sm90_bwd_softcap(p, workspace, stream);
   const int row = cd_sm90_bwd_row(p);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
 #if SM90_BWD_D128_BM80

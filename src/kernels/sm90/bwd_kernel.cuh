@@ -67,6 +67,11 @@
  * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
  * 231,720 B); the mask only zeroes keys past seqlen_k.
  *
+ * Softcap (kSoftcap of cd_sm90_bwd_body, cd_sm90_bwd_softcap_kernel; docs/kernels/sm90_bwd.md
+ * "Softcap"): S^T becomes t = tanh(S^T softmax_scale / softcap) in place before the mask (masked
+ * t = -inf); after the dP^T wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T = P^T (dP^T -
+ * delta) (1 - t^2), the portable backward's algebra, element by element.
+ *
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
@@ -98,6 +103,7 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 #include "kernels/sm90/bwd_parts.cuh" /* smem layout, arguments, launch order, dQ reduce */
 #include "kernels/sm90/bwd_trace.cuh" /* SM90_BWD_TRACE (dev): empty macros at 0 */
+#include "kernels/sm80/ptx_sm80.cuh"     /* cd_softcap_tanh: the portable kernels' tanh (kSoftcap) */
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
  * CTA's linear index is a (unit of the list, heaviest first, KV head) in the grouped order of
@@ -117,11 +123,13 @@ struct cd_sm90_bwd_varlen_units {
  * LSE2 / delta rows and dQ tiles at its padded tile mt0, batch coordinate 0). At kVarlen false
  * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
  * sm90_bwd.md section 7). */
-template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
+template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M,
+          bool kSoftcap = false>
 __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  const cd_sm90_bwd_args &args_in, const int head_dim,
-                                                 const int head_dim_v, const cd_sm90_bwd_varlen_units vu) {
+                                                 const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
+                                                 const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
   typedef cd_sm90_bwd_smem<D, BM_> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -130,6 +138,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   constexpr bool SWAP = L::SWAP;
   static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
                 "the 80-row tile: d128, non-deterministic, dense");
+  static_assert(!kSoftcap || (!SWAP && !kVarlen), "softcap: the rows' own tiles, dense");
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
@@ -288,6 +297,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       const bool need_mask = key_tail ||
                              (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
                              (args.window_left >= 0 && k0 < rl + shift - args.window_left);
+      uint32_t p16[BM / 4];
+      if constexpr (kSoftcap) {
+        /* softcap: S^T becomes t = tanh(s softcap_pre) in place (the portable backward's tanh);
+         * P and dS^T from it after the dP^T wait, below */
+#pragma unroll
+        for (int i = 0; i < BM / 2; ++i) st[i] = cd_softcap_tanh(st[i] * softcap_pre);
+      } else {
 #pragma unroll
       for (int j = 0; j < BM / 8; ++j) {
         const int col = 8 * j + 2 * (lane & 3);
@@ -297,6 +313,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
           st[4 * j + 2 * r] = cd_exp2(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
           st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
+      }
       }
       if constexpr (SWAP) {
         /* no mask (cd_sm90_bwd_takes_bm80): only the keys past seqlen_k, whole S^T rows */
@@ -320,12 +337,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
               const bool vis = key < args.seqlen_k &&
                                (args.window_left < 0 || d >= -args.window_left) &&
                                (args.window_right < 0 || d <= args.window_right);
-              if (!vis) st[4 * j + 2 * r + e] = 0.f;
+              /* softcap: t = -inf, so that P = 0 and the factor max(1 - t^2, 0) = 0 (the portable
+               * backward's masking) */
+              if (!vis) st[4 * j + 2 * r + e] = kSoftcap ? -__int_as_float(0x7f800000) : 0.f;
             }
       }
-      uint32_t p16[BM / 4];
       uint32_t ds16[BM / 4];
-      if constexpr (SWAP || SM90_BWD_TRACE) { /* the trace: the order ptxas gives every tile (bwd_trace.cuh) */
+      if constexpr ((SWAP || SM90_BWD_TRACE) && !kSoftcap) { /* the trace: the order ptxas gives every tile (bwd_trace.cuh) */
         /* FA3's order: P packed with dS after the dP^T wait (the peak S^T, dP^T, dV, dK: 208).
          * Session 20's ptxas: with the general mask code this tile spilled 20 B and serialized the
          * wgmmas (C7512) in either order, with the key-tail mask above neither; in both orders (and
@@ -342,6 +360,29 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
             p16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r], st[4 * j + 2 * r + 1]);
             ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
                                               st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+          }
+        }
+      } else if constexpr (kSoftcap) {
+        /* P = exp2(t softcap log2(e) - LSE2) (args.scale_log2 is softcap log2(e)) and dS^T =
+         * P (dP^T - delta) (1 - t^2), both packed after the dP^T wait (as the 80-row tile's packs):
+         * t, P and dP^T are consumed element by element (softmax_scale is folded in later, as
+         * without softcap) */
+        cd_wgmma_wait<0>(); /* dP^T done */
+        SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
+        cd_sm90_fence_regs(dpt);
+#pragma unroll
+        for (int j = 0; j < BM / 8; ++j) {
+          const int col = 8 * j + 2 * (lane & 3);
+          const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
+          const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const float t0 = st[4 * j + 2 * r], t1 = st[4 * j + 2 * r + 1];
+            const float p0 = cd_exp2(fmaf(t0, args.scale_log2, -l2.x));
+            const float p1 = cd_exp2(fmaf(t1, args.scale_log2, -l2.y));
+            p16[2 * j + r] = cd_pack2<kFp16>(p0, p1);
+            ds16[2 * j + r] = cd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x) * fmaxf(fmaf(-t0, t0, 1.f), 0.f),
+                                              p1 * (dpt[4 * j + 2 * r + 1] - dl.y) * fmaxf(fmaf(-t1, t1, 1.f), 0.f));
           }
         }
       } else {
@@ -486,6 +527,22 @@ __global__ void __launch_bounds__(384, 1)
                        const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
   cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
                                                cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+}
+
+/* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, not
+ * deterministic; D = 64 compiles but spills, docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
+ * softmax_scale / softcap, args.scale_log2 = softcap log2(e) (the scores in units of softcap, as
+ * the portable backward's); a kernel of its own, so that the kernels above keep their names,
+ * parameters and code. */
+template <int D, bool kFp16, int kDet>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_softcap_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                               const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                               const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
+                               const float softcap_pre) {
+  cd_sm90_bwd_body<D, kFp16, kDet, false, cd_sm90_bwd_tile<D>::BLOCK_M, true>(
+      tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1},
+      softcap_pre);
 }
 
 /* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /

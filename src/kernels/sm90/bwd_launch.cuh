@@ -94,16 +94,23 @@ template <int D, int DV, int BM> static constexpr int cd_sm90_bwd_smem_bytes() {
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
   else return cd_sm90_bwd_smem<D, BM>::BYTES;
 }
-template <int D, int DV, bool kFp16, int kDet, int BM> static const void *cd_sm90_bwd_main_kernel() {
+template <int D, int DV, bool kFp16, int kDet, int BM, bool kSoftcap = false>
+static const void *cd_sm90_bwd_main_kernel() {
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
     return (const void *)cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>;
+  else if constexpr (kSoftcap)
+    return (const void *)cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>;
   else
     return (const void *)cd_sm90_bwd_kernel<D, kFp16, kDet, BM>;
 }
 
 /* The three kernels of row (D, DV) in mode kDet; BM_: the row's BLOCK_M, or 80 (the d128 row's
- * 80-row tile, cd_sm90_bwd_takes_bm80). */
-template <int D, int DV, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M>
+ * 80-row tile, cd_sm90_bwd_takes_bm80); kSoftcap: the narrow row's softcap kernel (p->softcap > 0;
+ * bwd.cu cd_sm90_bwd_softcap), whose scores are in units of softcap as the portable backward's:
+ * scale_log2 = softcap log2(e), softcap_pre = softmax_scale / softcap (scale stays softmax_scale:
+ * dK and dQ take it as without softcap). */
+template <int D, int DV, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M,
+          bool kSoftcap = false>
 static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
                                       cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D, DV> tile;
@@ -111,8 +118,9 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   constexpr int BM = BM_, BN = tile::BLOCK_N;
   static_assert(BM == tile::BLOCK_M || (BM == 80 && D == 128 && DV == 128 && kDet == CD_SM90_BWD_NONDET),
                 "the 80-row tile: the d128 row, non-deterministic");
+  static_assert(!kSoftcap || (!kWide && BM == tile::BLOCK_M), "softcap: the narrow rows' own tiles");
   constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM>();
-  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM>();
+  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
    * race between threads only repeats it) */
@@ -169,7 +177,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   a.dk_sb = p->dk.stride_batch; a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
   a.dv_sb = p->dv.stride_batch; a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
   a.scale = p->softmax_scale;
-  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.scale_log2 = (kSoftcap ? p->softcap : p->softmax_scale) * 1.4426950408889634f;
   a.seqlen_q = p->seqlen_q;
   a.seqlen_k = p->seqlen_k;
   a.heads_q = p->heads_q;
@@ -184,6 +192,9 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
   if constexpr (kWide)
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  else if constexpr (kSoftcap)
+    cd_sm90_bwd_softcap_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
+                                                                          p->softmax_scale / p->softcap);
   else
     cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
