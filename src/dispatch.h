@@ -134,9 +134,10 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #endif
 
 /* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
- * softcap kernels of its d64 and d128 rows; its supports() leaves varlen and deterministic softcap
- * calls and those with a head dim over 128 to the portable backward), so that a Gemma 2 training
- * step runs both directions on the Hopper path. 0 until its GPU tests pass there
+ * softcap kernels of its 128 / 128 row; its supports() leaves varlen and deterministic softcap
+ * calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel spilled) and those
+ * with a head dim over 128 to the portable backward), so that a Gemma 2 training step at d128 runs
+ * both directions on the Hopper path. 0 until its GPU tests pass there
  * (tests/test_gpu_softcap.c gpu_softcap_hopper_bwd forced onto sm90 and under the default
  * dispatch; compute-sanitizer; dev/sm90_bwd/gpu_run.sh bwdsoftcap): softcap backwards run the
  * portable kernel (the kernels are compiled but never launched). The GPU tests read it too; a
