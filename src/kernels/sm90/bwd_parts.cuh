@@ -1,11 +1,12 @@
 /*
  * bwd_parts.cuh - the parts of the Hopper backward's main kernel (bwd_kernel.cuh) that its body
  * calls, and that the wide kernel (bwd_wide_kernel.cuh) shares: the shared-memory layout of the
- * narrow rows, the kernel arguments, the kernels' set-up (cd_sm90_bwd_setup), the product
- * operands, the deterministic mode's turn rules, semaphores and turn wait (cd_sm90_bwd_wait_turn),
- * the launch order (which key block, KV head and batch a CTA takes) and the dQ reduce-add of
- * either mode. Moved out of bwd_kernel.cuh unchanged, in the same order (the
- * kernels' code is the same: docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
+ * narrow rows, the kernel arguments, the kernels' set-up (cd_sm90_bwd_setup) and query blocks
+ * (cd_sm90_bwd_q_blocks), the product operands, the deterministic mode's turn rules, semaphores
+ * and turn wait (cd_sm90_bwd_wait_turn), the launch order (which key block, KV head and batch a
+ * CTA takes) and the dQ reduce-add of either mode. Moved out of bwd_kernel.cuh (and, for the
+ * set-up, query blocks and turn wait, out of both kernels) with the kernels' machine code
+ * unchanged (docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
  * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3. cd_sm90_bwd_smem and
  * cd_sm90_bwd_reduce_dq take the tile's BLOCK_M (default the row's; 80: the d128 row's dense 80-row
  * tile of config.cuh SM90_BWD_D128_BM80).
@@ -98,6 +99,16 @@ __device__ __forceinline__ int cd_sm90_bwd_setup(const CUtensorMap &tm_q, const 
   }
   __syncthreads();
   return wg;
+}
+
+/* The query blocks [*m_lo, *m_hi) whose rows see some key of key block n_block (cd_mask_q_blocks
+ * with args' lengths and window): the blocks a CTA walks. */
+template <int BM, int BN>
+__device__ __forceinline__ void cd_sm90_bwd_q_blocks(const cd_sm90_bwd_args &args, int n_block,
+                                                     int *m_lo, int *m_hi) {
+  const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
+  cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
+                   m_lo, m_hi);
 }
 
 /* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
