@@ -145,7 +145,6 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     cd_sm90_bwd_varlen_pre(const cd_sm90_bwd_io io, const cd_sm90_bwd_varlen_args va) {
-  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
   constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M;
   constexpr int TPR = DV / 8, ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
@@ -165,22 +164,16 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   if (valid && c * 8 < io.head_dim_v) {
     const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh + c * 8);
-    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+    sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
   }
-#pragma unroll
-  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  sum = cd_sm90_bwd_row_sum<TPR>(sum);
   if (!in) return;
   if (c == 0) {
     io.delta[row] = sum;
     const float lse = valid ? io.lse[(int64_t)h * va.total_q + tok] : -INFINITY;
-    io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+    io.lse2[row] = cd_sm90_bwd_lse2(lse);
   }
-  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 *p = (float4 *)(io.dq_acc + row * D + c * ZERO);
-#pragma unroll
-  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
+  cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
 }
 
 /* dQ of padded tile blockIdx.x of head blockIdx.y: the dense post (cd_sm90_bwd_post) for the rows
