@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """varlen_layout_check.py - the Hopper varlen backward's index arithmetic on the CPU (no GPU).
 
-Mirrors src/kernels/sm90/bwd_varlen_plan.cuh and bwd_kernel.cuh (kVarlen) in Python: the clamping
-of cu_seqlens / seqused_k, the padded layout (pad0, R, the binary search of a row's sequence),
-the units and their query-block ranges (cd_mask_q_blocks) and the list capacity; for the ragged
+Mirrors src/kernels/sm90/bwd_varlen_plan.cuh (with varlen_plan_common.cuh) and bwd_kernel.cuh
+(kVarlen) in Python: the clamping of cu_seqlens / seqused_k, the padded layout (pad0, R, the
+binary search of a row's sequence), the units and their query-block ranges (cd_mask_q_blocks)
+and the list capacity; for the ragged
 batches of tests/varlen_cases.h and tests/test_gpu_varlen_bwd.c, BLOCK_M 64 and 128 and four
 masks it asserts: every token maps to exactly one padded row; every row a unit visits is its
 own sequence's or padding (LSE2 = +inf); rows stay below R; the units fit the capacity; every

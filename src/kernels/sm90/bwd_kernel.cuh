@@ -176,25 +176,11 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   } else {
     cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
   }
-  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
-  if (threadIdx.x == 0) {
-    cd_tma_prefetch_desc(&tm_q);
-    cd_tma_prefetch_desc(&tm_k);
-    cd_tma_prefetch_desc(&tm_v);
-    cd_tma_prefetch_desc(&tm_do);
-    cd_mbar_init(bar_kv, 1);
-    for (int s = 0; s < ST; ++s) {
-      cd_mbar_init(bar_q_full + 8 * s, 1);
-      cd_mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
-    }
-    cd_mbar_fence_init();
-  }
-  __syncthreads();
+  const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
-  const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
+  const int k0 = n_block * BN;
   int m_lo, m_hi;
-  cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
-                   &m_lo, &m_hi);
+  cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
   const int h_lo = hk * args.group, h_hi = h_lo + args.group; /* the KV head's query heads */
   SM90_BWD_TRACE_BEGIN(n_block, hk, b);
 

@@ -1,10 +1,12 @@
 /*
  * bwd_parts.cuh - the parts of the Hopper backward's main kernel (bwd_kernel.cuh) that its body
  * calls, and that the wide kernel (bwd_wide_kernel.cuh) shares: the shared-memory layout of the
- * narrow rows, the kernel arguments, the product operands, the deterministic mode's turn rules
- * and semaphores, the launch order (which key block, KV head and batch a CTA takes) and the dQ
- * reduce-add of either mode. Moved out of bwd_kernel.cuh unchanged, in the same order (the
- * kernels' code is the same: docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
+ * narrow rows, the kernel arguments, the kernels' set-up (cd_sm90_bwd_setup) and query blocks
+ * (cd_sm90_bwd_q_blocks), the product operands, the deterministic mode's turn rules, semaphores
+ * and turn wait (cd_sm90_bwd_wait_turn), the launch order (which key block, KV head and batch a
+ * CTA takes) and the dQ reduce-add of either mode. Moved out of bwd_kernel.cuh (and, for the
+ * set-up, query blocks and turn wait, out of both kernels) with the kernels' machine code
+ * unchanged (docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
  * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3. cd_sm90_bwd_smem and
  * cd_sm90_bwd_reduce_dq take the tile's BLOCK_M (default the row's; 80: the d128 row's dense 80-row
  * tile of config.cuh SM90_BWD_D128_BM80).
@@ -73,6 +75,42 @@ struct cd_sm90_bwd_args {
   int window_left, window_right; /* -1: unbounded; causal is window_right = 0 */
 };
 
+/* The main kernels' set-up, narrow and wide alike: thread 0 prefetches the four tensor maps and
+ * initializes the K / V barrier (one arrival: the producer's) and each of the ST stages' Q-full
+ * (one) and Q-empty (8: one arrival per consumer warp) barriers; then the whole CTA meets.
+ * Returns the thread's warpgroup (warp-uniform: 0 the producer, 1 and 2 the consumers). */
+template <int ST>
+__device__ __forceinline__ int cd_sm90_bwd_setup(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                 const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                 uint32_t bar_kv, uint32_t bar_q_full,
+                                                 uint32_t bar_q_empty) {
+  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+  if (threadIdx.x == 0) {
+    cd_tma_prefetch_desc(&tm_q);
+    cd_tma_prefetch_desc(&tm_k);
+    cd_tma_prefetch_desc(&tm_v);
+    cd_tma_prefetch_desc(&tm_do);
+    cd_mbar_init(bar_kv, 1);
+    for (int s = 0; s < ST; ++s) {
+      cd_mbar_init(bar_q_full + 8 * s, 1);
+      cd_mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
+    }
+    cd_mbar_fence_init();
+  }
+  __syncthreads();
+  return wg;
+}
+
+/* The query blocks [*m_lo, *m_hi) whose rows see some key of key block n_block (cd_mask_q_blocks
+ * with args' lengths and window): the blocks a CTA walks. */
+template <int BM, int BN>
+__device__ __forceinline__ void cd_sm90_bwd_q_blocks(const cd_sm90_bwd_args &args, int n_block,
+                                                     int *m_lo, int *m_hi) {
+  const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
+  cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
+                   m_lo, m_hi);
+}
+
 /* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
  * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
  * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
@@ -140,6 +178,23 @@ __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args
 __device__ __forceinline__ int *cd_sm90_bwd_sems(const cd_sm90_bwd_args &a) {
   const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
   return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
+}
+
+/* The deterministic mode's wait, by one thread: key block n_block's turn at query block m (the
+ * turn orders of docs/kernels/sm90_bwd.md section 3: rotated, descending or ascending), then a spin
+ * on the block's semaphore sem until it counts that many earlier key blocks. */
+template <int kDet, int BM, int BN>
+__device__ __forceinline__ void cd_sm90_bwd_wait_turn(const cd_sm90_bwd_args &args, int *sem, int m,
+                                                      int n_block) {
+  const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
+                   : cd_sm90_bwd_det_descending(args)
+                       ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
+                                                args.window_right, (int)gridDim.x) - n_block
+                       : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
+  int done;
+  do {
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
+  } while (done < turn);
 }
 
 /* 9.7.13.4 fence.proxy.async (global): orders this thread's generic-proxy global accesses and its
@@ -213,15 +268,7 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq_det(const float (&dq)[32],
   if (cw == 0 && warp == 0 && lane == 0) {
     if (sem_pending != nullptr)
       asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-    const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
-                     : cd_sm90_bwd_det_descending(args)
-                         ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
-                                                  args.window_right, (int)gridDim.x) - n_block
-                         : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
-    int done;
-    do {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
-    } while (done < turn);
+    cd_sm90_bwd_wait_turn<kDet, BM, BN>(args, sem, m, n_block);
   }
   cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
   if (lane == 0) {

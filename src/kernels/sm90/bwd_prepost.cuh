@@ -8,7 +8,8 @@
  *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
  *   as the rows have elements, so the rows zero it whole); in the deterministic mode also the
- *   query blocks' semaphores.
+ *   query blocks' semaphores. Its row work (cd_sm90_bwd_dot8, _row_sum, _lse2, _zero_acc) is
+ *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre).
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows, of the real head_dim columns only.
@@ -43,9 +44,41 @@ struct cd_sm90_bwd_io {
   float scale;
 };
 
+/* The pre kernels' row work, dense (below) and varlen (bwd_varlen_plan.cuh). A thread's part of
+ * delta: O . dO over its 8 columns (ov, dv: 8 elements each). */
+template <bool kFp16>
+__device__ __forceinline__ float cd_sm90_bwd_dot8(const uint4 ov, const uint4 dv) {
+  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
+  const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
+  float sum = 0.f;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  return sum;
+}
+
+/* A row's delta: the parts of its TPR threads summed (every thread of the warp calls it). */
+template <int TPR> __device__ __forceinline__ float cd_sm90_bwd_row_sum(float sum) {
+#pragma unroll
+  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  return sum;
+}
+
+/* LSE2 of a row from its LSE: LSE log2(e); +inf for a row that adds nothing (LSE -inf). */
+__device__ __forceinline__ float cd_sm90_bwd_lse2(float lse) {
+  return lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+}
+
+/* This thread's ZERO floats (from column c * ZERO) of row `row` of the D-wide accumulator: 0. */
+template <int D, int ZERO>
+__device__ __forceinline__ void cd_sm90_bwd_zero_acc(float *dq_acc, int64_t row, int c) {
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 *p = (float4 *)(dq_acc + row * D + c * ZERO);
+#pragma unroll
+  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
+}
+
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(const cd_sm90_bwd_io io) {
-  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
   constexpr int TPR = DV / 8; /* threads per row, 8 elements of O and dO each */
   constexpr int ZERO = D / TPR; /* floats of the row's accumulator (D wide) each thread zeroes */
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
@@ -62,24 +95,18 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
     const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh + c * 8);
     const uint4 dv =
         *(const uint4 *)((const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh + c * 8);
-    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+    sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
   }
-#pragma unroll
-  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  sum = cd_sm90_bwd_row_sum<TPR>(sum);
   if (!in) return;
   if (c == 0) {
     constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
     if (io.dq_sem != nullptr && i % BM == 0) io.dq_sem[row / BM] = 0;
     io.delta[row] = sum;
     const float lse = i < io.seqlen_q ? io.lse[bh * io.seqlen_q + i] : -INFINITY;
-    io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+    io.lse2[row] = cd_sm90_bwd_lse2(lse);
   }
-  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 *p = (float4 *)(io.dq_acc + row * D + c * ZERO);
-#pragma unroll
-  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
+  cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
 }
 
 /* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / 1024 chunks of 1024

@@ -159,7 +159,7 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
   vu.blocks = va.blocks;
   vu.heads_kv = p->heads_kv;
 
-  cd_sm90_bwd_varlen_plan<BM, BN><<<1, SM90_BWD_VARLEN_PLAN_THREADS, 0, stream>>>(
+  cd_sm90_bwd_varlen_plan<BM, BN><<<1, SM90_VARLEN_PLAN_THREADS, 0, stream>>>(
       va, p->window_left, p->window_right);
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
   const int64_t rows = (int64_t)p->heads_q * R;

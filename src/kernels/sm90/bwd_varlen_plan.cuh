@@ -8,8 +8,9 @@
  * The main kernel is the dense one's body with kVarlen (bwd_kernel.cuh cd_sm90_bwd_body).
  *
  * Sequences: cd_sm90_bwd_varlen_seq clamps sequence b's ranges by the rule of the forward
- * (fwd_varlen_plan.cuh cd_sm90_fwd_varlen_seq, cudadent.h "features of layout v2"): {q0, k0,
- * len_q, len_k}, len_k after seqused_k.
+ * (varlen_plan_common.cuh cd_sm90_varlen_seq, cudadent.h "features of layout v2"): {q0, k0,
+ * len_q, len_k}, len_k after seqused_k. The cost bins and the heaviest-first scan of the plan are
+ * varlen_plan_common.cuh's too.
  *
  * Units. A unit is a (sequence, key block of BLOCK_N keys); a CTA of the main kernel takes a unit
  * and a KV head in the dense kernel's LPT order (bwd_kernel.cuh: SM90_BWD_LPT_GROUP KV heads at
@@ -40,9 +41,7 @@
 #include <stdint.h>
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/bwd_prepost.cuh"
-
-#define SM90_BWD_VARLEN_PLAN_THREADS 1024
-#define SM90_BWD_VARLEN_COST_BINS 1024 /* one a thread: the scan relies on it */
+#include "kernels/sm90/varlen_plan_common.cuh"
 
 /* What the varlen passes and the main kernel read besides cd_sm90_bwd_args (bwd_varlen.cu). */
 struct cd_sm90_bwd_varlen_args {
@@ -59,18 +58,11 @@ struct cd_sm90_bwd_varlen_args {
   int head_dim, head_dim_v;
 };
 
-/* Sequence b's clamped ranges {q0, k0, len_q, len_k} (the forward's rule; int64 before the
- * clamps, so no entry can wrap). */
+/* Sequence b's clamped ranges {q0, k0, len_q, len_k} (varlen_plan_common.cuh, the forward's
+ * rule). */
 __device__ __forceinline__ int4 cd_sm90_bwd_varlen_seq(const cd_sm90_bwd_varlen_args &va, int b) {
-  const int64_t qlo = min(max((int64_t)va.cu_q[b], (int64_t)0), (int64_t)va.total_q);
-  const int64_t qhi =
-      min(max((int64_t)va.cu_q[b + 1], qlo), min((int64_t)va.total_q, qlo + va.max_q));
-  const int64_t klo = min(max((int64_t)va.cu_k[b], (int64_t)0), (int64_t)va.total_k);
-  const int64_t khi =
-      min(max((int64_t)va.cu_k[b + 1], klo), min((int64_t)va.total_k, klo + va.max_k));
-  int len_k = (int)(khi - klo);
-  if (va.used != nullptr) len_k = min(max(va.used[b], 0), len_k);
-  return make_int4((int)qlo, (int)klo, (int)(qhi - qlo), len_k);
+  return cd_sm90_varlen_seq(va.cu_q, va.cu_k, va.used, va.total_q, va.total_k, va.max_q, va.max_k,
+                            b);
 }
 
 /* Sequence b's first padded row (a multiple of BM). */
@@ -95,53 +87,31 @@ __device__ __forceinline__ int cd_sm90_bwd_varlen_seq_of_row(const cd_sm90_bwd_v
   return lo;
 }
 
-/* The plan: one CTA of SM90_BWD_VARLEN_PLAN_THREADS (the header comment). */
+/* The plan: one CTA of SM90_VARLEN_PLAN_THREADS (the header comment). */
 template <int BM, int BN>
-__global__ void __launch_bounds__(SM90_BWD_VARLEN_PLAN_THREADS)
+__global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
     cd_sm90_bwd_varlen_plan(const cd_sm90_bwd_varlen_args va, int window_left, int window_right) {
-  static_assert(SM90_BWD_VARLEN_COST_BINS == SM90_BWD_VARLEN_PLAN_THREADS, "a bin a thread");
-  __shared__ int slot[SM90_BWD_VARLEN_COST_BINS]; /* counts, then each bin's next slot */
-  __shared__ long long warp_sum[SM90_BWD_VARLEN_PLAN_THREADS / 32];
+  __shared__ int slot[SM90_VARLEN_COST_BINS]; /* counts, then each bin's next slot */
+  __shared__ long long warp_sum[SM90_VARLEN_PLAN_THREADS / 32];
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
   slot[t] = 0;
   __syncthreads();
-  for (int b = t; b < va.batch; b += SM90_BWD_VARLEN_PLAN_THREADS) {
+  for (int b = t; b < va.batch; b += SM90_VARLEN_PLAN_THREADS) {
     const int4 s = cd_sm90_bwd_varlen_seq(va, b);
     const int nb = (s.w + BN - 1) / BN;
     for (int n = 0; n < nb; ++n) {
       int lo, hi;
       cd_mask_q_blocks(n * BN, min(n * BN + BN, s.w) - 1, s.z, s.w, window_left, window_right, BM,
                        &lo, &hi);
-      atomicAdd(&slot[min(max(hi - lo, 0), SM90_BWD_VARLEN_COST_BINS - 1)], 1);
+      atomicAdd(&slot[cd_sm90_varlen_cost_bin(lo, hi)], 1);
     }
   }
   __syncthreads();
-  /* exclusive scan from the heaviest bin down: thread t holds bin BINS - 1 - t */
-  const int bin = SM90_BWD_VARLEN_COST_BINS - 1 - t;
-  const long long mine = slot[bin];
-  long long incl = mine;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const long long x = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += x;
-  }
-  if (lane == 31) warp_sum[w] = incl;
+  long long total;
+  const long long first = cd_sm90_varlen_scan_bins(slot, warp_sum, t, lane, w, &total);
+  slot[SM90_VARLEN_COST_BINS - 1 - t] = (int)first;
   __syncthreads();
-  if (w == 0) {
-    long long ws = warp_sum[lane];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const long long x = __shfl_up_sync(0xffffffffu, ws, d);
-      if (lane >= d) ws += x;
-    }
-    warp_sum[lane] = ws; /* inclusive over warps */
-  }
-  __syncthreads();
-  const long long total = warp_sum[SM90_BWD_VARLEN_PLAN_THREADS / 32 - 1];
-  incl += w > 0 ? warp_sum[w - 1] : 0;
-  slot[bin] = (int)(incl - mine);
-  __syncthreads();
-  for (int b = t; b < va.batch; b += SM90_BWD_VARLEN_PLAN_THREADS) {
+  for (int b = t; b < va.batch; b += SM90_VARLEN_PLAN_THREADS) {
     const int4 s = cd_sm90_bwd_varlen_seq(va, b);
     const int nb = (s.w + BN - 1) / BN;
     const int tile0 = (int)(cd_sm90_bwd_varlen_pad0<BM>(s.x, b) / BM);
@@ -149,7 +119,7 @@ __global__ void __launch_bounds__(SM90_BWD_VARLEN_PLAN_THREADS)
       int lo, hi;
       cd_mask_q_blocks(n * BN, min(n * BN + BN, s.w) - 1, s.z, s.w, window_left, window_right, BM,
                        &lo, &hi);
-      const int at = atomicAdd(&slot[min(max(hi - lo, 0), SM90_BWD_VARLEN_COST_BINS - 1)], 1);
+      const int at = atomicAdd(&slot[cd_sm90_varlen_cost_bin(lo, hi)], 1);
       if (at < va.cap) {
         va.seqs[at] = s;
         va.blocks[at] = make_int2(n, tile0);
@@ -175,7 +145,6 @@ __global__ void __launch_bounds__(SM90_BWD_VARLEN_PLAN_THREADS)
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     cd_sm90_bwd_varlen_pre(const cd_sm90_bwd_io io, const cd_sm90_bwd_varlen_args va) {
-  typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
   constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M;
   constexpr int TPR = DV / 8, ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
@@ -195,22 +164,16 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   if (valid && c * 8 < io.head_dim_v) {
     const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh + c * 8);
-    const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+    sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
   }
-#pragma unroll
-  for (int m = TPR / 2; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  sum = cd_sm90_bwd_row_sum<TPR>(sum);
   if (!in) return;
   if (c == 0) {
     io.delta[row] = sum;
     const float lse = valid ? io.lse[(int64_t)h * va.total_q + tok] : -INFINITY;
-    io.lse2[row] = lse == -INFINITY ? INFINITY : lse * 1.4426950408889634f;
+    io.lse2[row] = cd_sm90_bwd_lse2(lse);
   }
-  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 *p = (float4 *)(io.dq_acc + row * D + c * ZERO);
-#pragma unroll
-  for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
+  cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
 }
 
 /* dQ of padded tile blockIdx.x of head blockIdx.y: the dense post (cd_sm90_bwd_post) for the rows

@@ -133,17 +133,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_det_dq(const float (&dq)[QN * 3
                                                         bool leader, int warp, int lane) {
   constexpr int BM = 64, BN = 64;
   int *const sem = cd_sm90_bwd_sems(args) + tile;
-  if (leader) {
-    const int turn = kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
-                     : cd_sm90_bwd_det_descending(args)
-                         ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
-                                                  args.window_right, (int)gridDim.x) - n_block
-                         : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
-    int done;
-    do {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sem) : "memory");
-    } while (done < turn);
-  }
+  if (leader) cd_sm90_bwd_wait_turn<kDet, BM, BN>(args, sem, m, n_block);
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DQ_TURN, 256);
   cd_sm90_bwd_wide_red_dq<QN, QLO>(dq, tile_dst, warp, lane);
   asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); /* this thread's sums before the count */
@@ -368,25 +358,11 @@ __global__ void __launch_bounds__(384, 1)
 
   int n_block, hk, b;
   cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
-  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
-  if (threadIdx.x == 0) {
-    cd_tma_prefetch_desc(&tm_q);
-    cd_tma_prefetch_desc(&tm_k);
-    cd_tma_prefetch_desc(&tm_v);
-    cd_tma_prefetch_desc(&tm_do);
-    cd_mbar_init(bar_kv, 1);
-    for (int s = 0; s < ST; ++s) {
-      cd_mbar_init(bar_q_full + 8 * s, 1);
-      cd_mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
-    }
-    cd_mbar_fence_init();
-  }
-  __syncthreads();
+  const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
-  const int k0 = n_block * BN, k1 = min(k0 + BN, args.seqlen_k) - 1;
+  const int k0 = n_block * BN;
   int m_lo, m_hi;
-  cd_mask_q_blocks(k0, k1, args.seqlen_q, args.seqlen_k, args.window_left, args.window_right, BM,
-                   &m_lo, &m_hi);
+  cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
 
   if (wg == 0) {
     /* ================================ producer ================================ */

@@ -4,7 +4,9 @@
  * the device pre-pass that builds it (cd_sm90_fwd_varlen_plan), the per-tile lookup the varlen
  * kernel (fwd_varlen_kernel.cuh) does with it (cd_sm90_fwd_varlen_tile), and the clamping of a
  * sequence's ranges (cudadent.h, "features of layout v2"; the same rule as the portable kernels,
- * sm80/fwd_kernel.cuh cd_sm80_fwd_varlen_q / _k, and kernels/varlen.cu's gap fill).
+ * sm80/fwd_kernel.cuh cd_sm80_fwd_varlen_q / _k, and kernels/varlen.cu's gap fill). The clamping,
+ * the cost bins and the heaviest-first scan are varlen_plan_common.cuh's, shared with the
+ * backward's pre-pass (bwd_varlen_plan.cuh).
  *
  * The host never sees the lengths: the grid and the workspace come from host-known bounds.
  * A unit is a (sequence, query block) of BLOCK_M rows; a tile is a unit and a query head (heads
@@ -36,9 +38,8 @@
 #include <stdint.h>
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
+#include "kernels/sm90/varlen_plan_common.cuh"
 
-#define SM90_VARLEN_PLAN_THREADS 1024
-#define SM90_VARLEN_COST_BINS 1024 /* one a thread: the scan below relies on it */
 #define SM90_VARLEN_UNIT_ROWS 128  /* the smallest BLOCK_M of the tile table: the list's bound */
 
 /* What the varlen kernel and the pre-pass read besides cd_sm90_fwd_args (fwd_launch_varlen in
@@ -57,18 +58,10 @@ struct cd_sm90_fwd_varlen_args {
   int dv;              /* the call's head_dim_v: O's columns to store */
 };
 
-/* Sequence b's clamped ranges: {q0, k0, len_q, len_k} (cudadent.h; int64 before the clamps, so
- * no entry can wrap). */
+/* Sequence b's clamped ranges: {q0, k0, len_q, len_k} (varlen_plan_common.cuh). */
 __device__ __forceinline__ int4 cd_sm90_fwd_varlen_seq(const cd_sm90_fwd_varlen_args &va, int b) {
-  const int64_t qlo = min(max((int64_t)va.cu_q[b], (int64_t)0), (int64_t)va.total_q);
-  const int64_t qhi =
-      min(max((int64_t)va.cu_q[b + 1], qlo), min((int64_t)va.total_q, qlo + va.max_q));
-  const int64_t klo = min(max((int64_t)va.cu_k[b], (int64_t)0), (int64_t)va.total_k);
-  const int64_t khi =
-      min(max((int64_t)va.cu_k[b + 1], klo), min((int64_t)va.total_k, klo + va.max_k));
-  int len_k = (int)(khi - klo);
-  if (va.used != nullptr) len_k = min(max(va.used[b], 0), len_k);
-  return make_int4((int)qlo, (int)klo, (int)(qhi - qlo), len_k);
+  return cd_sm90_varlen_seq(va.cu_q, va.cu_k, va.used, va.total_q, va.total_k, va.max_q, va.max_k,
+                            b);
 }
 
 /* The pre-pass's walk over the units (steps 1 and 3): thread t's sequences b = t, t + threads,
@@ -85,7 +78,7 @@ __device__ __forceinline__ void cd_sm90_fwd_varlen_units(const cd_sm90_fwd_varle
     for (int m = 0; m < mb; ++m) {
       int lo, hi;
       cd_mask_kv_blocks<BM, BN>(m, s.z, s.w, window_left, window_right, &lo, &hi);
-      const int at = atomicAdd(&slot[min(max(hi - lo, 0), SM90_VARLEN_COST_BINS - 1)], 1);
+      const int at = atomicAdd(&slot[cd_sm90_varlen_cost_bin(lo, hi)], 1);
       if constexpr (kPlace) {
         va.seqs[at] = s;
         va.m_blocks[at] = m;
@@ -99,7 +92,6 @@ template <int BM, int BN>
 __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
     cd_sm90_fwd_varlen_plan(const cd_sm90_fwd_varlen_args va, int batch, int window_left,
                             int window_right) {
-  static_assert(SM90_VARLEN_COST_BINS == SM90_VARLEN_PLAN_THREADS, "a bin a thread");
   __shared__ int slot[SM90_VARLEN_COST_BINS]; /* counts, then each bin's next slot */
   __shared__ long long warp_sum[SM90_VARLEN_PLAN_THREADS / 32];
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
@@ -107,34 +99,13 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
   __syncthreads();
   cd_sm90_fwd_varlen_units<BM, BN, false>(va, t, batch, window_left, window_right, slot);
   __syncthreads();
-  /* exclusive scan from the heaviest bin down: thread t holds bin BINS - 1 - t */
-  const int bin = SM90_VARLEN_COST_BINS - 1 - t;
-  const long long mine = slot[bin];
-  long long incl = mine;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const long long x = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += x;
-  }
-  if (lane == 31) warp_sum[w] = incl;
-  __syncthreads();
-  if (w == 0) {
-    long long ws = warp_sum[lane];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const long long x = __shfl_up_sync(0xffffffffu, ws, d);
-      if (lane >= d) ws += x;
-    }
-    warp_sum[lane] = ws; /* inclusive over warps */
-  }
-  __syncthreads();
-  const long long total = warp_sum[SM90_VARLEN_PLAN_THREADS / 32 - 1];
-  incl += w > 0 ? warp_sum[w - 1] : 0;
+  long long total;
+  const long long first = cd_sm90_varlen_scan_bins(slot, warp_sum, t, lane, w, &total);
   if (total > va.cap) { /* only overlapping (invalid) query ranges: the fallback order */
     if (t == 0) *va.count = -1;
     return; /* the whole CTA: no barrier follows */
   }
-  slot[bin] = (int)(incl - mine);
+  slot[SM90_VARLEN_COST_BINS - 1 - t] = (int)first;
   __syncthreads();
   cd_sm90_fwd_varlen_units<BM, BN, true>(va, t, batch, window_left, window_right, slot);
   if (t == 0) *va.count = (int)total;
