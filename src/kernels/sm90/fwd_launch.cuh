@@ -2,8 +2,7 @@
  * §N below: section N of docs/kernels/sm90_fwd.md, the design note of the sm90 forward.
  * fwd_launch.cuh - host side of the sm90 forward: TMA tensor maps, the launch of one tile-table
  * row (cd_sm90_fwd_launch) and the one function that picks a call's row and launches it
- * (cd_sm90_fwd_run); the steps the varlen launcher (fwd_varlen.cu) shares with the dense one
- * (cd_sm90_fwd_prepare, cd_sm90_fwd_maps, cd_sm90_fwd_args_common, cd_sm90_fwd_grid). Included by fwd.cu (the library's entry points; dev/ reaches it through
+ * (cd_sm90_fwd_run). Included by fwd.cu (the library's entry points; dev/ reaches it through
  * kernels/dev.h) and fwd_varlen.cu (the varlen launcher: the same row pick and tensor maps). A
  * forced tile order is config.cuh's dev-only SM90_FWD_FORCED_ORDER.
  *
@@ -33,64 +32,6 @@
 static int cd_sm90_fwd_dev_order = -1;
 #endif
 
-/* One-time, per device (once: the launcher's own flag), the kernel's dynamic shared-memory limit;
- * and the SM count (device_info.h). Both launchers' first step (this file's, fwd_varlen.cu's). */
-static cudaError_t cd_sm90_fwd_prepare(const void *kernel, int smem, cudadent_device_once_t *once,
-                                       int *sms) {
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  if (!cudadent_device_once_done(once, dev)) {
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (err != cudaSuccess) return err;
-    cudadent_device_once_mark(once, dev);
-  }
-  return cudadent_device_sm_count(dev, sms);
-}
-
-/* The tensor maps of row Tile over Q, K, V, O (rows_q / rows_k tokens a sequence, `batch`
- * sequences): innermost extents the call's real head dims (up to the row's), so the columns past
- * them load as zeros and are not stored (§2.5); boxes BLOCK_M (Q), BLOCK_N (K, V), 16 rows (O). */
-template <class Tile, bool kFp16>
-static cudaError_t cd_sm90_fwd_maps(const cudadent_attn_fwd_params_t *p, const cudadent_tensor_t *q,
-                                    const cudadent_tensor_t *k, const cudadent_tensor_t *v,
-                                    const cudadent_tensor_t *o, int rows_q, int rows_k, int batch,
-                                    CUtensorMap *tm_q, CUtensorMap *tm_k, CUtensorMap *tm_v,
-                                    CUtensorMap *tm_o) {
-  const int d = p->head_dim, dv = p->head_dim_v;
-  cudaError_t err;
-  if ((err = cd_sm90_tensor_map_4d(tm_q, q, kFp16, d, rows_q, p->heads_q, batch, Tile::BLOCK_M)) !=
-      cudaSuccess)
-    return err;
-  if ((err = cd_sm90_tensor_map_4d(tm_k, k, kFp16, d, rows_k, p->heads_kv, batch, Tile::BLOCK_N)) !=
-      cudaSuccess)
-    return err;
-  if ((err = cd_sm90_tensor_map_4d(tm_v, v, kFp16, dv, rows_k, p->heads_kv, batch, Tile::BLOCK_N)) !=
-      cudaSuccess)
-    return err;
-  return cd_sm90_tensor_map_4d(tm_o, o, kFp16, dv, rows_q, p->heads_q, batch, 16);
-}
-
-/* The arguments both launchers fill alike: LSE, scale, lengths (varlen: the maxima, replaced per
- * tile by the sequence's), the GQA divisor, the window. */
-static void cd_sm90_fwd_args_common(const cudadent_attn_fwd_params_t *p, cd_sm90_fwd_args *a) {
-  a->lse = p->lse;
-  a->scale_log2 = p->softmax_scale * 1.4426950408889634f;
-  a->seqlen_q = p->seqlen_q;
-  a->seqlen_k = p->seqlen_k;
-  a->by_group = cd_sm90_fwd_divisor_make(p->heads_q / p->heads_kv);
-  a->window_left = p->window_left;
-  a->window_right = p->window_right;
-}
-
-/* The persistent grid: a CTA an SM, at most one a tile (tiles: their number, or a bound of it),
- * at most config.cuh's SM90_GRID_LIMIT where that is set. */
-static int cd_sm90_fwd_grid(int64_t tiles, int sms) {
-  int grid = (int)(tiles < sms ? tiles : sms);
-  if (SM90_GRID_LIMIT > 0 && grid > SM90_GRID_LIMIT) grid = SM90_GRID_LIMIT;
-  return grid;
-}
-
 /* Launches tile-table row Tile (fwd_tiles.cuh) on the params; kSoftcap: its softcap kernel
  * (p->softcap > 0; cd_sm90_fwd_run_softcap). */
 template <class Tile, bool kFp16, bool kSoftcap = false>
@@ -103,21 +44,48 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
                  const args_t, const cd_sm90_fwd_tile_tail) =
       cd_sm90_fwd_kernel<Tile, kFp16, kSoftcap>;
 
+  /* one-time, per device: the dynamic shared-memory limit; the SM count (device_info.h) */
   static cudadent_device_once_t attr_done;
-  int sms = 0;
-  cudaError_t err = cd_sm90_fwd_prepare((const void *)kernel, SMEM, &attr_done, &sms);
+  int dev = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               SMEM);
+    if (err != cudaSuccess) return err;
+    cudadent_device_once_mark(&attr_done, dev);
+  }
+  if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
+
+  /* innermost extents: the call's real head dims (up to the row's): the columns past them load
+   * as zeros and are not stored (§2.5) */
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if ((err = cd_sm90_fwd_maps<Tile, kFp16>(p, &p->q, &p->k, &p->v, &p->o, p->seqlen_q, p->seqlen_k,
-                                           p->batch, &tm_q, &tm_k, &tm_v, &tm_o)) != cudaSuccess)
+  const int d = p->head_dim, dv = p->head_dim_v;
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch,
+                             tile::BLOCK_M)) != cudaSuccess)
+    return err;
+  if ((err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch,
+                             tile::BLOCK_N)) != cudaSuccess)
+    return err;
+  if ((err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch,
+                             tile::BLOCK_N)) != cudaSuccess)
+    return err;
+  if ((err = cd_sm90_tensor_map_4d(&tm_o, &p->o, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, 16)) !=
+      cudaSuccess)
     return err;
 
   args_t a;
-  cd_sm90_fwd_args_common(p, &a);
+  a.lse = p->lse;
+  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
   if constexpr (kSoftcap) { /* scores in units of softcap: t = tanh(q.k softmax_scale / softcap) */
     a.scale_log2 = p->softcap * 1.4426950408889634f;
     a.softcap_pre = p->softmax_scale / p->softcap;
   }
+  a.seqlen_q = p->seqlen_q;
+  a.seqlen_k = p->seqlen_k;
+  a.by_group = cd_sm90_fwd_divisor_make(p->heads_q / p->heads_kv);
+  a.window_left = p->window_left;
+  a.window_right = p->window_right;
   const int m_blocks = (p->seqlen_q + tile::BLOCK_M - 1) / tile::BLOCK_M;
   const int64_t tiles = (int64_t)m_blocks * p->heads_q * p->batch;
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
@@ -125,7 +93,8 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
   /* under a right window (causal) work grows with the query block: heaviest first, snaking;
    * heads in turn, alone or in groups, where that keeps K/V in L2; the last rounds' tiles dealt
    * out by the host where that evens the CTAs' work (tile_order_choice.cuh) */
-  const int grid = cd_sm90_fwd_grid(tiles, sms);
+  int grid = (int)(tiles < sms ? tiles : sms);
+  if (SM90_GRID_LIMIT > 0 && grid > SM90_GRID_LIMIT) grid = SM90_GRID_LIMIT;
   const int batch_heads = p->heads_q * p->batch;
   cd_sm90_fwd_tile_tail tail;
   cd_sm90_fwd_order_choice oc = cd_sm90_fwd_order_choose<tile::BLOCK_M, tile::BLOCK_N, tile::TAIL>(

@@ -38,23 +38,46 @@ template <class Tile, bool kFp16> struct varlen_launcher {
         cd_sm90_fwd_varlen_kernel<Tile, kFp16>;
 
     static cudadent_device_once_t attr_done;
-    int sms = 0;
-    cudaError_t err = cd_sm90_fwd_prepare((const void *)kernel, SMEM, &attr_done, &sms);
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
     if (err != cudaSuccess) return err;
+    if (!cudadent_device_once_done(&attr_done, dev)) {
+      err = cudaFuncSetAttribute((const void *)kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+      if (err != cudaSuccess) return err;
+      cudadent_device_once_mark(&attr_done, dev);
+    }
+    if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
 
     /* maps over the packed tensors: (head_dim, total, heads, 1); stride_batch is ignored (0) */
     cudadent_tensor_t q = p->q, k = p->k, v = p->v, o = p->o;
     q.stride_batch = k.stride_batch = v.stride_batch = o.stride_batch = 0;
     CUtensorMap tm_q, tm_k, tm_v, tm_o;
-    if ((err = cd_sm90_fwd_maps<Tile, kFp16>(p, &q, &k, &v, &o, p->total_q, p->total_k, 1, &tm_q,
-                                             &tm_k, &tm_v, &tm_o)) != cudaSuccess)
+    const int d = p->head_dim, dv = p->head_dim_v;
+    if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM)) !=
+        cudaSuccess)
+      return err;
+    if ((err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN)) !=
+        cudaSuccess)
+      return err;
+    if ((err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN)) !=
+        cudaSuccess)
+      return err;
+    if ((err = cd_sm90_tensor_map_4d(&tm_o, &o, kFp16, dv, p->total_q, p->heads_q, 1, 16)) !=
+        cudaSuccess)
       return err;
 
     const int64_t cap = varlen_cap(p);
     if (cap * p->heads_q > 0x7fffffff) return cudaErrorInvalidConfiguration; /* as dense calls */
     cd_sm90_fwd_args a;
-    cd_sm90_fwd_args_common(p, &a); /* seqlen_q / seqlen_k: replaced per tile by the sequence's */
-    a.num_tiles = 0;                /* from the workspace */
+    a.lse = p->lse;
+    a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+    a.seqlen_q = p->seqlen_q; /* replaced per tile by the sequence's */
+    a.seqlen_k = p->seqlen_k;
+    a.by_group = cd_sm90_fwd_divisor_make(p->heads_q / p->heads_kv);
+    a.window_left = p->window_left;
+    a.window_right = p->window_right;
+    a.num_tiles = 0; /* from the workspace */
     a.sched = cd_sm90_fwd_tile_order_make(SM90_SCHED_SNAKE, 1, p->heads_q, p->heads_q);
 
     cd_sm90_fwd_varlen_args va;
@@ -76,14 +99,15 @@ template <class Tile, bool kFp16> struct varlen_launcher {
     va.o = static_cast<uint16_t *>(p->o.data);
     va.o_ss = p->o.stride_seq;
     va.o_sh = p->o.stride_head;
-    va.dv = p->head_dim_v;
+    va.dv = dv;
 
     cd_sm90_fwd_varlen_plan<BM, BN><<<1, SM90_VARLEN_PLAN_THREADS, 0, stream>>>(
         va, p->batch, p->window_left, p->window_right);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     /* a bound of the tiles (the list's capacity, or the fallback order's) */
     const int64_t bound = (cap > va.fallback_units ? cap : va.fallback_units) * p->heads_q;
-    const int grid = cd_sm90_fwd_grid(bound, sms);
+    int grid = (int)(bound < sms ? bound : sms);
+    if (SM90_GRID_LIMIT > 0 && grid > SM90_GRID_LIMIT) grid = SM90_GRID_LIMIT;
     kernel<<<grid, THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, a, va);
     return cudaGetLastError();
   }
