@@ -548,7 +548,7 @@ for step in "${steps[@]}"; do
       # t80: the 80-row one), the dev library (carried: its libcudadent.so*; else built here) and
       # the dev program dev/sm90_bwd/bwd_trace_run.c compiled against it ($dir/bwd_trace_run); a
       # traced --check at 1k (and memcheck of a traced call: the trace's stores stay in its
-      # buffer), then d128 non-causal 2k / 4k / 16k (16k tokens, 16 heads; t64 also d64 2k, 32
+      # buffer), then d128 non-causal 1k / 2k / 4k / 16k (16k tokens, 16 heads; t64 also d64 2k, 32
       # heads): bwd_trace_run (10 timed calls, all traced; the last one's dump) and
       # dev/sm90_bwd/trace_phases.py on it. Summaries: $out/bwdtrace.txt; the scripts' JSON in the
       # logs. ~60-100 s with prebuilt libraries.
@@ -575,7 +575,9 @@ for step in "${steps[@]}"; do
       [ $tb_ok = 1 ] || continue
       : > "$out/bwdtrace.txt"
       for tag in t64 t80; do
-        tb="env CUDADENT_KERNEL_BWD=sm90 build-trace-$tag/bwd_trace_run"
+        # the dev library by LD_LIBRARY_PATH: a PREBUILT run exports build-gpu's, which would win
+        # over the program's rpath (DT_RUNPATH) and lacks the trace entry point
+        tb="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag build-trace-$tag/bwd_trace_run"
         # the trace build packs P with dS after the dP^T wait in every tile: its results, checked
         # (traced) on the tile of each build, a masked d64 call and a deterministic GQA window call
         for chk in "--seqlen-q 1024 --heads 2 --head-dim 128" "--seqlen-q 1000 --seqlen-k 700 --heads 2 --head-dim 64 --causal" \
@@ -584,12 +586,12 @@ for step in "${steps[@]}"; do
           note "bwdtrace $tag check (traced, $chk): rc $? $(grep -E '^trace:| bwd ' "$logs/c.log" | tr '\n' ' ')$(grep -cE '\bok$' "$logs/c.log") ok $(grep -c FAIL "$logs/c.log") FAIL"
           { echo "==== $tag $chk"; cat "$logs/c.log"; } >> "$logs/bwdtrace_checks.log"
         done
-        CUDADENT_KERNEL_BWD=sm90 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
           build-trace-$tag/bwd_trace_run --batch 1 --seqlen-q 1100 --seqlen-k 300 --heads 4 \
           --heads-kv 2 --head-dim 128 --iters 1 --trace /tmp/bwdtrace-chk.bin > "$logs/s.log" 2>&1
         note "bwdtrace $tag memcheck (traced): rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1)"
         python3 dev/sm90_bwd/trace_phases.py /tmp/bwdtrace-chk.bin --label "$tag memcheck run" >> "$logs/bwdtrace_chk.txt" 2>&1
-        shapes=("--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128"
+        shapes=("--batch 16 --seqlen-q 1024 --heads 16 --head-dim 128" "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128"
                 "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128")
         [ $tag = t64 ] && shapes+=("--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64")
         for shape in "${shapes[@]}"; do
