@@ -137,14 +137,14 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * softcap kernels of its 128 / 128 row; its supports() leaves varlen and deterministic softcap
  * calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel spilled) and those
  * with a head dim over 128 to the portable backward), so that a Gemma 2 training step at d128 runs
- * both directions on the Hopper path. 0 until its GPU tests pass there
- * (tests/test_gpu_softcap.c gpu_softcap_hopper_bwd forced onto sm90 and under the default
- * dispatch; compute-sanitizer; dev/sm90_bwd/gpu_run.sh bwdsoftcap): softcap backwards run the
- * portable kernel (the kernels are compiled but never launched). The GPU tests read it too; a
- * build may override it with -DCUDADENT_SM90_BWD_SOFTCAP=1 in both CMAKE_C_FLAGS and
- * CMAKE_CUDA_FLAGS. */
+ * both directions on the Hopper path. On since session 21: tests/test_gpu_softcap.c
+ * gpu_softcap_hopper_bwd passed forced onto sm90 (7 + 3 skipped) and under the default dispatch
+ * (10/10) on an H100, compute-sanitizer memcheck and synccheck clean (racecheck: the dense
+ * kernel's known LSE2 / delta report only). At 0 softcap backwards run the portable kernel. The
+ * GPU tests read it too; a build may override it with -DCUDADENT_SM90_BWD_SOFTCAP=0 in both
+ * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_SOFTCAP
-#define CUDADENT_SM90_BWD_SOFTCAP 0
+#define CUDADENT_SM90_BWD_SOFTCAP 1
 #endif
 
 /* ---- the table ---- */

@@ -266,24 +266,32 @@ static int forced_sm90(const char *own_var) {
   return v && strcmp(v, "sm90") == 0;
 }
 
-/* Forward, then (bwd) the backward with O's gaps refilled as an input's, then the check. A
- * softcap case forced onto an sm90 row that does not take it skips: the forward's while dispatch.h
- * CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its supports()), the backward's
- * while CUDADENT_SM90_BWD_SOFTCAP is 0 or the call is not one of its 128 / 128 row (a head dim over
- * 64, both up to 128, not deterministic); CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward,
- * the portable backward. */
-static int run_dims_case(const problem_desc_t *desc, int bwd) {
-  T_REQUIRE_GPU();
-  if (desc->softcap != 0.0f && forced_sm90("CUDADENT_KERNEL_FWD") &&
-      (!CUDADENT_SM90_FWD_SOFTCAP || (desc->head_dim <= 64 && problem_head_dim_v(desc) <= 64)))
-    return t_skip("softcap forward forced onto sm90, whose row does not take it (dispatch.h "
-                  "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)");
+/* Why a softcap case forced onto an sm90 row that does not take it skips (NULL: it runs): the
+ * forward's while dispatch.h CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its
+ * supports()), the backward's (bwd) while CUDADENT_SM90_BWD_SOFTCAP is 0 or the call is not one of
+ * its 128 / 128 row (a head dim over 64, both up to 128, dense, not deterministic);
+ * CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward, the portable backward. */
+static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
+  if (desc->softcap == 0.0f) return NULL;
   const int dv = problem_head_dim_v(desc);
-  if (desc->softcap != 0.0f && bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
+  if (forced_sm90("CUDADENT_KERNEL_FWD") &&
+      (!CUDADENT_SM90_FWD_SOFTCAP || (desc->head_dim <= 64 && dv <= 64)))
+    return "softcap forward forced onto sm90, whose row does not take it (dispatch.h "
+           "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)";
+  if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
       (!CUDADENT_SM90_BWD_SOFTCAP || desc->deterministic || desc->varlen > 0 ||
        (desc->head_dim <= 64 && dv <= 64) || desc->head_dim > 128 || dv > 128))
-    return t_skip("softcap backward forced onto sm90, whose row does not take it (dispatch.h "
-                  "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic d128-row call)");
+    return "softcap backward forced onto sm90, whose row does not take it (dispatch.h "
+           "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic d128-row call)";
+  return NULL;
+}
+
+/* Forward, then (bwd) the backward with O's gaps refilled as an input's, then the check; skipped
+ * where sm90_softcap_skip says so. */
+static int run_dims_case(const problem_desc_t *desc, int bwd) {
+  T_REQUIRE_GPU();
+  const char *skip = sm90_softcap_skip(desc, bwd);
+  if (skip) return t_skip(skip);
   problem_t pr;
   char err[256] = "", name[200];
   problem_describe(desc, name, sizeof name);
@@ -410,6 +418,8 @@ static int test_dims_bwd_deterministic(void) {
   d.batch = 2; d.seqlen_q = 300; d.seqlen_k = 300; d.heads_q = 4; d.heads_kv = 2;
   d.head_dim = 104; d.dtype = CUDADENT_DTYPE_BF16; d.causal = 1; d.window_left = -1;
   d.window_right = -1; d.softcap = 30.0f; d.deterministic = 1; d.layout = LAYOUT_GAPPED;
+  const char *skip = sm90_softcap_skip(&d, 1);
+  if (skip) return t_skip(skip);
   return run_repeatable(&d, 5);
 }
 
