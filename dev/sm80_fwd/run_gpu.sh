@@ -4,8 +4,7 @@
 # experiments, sanitizers on the GPU
 # machine. Logs under $OUT (or ./out).
 # Usage: dev/sm80_fwd/run_gpu.sh ["build check bench exp prof sanitize"]
-# EXTRA="-DSM80_TANH_APPROX": more nvcc flags (that one: softcap's tanh by tanh.approx.f32,
-# to measure its error with 'check'; fwd80.py check27 prints the worst error ratio)
+# EXTRA="...": more nvcc flags (dev knobs)
 set -o pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 B=build-fwd80/gpu; mkdir -p $B

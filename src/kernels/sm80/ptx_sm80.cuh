@@ -64,27 +64,10 @@ CUDADENT_DEVICE float cd_tanh_approx(float x) {
   return y;
 }
 
-/* tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) with ex2.approx and a fast reciprocal
- * (two MUFU, four other instructions). Absolute error a few 1e-7 over the whole range by the
- * ISA's bounds of ex2.approx (~2^-22 relative) and the reciprocal (~1 ulp), where tanh.approx's
- * 2^-11 relative bound allows 4.9e-4 near |tanh| = 1: for softcap, whose error is multiplied by
- * softcap (scores = softcap * tanh) before the exp. Large |x|: 2^(..) overflows to inf and the
- * quotient is 0 (result +-1); x = 0: 0. */
-CUDADENT_DEVICE float cd_tanh_exp2(float x) {
-  const float e = cd_exp2(fabsf(x) * 2.8853900817779268f); /* 2 log2(e) */
-  return copysignf(1.f - __fdividef(2.f, e + 1.f), x);
-}
-
-/* The tanh of softcap, one for the forward and the backward (the backward recomputes P against
- * the forward's LSE, so both must cap alike): cd_tanh_exp2 (docs/kernels/sm80_fwd.md section 1).
- * Dev builds may take tanh.approx instead (-DSM80_TANH_APPROX) to measure its error. */
-CUDADENT_DEVICE float cd_softcap_tanh(float x) {
-#if defined(CUDADENT_DEV) && defined(SM80_TANH_APPROX)
-  return cd_tanh_approx(x);
-#else
-  return cd_tanh_exp2(x);
-#endif
-}
+/* The tanh of softcap, one for every forward and backward (a backward recomputes P against the
+ * forward's LSE, so all must cap alike): tanh.approx, one MUFU a score (docs/kernels/sm80_fwd.md
+ * section 1 says why it replaced an ex2 + reciprocal tanh of two MUFU in session 21). */
+CUDADENT_DEVICE float cd_softcap_tanh(float x) { return cd_tanh_approx(x); }
 
 /* ---- ldmatrix -------------------------------------------------------------------------------- */
 
