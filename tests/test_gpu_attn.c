@@ -7,7 +7,7 @@
  * which the sm90 path runs with tensor-core row sums) over the case list below (lengths 1, 17, 127, 1000,
  * 4097, 4500; seqlen_q != seqlen_k both ways; GQA 8:1 and MQA; causal, windows; padded and heads-first
  * strides; outliers), gpu_fwd_late_max/<i> (a row max that jumps by ~20 in the last key block
- * walked), gpu_bwd_tile80/<i> (backward cases a dev build with SM90_BWD_D128_BM80 = 1 runs on the
+ * walked), gpu_bwd_tile80/<i> (backward cases that SM90_BWD_D128_BM80 = 1, the library's value, runs on the
  * Hopper backward's 80-row tile), gpu_fwd_accuracy_class (the mean error ratio over 100 seeds), gpu_bwd_deterministic
  * (10 runs bit-identical), gpu_zero_length_*,
  * gpu_bad_input_writes_nothing, gpu_int64_offsets (a batch stride past 2^31 elements).

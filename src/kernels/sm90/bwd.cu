@@ -80,7 +80,7 @@ extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, vo
   const int row = cd_sm90_bwd_row(p);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
 #if SM90_BWD_D128_BM80
-  if (cd_sm90_bwd_takes_bm80(p)) /* a dev build's experiment (config.cuh) */
+  if (cd_sm90_bwd_takes_bm80(p)) /* FA3's non-causal d128 tile (config.cuh) */
     return p->dtype == CUDADENT_DTYPE_FP16
                ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, 80>(p, workspace, stream)
                : cd_sm90_bwd_launch<128, 128, false, CD_SM90_BWD_NONDET, 80>(p, workspace, stream);

@@ -49,8 +49,8 @@ static inline int cd_sm90_bwd_row_block_m(int row) {
                     : cd_sm90_bwd_tile<256>::BLOCK_M;
 }
 
-/* Whether a call runs on the d128 row's 80-row tile (config.cuh SM90_BWD_D128_BM80, a dev build's
- * experiment): a dense call (never varlen: bwd_varlen.cu's kernels and workspace are laid out in
+/* Whether a call runs on the d128 row's 80-row tile (config.cuh SM90_BWD_D128_BM80, on in the
+ * library since session 21): a dense call (never varlen: bwd_varlen.cu's kernels and workspace are laid out in
  * the row's BLOCK_M) of the 128 row, non-deterministic, no mask, seqlen_q >=
  * SM90_BWD_BM80_MIN_SEQLEN. */
 static inline int cd_sm90_bwd_takes_bm80(const cudadent_attn_bwd_params_t *p) {

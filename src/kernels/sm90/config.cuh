@@ -143,13 +143,15 @@
 #define SM90_BWD_LPT_GROUP 4
 #endif
 
-/* Experiment 4 of docs/kernels/sm90_bwd_next.md (FA3's non-causal d128 tile): 1 runs the d128 row's
+/* FA3's non-causal d128 tile (experiment 4 of docs/kernels/sm90_bwd_next.md): 1 runs the d128 row's
  * non-deterministic calls without a mask (no causal, no window) and seqlen_q >= 1024 on an 80-row
  * tile (BLOCK_M 80: S^T / dP^T m64n80k128, dV / dK m64n128k80, dQ swapped as dQ^T = K^T dS^T
- * m64n80k128 from dS stored by transposing stmatrix); every other call keeps its row. 0: never
- * (the library; not yet measured). */
+ * m64n80k128 from dS stored by transposing stmatrix); every other call keeps its row. The
+ * library's value since session 21 (CLI A/B, bf16 h16, two pairs: H100 2k +2.5 / +2.0%, 4k +3.6 /
+ * +1.6%, 8k +4.7 / +0.8%, 16k +4.9 / +3.6%; H200, session 20: 1k +1.2%, 2k +1.6%, 4k -1.7%, 16k
+ * +2.9%). 0 (a dev build's override): never. */
 #ifndef SM90_BWD_D128_BM80
-#define SM90_BWD_D128_BM80 0
+#define SM90_BWD_D128_BM80 1
 #endif
 /* the query length from which the 80-row tile is taken (at 512, 7 x 80 rows pay for 512) */
 #define SM90_BWD_BM80_MIN_SEQLEN 1024
