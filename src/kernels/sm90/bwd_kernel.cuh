@@ -57,7 +57,10 @@
  * warp once the dV and dK products that read the stage have completed. The dS buffer of block i
  * is rewritten in block i + 2, after both consumers passed block i + 1's barrier, which each
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
- * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read).
+ * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read). With config.cuh's
+ * SM90_BWD_PDL (a dev build; launched with programmatic dependent launch after the pre kernel) the
+ * set-up and the producer's K / V loads run before griddepcontrol.wait, everything that touches
+ * the pre kernel's LSE2, delta, dQ accumulator or semaphores after it (cd_sm90_bwd_body).
  *
  * The 80-row tile (BM_ = 80 of cd_sm90_bwd_body and the dense kernel, d128 only, non-deterministic,
  * dense calls without a mask, never varlen: config.cuh SM90_BWD_D128_BM80, a dev build's
@@ -155,6 +158,19 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   cd_sm90_bwd_args args = args_in; /* varlen: with the sequence's lengths */
   int n_block, hk, b; /* this CTA's key block, KV head and batch (cd_sm90_bwd_work_of_block) */
   int q_tok0 = 0, k_tok0 = 0, mt0 = 0; /* varlen: the sequence's first query / key token, tile */
+#if SM90_BWD_PDL
+  /* Programmatic dependent launch (config.cuh SM90_BWD_PDL; this kernel and the post are launched
+   * with it): the post may be scheduled once every CTA of this grid has started (all of them
+   * resident or done: a deterministic turn never waits for a CTA kept off the GPU by the post's),
+   * and waits for this grid's completion before reading the dQ accumulator. The set-up (barrier
+   * init, tensor-map prefetch) depends on no earlier kernel: it runs before any wait. Varlen:
+   * every thread waits (for the pre, whose completion follows the plan's: bwd_varlen_plan.cuh)
+   * right after it, before reading the plan's unit list; the dense kernel's waits are the
+   * producer's after its K / V loads and the consumers' below. */
+  cd_griddep_launch_dependents();
+  const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
+  if constexpr (kVarlen) cd_griddep_wait();
+#endif
   if constexpr (kVarlen) {
     /* the dense LPT order over (unit, KV head): SM90_BWD_LPT_GROUP KV heads at a time, units
      * (heaviest first) ascending across them, so that the CTAs in flight share a few heads' Q / dO
@@ -176,7 +192,9 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   } else {
     cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
   }
+#if !SM90_BWD_PDL
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
+#endif
 
   const int k0 = n_block * BN;
   int m_lo, m_hi;
@@ -195,6 +213,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
       cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
     }
+#if SM90_BWD_PDL
+    /* K and V are the caller's (no kernel of this call writes them): their loads overlap the pre
+     * kernel's tail. The LSE2 / delta rows below are the pre's: wait for its completion first
+     * (the only thread of the producer that goes on; the consumers wait for themselves). */
+    if constexpr (!kVarlen) cd_griddep_wait();
+#endif
     uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
       for (int j = m_lo; j < m_hi; ++j, ++it) {
@@ -219,6 +243,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
   /* ================================ consumers ================================ */
   cd_setmaxnreg_inc<tile::CONSUMER_REGS>();
+#if SM90_BWD_PDL
+  /* every consumer thread, before anything the pre kernel writes: the dQ accumulator its bulk
+   * reduce-adds add to (zeroed by the pre), the deterministic semaphores (likewise); its LSE2 /
+   * delta come through the ring, loaded after the producer's wait. Costs nothing: the first ring
+   * stage cannot fill before the pre completes anyway. */
+  if constexpr (!kVarlen) cd_griddep_wait();
+#endif
   const int cw = wg - 1; /* keys [64 cw, 64 cw + 64) of the block */
   const int ct = threadIdx.x - 128 * wg;
   const int warp = ct / 32, lane = ct % 32;

@@ -16,7 +16,9 @@
  * row's width, not head_dim), LSE2 and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q
  * rounded up to BLOCK_M, and in the deterministic mode one int32 semaphore per (batch, head,
  * query block). Tensor maps are encoded at every call (they hold addresses) and passed as
- * __grid_constant__ parameters. api.c has validated and normalized the params.
+ * __grid_constant__ parameters. api.c has validated and normalized the params. A dev build with
+ * config.cuh's SM90_BWD_PDL launches the main kernel and the post with programmatic dependent
+ * launch (cd_sm90_bwd_launch_pdl).
  */
 #ifndef CUDADENT_SM90_BWD_LAUNCH_CUH
 #define CUDADENT_SM90_BWD_LAUNCH_CUH
@@ -87,6 +89,42 @@ static inline int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, i
   }
   return 2 * n_blocks <= sms;
 }
+
+#if SM90_BWD_PDL
+/* A launch with programmatic dependent launch (config.cuh SM90_BWD_PDL, a dev build's experiment;
+ * CUDA runtime cudaLaunchKernelEx, attribute cudaLaunchAttributeProgrammaticStreamSerialization):
+ * the kernel may start before the one before it on the stream completes, once every CTA of that
+ * one has executed griddepcontrol.launch_dependents (or exited); it must wait (griddepcontrol.wait,
+ * ptx_sm90.cuh cd_griddep_wait) before it touches what that kernel writes. Stream capture (CUDA >=
+ * 12.3) records the launch as a programmatic edge of the graph, so graphs keep the overlap. The
+ * attribute is a permission (the runtime "opportunistically" overlaps): where the overlap cannot
+ * happen the kernels run in stream order, and the griddepcontrol instructions of a kernel without
+ * a programmatic prerequisite return at once. sm_90 under the CUDA 13 runtime's driver (r580 or
+ * later) has it; a runtime that refused the attribute outright (cudaErrorNotSupported, before
+ * anything is enqueued; not seen, not tested) gets the same launch without it. */
+template <typename... Params, typename... Args>
+static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                                          cudaStream_t stream, const Args &...args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, args...);
+  if (err == cudaErrorNotSupported) {
+    (void)cudaGetLastError();
+    cfg.attrs = NULL;
+    cfg.numAttrs = 0;
+    err = cudaLaunchKernelEx(&cfg, kernel, args...);
+  }
+  return err;
+}
+#endif
 
 /* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
  * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
@@ -190,6 +228,24 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
   cd_sm90_bwd_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
+#if SM90_BWD_PDL
+  /* the pre plainly (the call's first: after whatever came before on the stream), the main kernel
+   * and the post with PDL (their waits: bwd_kernel.cuh, bwd_wide_kernel.cuh, bwd_prepost.cuh) */
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if constexpr (kWide)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>, grid, dim3(384), SMEM, stream,
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  else if constexpr (kSoftcap)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>, grid, dim3(384), SMEM, stream,
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
+  else
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_kernel<D, kFp16, kDet, BM>, grid, dim3(384), SMEM, stream,
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  if (err != cudaSuccess) return err;
+  const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
+  return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
+                                stream, io);
+#else
   if constexpr (kWide)
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else if constexpr (kSoftcap)
@@ -200,6 +256,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   cd_sm90_bwd_post<kFp16, D, DV, BM><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
+#endif
 }
 
 /* Row (D, DV) in the call's mode and dtype. */

@@ -79,6 +79,13 @@ __device__ __forceinline__ void cd_sm90_bwd_zero_acc(float *dq_acc, int64_t row,
 
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(const cd_sm90_bwd_io io) {
+#if SM90_BWD_PDL
+  /* the main kernel (launched with PDL) may be scheduled once every CTA of this one has started:
+   * all of them are then resident or done, so none waits for an SM behind the main kernel's CTAs,
+   * which wait (griddepcontrol.wait) for this grid's completion before reading what it writes.
+   * This kernel is the call's first, launched plainly: it waits for nothing. */
+  cd_griddep_launch_dependents();
+#endif
   constexpr int TPR = DV / 8; /* threads per row, 8 elements of O and dO each */
   constexpr int ZERO = D / TPR; /* floats of the row's accumulator (D wide) each thread zeroes */
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
@@ -144,6 +151,14 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
   __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
   const int m = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = (int64_t)b * io.heads_q + h;
+#if SM90_BWD_PDL
+  /* launched with PDL after the main kernel: every thread waits for its completion (the dQ
+   * accumulator's bulk reduce-adds performed and visible) before its first read of the
+   * accumulator. No launch_dependents: what follows the backward on the caller's stream is
+   * released at this grid's completion, as after a plain launch (a dependent launched there with
+   * PDL that did not wait would otherwise read dQ while it is written). */
+  cd_griddep_wait();
+#endif
   const float4 *src = (const float4 *)(io.dq_acc + (bh * (io.sq_pad / BM) + m) * (BM * D));
 #pragma unroll
   for (int k = 0; k < F4; ++k) {

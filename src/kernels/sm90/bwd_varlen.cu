@@ -163,12 +163,25 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
       va, p->window_left, p->window_right);
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
   const int64_t rows = (int64_t)p->heads_q * R;
+#if SM90_BWD_PDL
+  /* the plan plainly (the call's first), the pre, the main kernel and the post with PDL
+   * (bwd_launch.cuh cd_sm90_bwd_launch_pdl; their waits: bwd_varlen_plan.cuh, bwd_kernel.cuh) */
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_pre<kFp16, D, D>, dim3((unsigned)((rows + ROWS - 1) / ROWS)),
+                                    dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va)) != cudaSuccess ||
+      (err = cd_sm90_bwd_launch_pdl(kernel, dim3((unsigned)(cap * p->heads_kv)), dim3(384), SMEM, stream, tm_q, tm_k,
+                                    tm_v, tm_do, a, d, dv, vu)) != cudaSuccess)
+    return err;
+  return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_post<kFp16, D, D>, dim3((unsigned)(R / BM), (unsigned)p->heads_q),
+                                dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va);
+#else
   cd_sm90_bwd_varlen_pre<kFp16, D, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
   const dim3 post_grid((unsigned)(R / BM), (unsigned)p->heads_q);
   cd_sm90_bwd_varlen_post<kFp16, D, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   return cudaGetLastError();
+#endif
 }
 
 }  // namespace

@@ -93,6 +93,13 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
     cd_sm90_bwd_varlen_plan(const cd_sm90_bwd_varlen_args va, int window_left, int window_right) {
   __shared__ int slot[SM90_VARLEN_COST_BINS]; /* counts, then each bin's next slot */
   __shared__ long long warp_sum[SM90_VARLEN_PLAN_THREADS / 32];
+#if SM90_BWD_PDL
+  /* the varlen pre (launched with PDL) may start at once: it reads nothing this pass writes (the
+   * list, dK / dV of invalid arrays) and writes nothing it reads; it waits for this grid before
+   * it completes, so that the main kernel's wait for the pre covers the list too. This pass is
+   * the call's first, launched plainly: it waits for nothing. */
+  cd_griddep_launch_dependents();
+#endif
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
   slot[t] = 0;
   __syncthreads();
@@ -145,6 +152,9 @@ __global__ void __launch_bounds__(SM90_VARLEN_PLAN_THREADS)
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     cd_sm90_bwd_varlen_pre(const cd_sm90_bwd_io io, const cd_sm90_bwd_varlen_args va) {
+#if SM90_BWD_PDL
+  cd_griddep_launch_dependents(); /* as the dense pre (bwd_prepost.cuh): the main kernel waits */
+#endif
   constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M;
   constexpr int TPR = DV / 8, ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
@@ -167,6 +177,14 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
   }
   sum = cd_sm90_bwd_row_sum<TPR>(sum);
+#if SM90_BWD_PDL
+  /* launched with PDL after the plan: nothing here depends on it (the reads above are the
+   * caller's tensors and cu_seqlens_q; the writes below touch none of the plan's memory), but
+   * griddepcontrol.wait covers only a grid's direct prerequisite: this grid must not complete
+   * before the plan, or the main kernel, which waits for this grid only, could read a list still
+   * being written. Every thread waits, before the writes (after the loads, which overlap the plan). */
+  cd_griddep_wait();
+#endif
   if (!in) return;
   if (c == 0) {
     io.delta[row] = sum;
@@ -189,6 +207,13 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   int4 s;
   int64_t pad0;
   cd_sm90_bwd_varlen_seq_of_row<BM>(va, (int64_t)m * BM, &s, &pad0);
+#if SM90_BWD_PDL
+  /* launched with PDL after the main kernel: every thread waits for it (the accumulator's
+   * reduce-adds visible) before reading the accumulator, and before the early exit, so that this
+   * grid completes only after the main kernel (and, through its waits, the pre and the plan). The
+   * search above reads only cu_seqlens_q. No launch_dependents: as the dense post. */
+  cd_griddep_wait();
+#endif
   const int64_t i0 = (int64_t)m * BM - pad0; /* the tile's first row in its sequence */
   if (i0 >= s.z) return; /* the whole CTA: no barrier was passed */
   const float4 *src = (const float4 *)(io.dq_acc + ((int64_t)h * (io.sq_pad / BM) + m) * (BM * D));

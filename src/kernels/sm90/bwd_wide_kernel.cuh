@@ -357,6 +357,12 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
 
   int n_block, hk, b;
+#if SM90_BWD_PDL
+  /* as the narrow kernels (bwd_kernel.cuh cd_sm90_bwd_body): the post may be scheduled once every
+   * CTA has started; this grid waits for the pre where the producer's K / V loads are issued and
+   * where the consumers start */
+  cd_griddep_launch_dependents();
+#endif
   cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
@@ -375,6 +381,9 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
     for (int c = 0; c < L::SV; ++c)
       cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+#if SM90_BWD_PDL
+    cd_griddep_wait(); /* K, V: the caller's; the LSE2 / delta rows below: the pre kernel's */
+#endif
     const int h_lo = hk * args.group, h_hi = h_lo + args.group;
     uint32_t it = 0;
     for (int h = h_lo; h < h_hi; ++h)
@@ -399,6 +408,9 @@ __global__ void __launch_bounds__(384, 1)
 
   /* ================================ consumers ================================ */
   cd_setmaxnreg_inc<tile::CONSUMER_REGS>();
+#if SM90_BWD_PDL
+  cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
+#endif
   if (wg == 1)
     cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0>(args, base, gbase, n_block, hk, b, m_lo, m_hi);
   else

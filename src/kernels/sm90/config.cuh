@@ -21,7 +21,8 @@
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
-     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE))
+     defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
+     defined(SM90_BWD_PDL))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -162,6 +163,17 @@
  * reads). 0: the macros are empty, the kernels the library's. */
 #ifndef SM90_BWD_TRACE
 #define SM90_BWD_TRACE 0
+#endif
+
+/* Experiment 6 of docs/kernels/sm90_bwd_next.md: 1 launches each kernel of a backward call after
+ * its first (dense: the main kernel and the post; varlen: the pre, the main kernel and the post)
+ * with programmatic dependent launch (bwd_launch.cuh cd_sm90_bwd_launch_pdl), so that it starts
+ * while the kernel before it still runs: its prologue (barrier init, tensor-map prefetch, the main
+ * kernel's K / V loads) overlaps that kernel's tail, and it waits (griddepcontrol.wait) only before
+ * what depends on it. 0: plain launches, the kernels' code as without the knob (not yet
+ * measured). */
+#ifndef SM90_BWD_PDL
+#define SM90_BWD_PDL 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

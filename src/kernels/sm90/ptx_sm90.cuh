@@ -165,6 +165,22 @@ __device__ __forceinline__ void cd_named_bar_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/* ---- grid dependency control (PTX ISA 9.7.13.13 griddepcontrol, sm_90) ---------------------- */
+
+/* griddepcontrol.wait: this thread waits until every prerequisite grid (the kernel before this one
+ * on the stream, where this one was launched with programmatic stream serialization) has completed
+ * and its memory operations are performed and visible to this grid; at once where there is none
+ * (a plain launch). Only the direct prerequisite: a chain A -> B -> C covers A for C only if B
+ * waited too. The "memory" clobber keeps the compiler from moving loads or stores above it. */
+__device__ __forceinline__ void cd_griddep_wait(void) { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+
+/* griddepcontrol.launch_dependents: the dependent grid may be scheduled once every CTA of this grid
+ * has executed it or exited (one invocation a CTA counts; more have no effect); no memory ordering
+ * (the dependent's griddepcontrol.wait gives that). A no-op where no dependent was launched so. */
+__device__ __forceinline__ void cd_griddep_launch_dependents(void) {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::);
+}
+
 /* ---- register reallocation (PTX ISA 9.7.17.1 setmaxnreg, sm_90a) ----------------------------- */
 template <int N>
 __device__ __forceinline__ void cd_setmaxnreg_inc(void) {
