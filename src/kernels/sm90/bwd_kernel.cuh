@@ -58,7 +58,7 @@
  * is rewritten in block i + 2, after both consumers passed block i + 1's barrier, which each
  * reaches only after its block-i dQ product completed. A warp's dQ staging is rewritten after its
  * previous bulk reduce finished reading it (cp.async.bulk.wait_group.read). With config.cuh's
- * SM90_BWD_PDL (a dev build; launched with programmatic dependent launch after the pre kernel) the
+ * SM90_BWD_PDL (on in the library; launched with programmatic dependent launch after the pre kernel) the
  * set-up and the producer's K / V loads run before griddepcontrol.wait, everything that touches
  * the pre kernel's LSE2, delta, dQ accumulator or semaphores after it (cd_sm90_bwd_body).
  *

@@ -16,7 +16,7 @@
  * row's width, not head_dim), LSE2 and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q
  * rounded up to BLOCK_M, and in the deterministic mode one int32 semaphore per (batch, head,
  * query block). Tensor maps are encoded at every call (they hold addresses) and passed as
- * __grid_constant__ parameters. api.c has validated and normalized the params. A dev build with
+ * __grid_constant__ parameters. api.c has validated and normalized the params. With
  * config.cuh's SM90_BWD_PDL launches the main kernel and the post with programmatic dependent
  * launch (cd_sm90_bwd_launch_pdl).
  */
@@ -91,7 +91,7 @@ static inline int cd_sm90_bwd_det_rotates(const cudadent_attn_bwd_params_t *p, i
 }
 
 #if SM90_BWD_PDL
-/* A launch with programmatic dependent launch (config.cuh SM90_BWD_PDL, a dev build's experiment;
+/* A launch with programmatic dependent launch (config.cuh SM90_BWD_PDL, on in the library;
  * CUDA runtime cudaLaunchKernelEx, attribute cudaLaunchAttributeProgrammaticStreamSerialization):
  * the kernel may start before the one before it on the stream completes, once every CTA of that
  * one has executed griddepcontrol.launch_dependents (or exited); it must wait (griddepcontrol.wait,

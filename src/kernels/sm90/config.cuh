@@ -148,9 +148,9 @@
  * non-deterministic calls without a mask (no causal, no window) and seqlen_q >= 1024 on an 80-row
  * tile (BLOCK_M 80: S^T / dP^T m64n80k128, dV / dK m64n128k80, dQ swapped as dQ^T = K^T dS^T
  * m64n80k128 from dS stored by transposing stmatrix); every other call keeps its row. The
- * library's value since session 21 (CLI A/B, bf16 h16, two pairs: H100 2k +2.5 / +2.0%, 4k +3.6 /
- * +1.6%, 8k +4.7 / +0.8%, 16k +4.9 / +3.6%; H200, session 20: 1k +1.2%, 2k +1.6%, 4k -1.7%, 16k
- * +2.9%). 0 (a dev build's override): never. */
+ * library's value since session 21 (CLI A/B, bf16 h16: H100 2k +2.0-2.5%, 4k +1.6-3.6%, 8k
+ * +0.8-4.7%, 16k +3.6-4.9%; H200 1k +1.7%, 2k +2.8%, 8k +2.3%, 16k +2.9%, 4k bimodal on both
+ * tiles). 0 (a dev build's override): never. */
 #ifndef SM90_BWD_D128_BM80
 #define SM90_BWD_D128_BM80 1
 #endif
@@ -170,10 +170,12 @@
  * with programmatic dependent launch (bwd_launch.cuh cd_sm90_bwd_launch_pdl), so that it starts
  * while the kernel before it still runs: its prologue (barrier init, tensor-map prefetch, the main
  * kernel's K / V loads) overlaps that kernel's tail, and it waits (griddepcontrol.wait) only before
- * what depends on it. 0: plain launches, the kernels' code as without the knob (not yet
- * measured). */
+ * what depends on it. The library's value since session 21 (CLI backward of 1x1x128x64 fp16
+ * 15.7 -> 12.6 us on an H200, 16.4 -> 12.9 us on an H100; b32 s512 d128 +1.1 / +1.4%; a ragged
+ * varlen batch +3.5%; larger calls within the measurements' noise, either sign). 0 (a dev
+ * build's override): plain launches, the kernels' code as without the knob. */
 #ifndef SM90_BWD_PDL
-#define SM90_BWD_PDL 0
+#define SM90_BWD_PDL 1
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
