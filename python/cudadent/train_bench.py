@@ -410,7 +410,7 @@ def measure_config(name, args, tick, say, deadline):
                 set_attention(model, a)
                 s = profile_step(lambda: train_step(model, opt, ids, a))
                 r.update(attn_share=s["attn_share"], attn_ms=s["attn_ms"], gpu_ms=s["gpu_ms"],
-                         attn_kernels=s["families"], attn_top=s["top"])
+                         attn_kernels=s["families"], attn_top=s["top"], other=s["other"])
             except Exception as e:
                 r["profile_error"] = _short(e)
             step_done()

@@ -47,25 +47,68 @@ def attention_kernel_family(name):
     return None
 
 
+OTHER_KEPT = 40      # kernels outside attention kept per profiled step (the longest)
+OTHER_NAME_CHARS = 160
+
+
 def kernel_summary(kernels):
     """kernels: iterable of (name, microseconds), every GPU activity of a profiled step.
-    Returns gpu_ms (all of it), attn_ms, attn_share, families {family: ms} and top (the three
-    longest attention kernels, names cut to 120 characters)."""
-    total, attn, families, per_name = 0.0, 0.0, {}, {}
+    Returns gpu_ms (all of it), attn_ms, attn_share, families {family: ms}, top (the three
+    longest attention kernels, names cut to 120 characters) and other {name: [ms, calls]}: the
+    OTHER_KEPT longest kernels outside attention by total time (names cut to OTHER_NAME_CHARS),
+    so that two attentions' steps can be compared outside their attention kernels."""
+    total, attn, families, per_name, other = 0.0, 0.0, {}, {}, {}
     for name, us in kernels:
         us = float(us)
         total += us
         fam = attention_kernel_family(name)
         if fam is None:
+            o = other.setdefault(str(name)[:OTHER_NAME_CHARS], [0.0, 0])
+            o[0] += us
+            o[1] += 1
             continue
         attn += us
         families[fam] = families.get(fam, 0.0) + us
         per_name[name] = per_name.get(name, 0.0) + us
     top = sorted(per_name.items(), key=lambda kv: -kv[1])[:3]
+    kept = sorted(other.items(), key=lambda kv: -kv[1][0])[:OTHER_KEPT]
     return {"gpu_ms": total / 1e3, "attn_ms": attn / 1e3,
             "attn_share": attn / total if total > 0 else None,
             "families": {k: v / 1e3 for k, v in sorted(families.items())},
-            "top": [[str(k)[:120], v / 1e3] for k, v in top]}
+            "top": [[str(k)[:120], v / 1e3] for k, v in top],
+            "other": {k: [v[0] / 1e3, v[1]] for k, v in kept}}
+
+
+def outside_attention_section(rows, ours="cudadent", ref="sdpa", shown=6):
+    """Per config, the profiled step's GPU time outside attention kernels, ours against ref, and
+    the kernels (by name) whose total time differs most: where a faster attention kernel is
+    given back by the rest of the step (copies, layouts, other GEMM algorithms, clocks)."""
+    by = {}
+    for r in rows:
+        if r.get("gpu_ms") is not None and r.get("attn_ms") is not None:
+            by.setdefault(r["config"], {})[r["attention"]] = r
+    lines = []
+    for config, pair in by.items():
+        a, b = pair.get(ours), pair.get(ref)
+        if a is None or b is None:
+            continue
+        oa, ob = a["gpu_ms"] - a["attn_ms"], b["gpu_ms"] - b["attn_ms"]
+        if not lines:
+            lines = ["### GPU time outside attention kernels (the profiled step)\n",
+                     f"| config | {LABELS.get(ours, ours)} ms | {LABELS.get(ref, ref)} ms | "
+                     "difference | kernels that differ most (name: ms and calls, "
+                     f"{LABELS.get(ours, ours)} / {LABELS.get(ref, ref)}) |", "|---|---|---|---|---|"]
+        ka, kb = a.get("other") or {}, b.get("other") or {}
+        diffs = []
+        for name in set(ka) | set(kb):
+            ma, ca = ka.get(name, [0.0, 0])
+            mb, cb = kb.get(name, [0.0, 0])
+            diffs.append((abs(ma - mb), name, ma, ca, mb, cb))
+        diffs.sort(key=lambda d: -d[0])
+        text = "; ".join(f"`{n[:70]}`: {ma:.2f} ({ca}) / {mb:.2f} ({cb})"
+                         for _, n, ma, ca, mb, cb in diffs[:shown]) or "-"
+        lines.append(f"| {config} | {oa:.2f} | {ob:.2f} | {oa - ob:+.2f} | {text} |")
+    return lines + [""] if lines else []
 
 
 def loss_agreement(curves, seed_curves=None, ours="cudadent", ref="sdpa", other="sdpa_flash"):
@@ -266,6 +309,9 @@ def method_text(result):
   the memory-efficient `fmha*`) over the GPU time of all kernels, copies and memsets of the
   step; the "attention kernels" column lists which families ran (their share of the attention
   time when several did). Copies and reshapes around the attention call are not counted.
+- Outside attention: the same profiled step's GPU time in every other kernel, cudadent's against
+  the default SDPA's, and the kernels (by name, the 40 longest of each step kept) whose time
+  differs most: what a faster attention kernel gives back in the rest of the step.
 - Peak memory: `torch.cuda.max_memory_allocated()` over one step after
   `reset_peak_memory_stats()` (weights, gradients and AdamW's state included).
 - Loss: from one initialization (state_dict copied), each attention trains
@@ -287,6 +333,7 @@ def markdown(env, result):
     rows = result.get("rows", [])
     body += throughput_table(rows) if rows else ["(no throughput configs run)"]
     body.append("")
+    body += outside_attention_section(rows)
     body += loss_section(result.get("loss"))
     body += errors_section(result)
     return "\n".join(header + body) + "\n" + method_text(result)

@@ -212,3 +212,29 @@ def test_bench_render_dispatches_train_json(tmp_path):
                                             str(tmp_path / "a"), no_plot=True)
     md2, _, text2 = bench.render(md[:-3] + ".json", str(tmp_path / "b"))
     assert text2 == text and md2.startswith(str(tmp_path / "b"))
+
+
+def test_kernel_summary_keeps_the_kernels_outside_attention():
+    kernels = [(NAMES["cudadent"][0], 300.0), (NAMES[None][0], 1200.0), (NAMES[None][0], 200.0),
+               (NAMES[None][7], 400.0)]
+    other = kernel_summary(kernels)["other"]
+    assert other[NAMES[None][0][:160]] == [pytest.approx(1.4), 2]
+    assert other[NAMES[None][7][:160]] == [pytest.approx(0.4), 1]
+    assert all(attention_kernel_family(n) is None for n in other)
+
+
+def test_outside_attention_section_names_the_kernels_that_differ():
+    from cudadent.train_report import outside_attention_section
+    rows = [{"config": "c", "attention": "cudadent", "gpu_ms": 10.0, "attn_ms": 2.0,
+             "other": {"gemm_a": [6.0, 4], "copy_b": [2.0, 16]}},
+            {"config": "c", "attention": "sdpa", "gpu_ms": 9.5, "attn_ms": 2.5,
+             "other": {"gemm_a": [6.0, 4], "transpose_c": [1.0, 8]}},
+            {"config": "d", "attention": "cudadent", "gpu_ms": 1.0, "attn_ms": 0.5}]
+    lines = outside_attention_section(rows)
+    row = [ln for ln in lines if ln.startswith("| c |")]
+    assert len(row) == 1 and "| 8.00 | 7.00 | +1.00 |" in row[0]
+    # the largest difference first: copy_b (2.0 against none), then transpose_c; gemm_a equal
+    assert row[0].index("copy_b") < row[0].index("transpose_c") < row[0].index("gemm_a")
+    assert "2.00 (16) / 0.00 (0)" in row[0]
+    assert not any(ln.startswith("| d |") for ln in lines)  # no sdpa row to compare with
+    assert outside_attention_section([]) == []
