@@ -62,10 +62,11 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * backward head_dim_v != head_dim, the Hopper forward and backward varlen behind their gates
  * (CUDADENT_SM90_FWD_VARLEN, CUDADENT_SM90_BWD_VARLEN; the backward's supports() leaves
  * deterministic and head dims over 128 varlen calls to the next row); the Hopper forward softcap
- * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves varlen softcap calls and
- * those with both head dims up to 64 to the next row), the Hopper backward softcap behind its gate
- * (CUDADENT_SM90_BWD_SOFTCAP; its supports() leaves varlen and deterministic softcap calls,
- * those with both head dims up to 64 and those with a head dim over 128 to the next row). */
+ * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves softcap calls with both head
+ * dims up to 64, and varlen ones with a head dim over 128, to the next row), the Hopper backward
+ * softcap behind its gate (CUDADENT_SM90_BWD_SOFTCAP; dense and varlen; its supports() leaves
+ * deterministic softcap calls, those with both head dims up to 64 and those with a head dim over
+ * 128 to the next row). */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,

@@ -6,7 +6,7 @@
  * tokens in no sequence O == 0 and LSE == -inf). Skipped with 'skipped: no CUDA device' where
  * there is none.
  *
- * Tests: gpu_varlen_fwd/<NN-name> (19), the cases below: lengths 0, 1, odd and long in one batch,
+ * Tests: gpu_varlen_fwd/<NN-name> (20), the cases below: lengths 0, 1, odd and long in one batch,
  * seqlen_q != seqlen_k per sequence both ways, sequences with no key (every row O = 0,
  * LSE = -inf), GQA and MQA, no mask, causal, windows, head dims 32 to 256, head_dim_v != head_dim,
  * softcap, layouts packed, padded, gapped (a read past a row's real dim or past the packed tokens
@@ -23,7 +23,8 @@
  * tile list into its fallback order.
  * Paths: the default dispatch, or one forced by CUDADENT_KERNEL_FWD / CUDADENT_KERNEL (sm80, or
  * sm90 where dispatch.h CUDADENT_SM90_FWD_VARLEN is 1; a case the forced path does not take,
- * e.g. softcap on sm90, skips).
+ * e.g. softcap with a head dim over 128 on sm90 (case 7), skips; the softcap cases of the d128
+ * row (case 19) run there).
  * Cost: the fp64 reference, about 10 core-seconds for the whole list.
  * The backward of ragged batches: tests/test_gpu_varlen_bwd.c (the gpu_varlen_bwd tests).
  */
@@ -99,6 +100,10 @@ static const varlen_case_t cases[] = {
      0},
     {"overlap-fallback-d128", LEN(ovl_q), ovl_q, ovl_k, NULL, ovl_cu_q, ovl_cu_k, 4, 2, 128, 0,
      CUDADENT_DTYPE_BF16, {NONE}, 0, LAYOUT_PADDED, 0, 1, {CUDADENT_SEQLENS_DECREASING, 0, 2, 0}, 0},
+    /* the Hopper varlen softcap kernel (the d128 row; docs/kernels/sm90_fwd.md section 2.7):
+     * causal GQA over sequence ends inside tiles */
+    {"edges-causal-d128-gqa-softcap", LEN(edge_q), edge_q, edge_k, NULL, NULL, NULL, 6, 2, 128, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 20.0f, LAYOUT_GAPPED, 0, NO_REPORT},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -129,7 +134,7 @@ static int run_varlen_case(int i) {
   if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && forced_sm90) {
     problem_destroy(&pr);
     return t_skip("varlen forward forced onto sm90 (CUDADENT_KERNEL*): not a case it takes (e.g. "
-                  "softcap)");
+                  "softcap with a head dim over 128)");
   }
   if (st != CUDADENT_STATUS_SUCCESS) {
     problem_destroy(&pr);

@@ -7,7 +7,7 @@
  * value as bad). Skipped with 'skipped: no CUDA device' where there is none, and while dispatch.h's
  * CUDADENT_SM80_BWD_VARLEN (or the forward's gate) is 0.
  *
- * Tests: gpu_varlen_bwd/<NN-name> (25; 00-14 the portable kernel's list): lengths 0, 1, odd and long in one batch; seqlen_q !=
+ * Tests: gpu_varlen_bwd/<NN-name> (26; 00-14 the portable kernel's list): lengths 0, 1, odd and long in one batch; seqlen_q !=
  * seqlen_k per sequence both ways; sequences with no key or no query; GQA and MQA; no mask,
  * causal, windows; head dims 32 to 256 (exact and padded kernels), head_dim_v != head_dim,
  * softcap; layouts packed, padded, gapped; seqused_k; invalid arrays (clamped: the report of the
@@ -18,10 +18,12 @@
  * ending mid-tile at both BLOCK_M 64 (d128) and 128 (d64) rows and one past a tile, lengths 0 and
  * 1, a long sequence (> 2 key blocks of 128) next to short ones, seqlen_q != seqlen_k per sequence
  * (causal, both ways), windows, GQA and MQA, seqused_k, gapped and padded layouts, head dims 64,
- * 96, 128 and head_dim_v != head_dim both ways.
+ * 96, 128 and head_dim_v != head_dim both ways. Case 25: softcap at d128 (the Hopper varlen
+ * softcap kernel).
  * Paths: the default dispatch, or one forced by CUDADENT_KERNEL_BWD / CUDADENT_KERNEL (sm80, or
  * sm90 where dispatch.h CUDADENT_SM90_BWD_VARLEN is 1; a case the forced path does not take,
- * e.g. softcap, head dims over 128 or the deterministic mode on sm90, skips).
+ * e.g. head dims over 128 (softcap among them, case 6) or the deterministic mode on sm90, skips;
+ * softcap at d128, case 25, runs there).
  * Cost: the fp64 reference forward and backward, about 40 core-seconds for the whole list.
  */
 #include <stdio.h>
@@ -101,6 +103,10 @@ static const varlen_case_t cases[] = {
      CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_PADDED, 0, NO_REPORT},
     {"many-short-d64v96", LEN(many_q), many_q, many_k, NULL, NULL, NULL, 4, 2, 64, 96,
      CUDADENT_DTYPE_FP16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    /* 25: the Hopper varlen softcap backward (the 128 / 128 row; docs/kernels/sm90_bwd.md
+     * "Softcap"): causal GQA over sequences ending mid-tile */
+    {"tile-ends-causal-d128-gqa-softcap", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 8, 2, 128,
+     0, CUDADENT_DTYPE_FP16, {CAUSAL}, 20.0f, LAYOUT_GAPPED, 0, NO_REPORT},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -161,7 +167,7 @@ static int run_case(int i) {
   if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && forced_sm90 && strncmp(err, "bwd:", 4) == 0) {
     problem_destroy(&pr);
     return t_skip("varlen backward forced onto sm90 (CUDADENT_KERNEL*): not a case it takes (e.g. "
-                  "softcap, head dims over 128)");
+                  "head dims over 128)");
   }
   if (st != CUDADENT_STATUS_SUCCESS) {
     problem_destroy(&pr);

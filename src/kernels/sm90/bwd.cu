@@ -10,8 +10,8 @@
  * past the real dims are zero-filled and the workspace's parts). The design and its measurements:
  * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
  * run bwd_varlen.cu's launcher (section 7 of that note). Softcap (behind dispatch.h's
- * CUDADENT_SM90_BWD_SOFTCAP): dense calls of the 128 / 128 row, not deterministic, run its softcap
- * kernel (cd_sm90_bwd_softcap; that note's section "Softcap").
+ * CUDADENT_SM90_BWD_SOFTCAP): calls of the 128 / 128 row, not deterministic, run its softcap
+ * kernel (cd_sm90_bwd_softcap; varlen ones bwd_varlen.cu's; that note's section "Softcap").
  */
 #include <string.h>
 
@@ -23,10 +23,10 @@
 
 /* What the kernels can run at all: fp16 / bf16, head_dim and head_dim_v (api.c: multiples of 8)
  * up to SM90_BWD_MAX_DIM, each call at the row covering both. Softcap (where dispatch.c's row lists
- * it, the gate CUDADENT_SM90_BWD_SOFTCAP): dense calls of the 128 / 128 row (a head dim over 64,
- * both up to 128), not deterministic: the softcap kernels are that row's non-deterministic ones
- * (the 64 / 64 row's spilled: docs/kernels/sm90_bwd.md "Softcap"); the others go to the portable
- * backward, the next row. */
+ * it, the gate CUDADENT_SM90_BWD_SOFTCAP): dense and varlen calls of the 128 / 128 row (a head
+ * dim over 64, both up to 128), not deterministic: the softcap kernels are that row's
+ * non-deterministic ones, dense and varlen (the 64 / 64 row's spilled: docs/kernels/sm90_bwd.md
+ * "Softcap"); the others go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
@@ -36,7 +36,7 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
    * only, not deterministic (bwd_varlen.cu; such calls go to the portable backward, the next row) */
   const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
   const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
-  const int softcap_ok = p->softcap == 0.f || (CUDADENT_SM90_BWD_SOFTCAP && !varlen && !p->deterministic &&
+  const int softcap_ok = p->softcap == 0.f || (CUDADENT_SM90_BWD_SOFTCAP && !p->deterministic &&
                                                (p->head_dim > 64 || dv > 64) && p->head_dim <= 128 && dv <= 128);
   return dtype_ok && dim_ok && varlen_ok && softcap_ok;
 }

@@ -70,10 +70,11 @@
  * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
  * 231,720 B); the mask only zeroes keys past seqlen_k.
  *
- * Softcap (kSoftcap of cd_sm90_bwd_body, cd_sm90_bwd_softcap_kernel; docs/kernels/sm90_bwd.md
- * "Softcap"): S^T becomes t = tanh(S^T softmax_scale / softcap) in place before the mask (masked
- * t = -inf); after the dP^T wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T = P^T (dP^T -
- * delta) (1 - t^2), the portable backward's algebra, element by element.
+ * Softcap (kSoftcap of cd_sm90_bwd_body: cd_sm90_bwd_softcap_kernel, dense, and
+ * cd_sm90_bwd_varlen_softcap_kernel; docs/kernels/sm90_bwd.md "Softcap"): S^T becomes
+ * t = tanh(S^T softmax_scale / softcap) in place before the mask (masked t = -inf); after the dP^T
+ * wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T = P^T (dP^T - delta) (1 - t^2), the portable
+ * backward's algebra, element by element.
  *
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
@@ -141,7 +142,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   constexpr bool SWAP = L::SWAP;
   static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
                 "the 80-row tile: d128, non-deterministic, dense");
-  static_assert(!kSoftcap || (!SWAP && !kVarlen), "softcap: the rows' own tiles, dense");
+  static_assert(!kSoftcap || !SWAP, "softcap: the rows' own tiles");
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
@@ -576,6 +577,21 @@ __global__ void __launch_bounds__(384, 1)
                               const cd_sm90_bwd_varlen_units vu) {
   cd_sm90_bwd_body<D, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
                                                        head_dim_v, vu);
+}
+
+/* The varlen softcap kernel (bwd_varlen.cu: the 128 / 128 row only, not deterministic): the varlen
+ * body with kSoftcap, softcap_pre and args.scale_log2 as the dense softcap kernel's; a kernel of
+ * its own, so that the one above keeps its name, parameters and code. */
+template <int D, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_varlen_softcap_kernel(const __grid_constant__ CUtensorMap tm_q,
+                                      const __grid_constant__ CUtensorMap tm_k,
+                                      const __grid_constant__ CUtensorMap tm_v,
+                                      const __grid_constant__ CUtensorMap tm_do, const cd_sm90_bwd_args args,
+                                      const int head_dim, const int head_dim_v,
+                                      const cd_sm90_bwd_varlen_units vu, const float softcap_pre) {
+  cd_sm90_bwd_body<D, kFp16, CD_SM90_BWD_NONDET, true, cd_sm90_bwd_tile<D>::BLOCK_M, true>(
+      tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, vu, softcap_pre);
 }
 
 #endif /* CUDADENT_SM90_BWD_KERNEL_CUH */

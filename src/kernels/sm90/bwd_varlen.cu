@@ -5,7 +5,8 @@
  * fp16 / bf16, not deterministic: bwd.cu's supports()). Four kernels on the call's stream:
  *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);
  *   cd_sm90_bwd_varlen_pre    delta, LSE2, the zeroed dQ accumulator (padded layout);
- *   cd_sm90_bwd_varlen_kernel the dense main kernel's body over the list (bwd_kernel.cuh);
+ *   cd_sm90_bwd_varlen_kernel the dense main kernel's body over the list (bwd_kernel.cuh; softcap
+ *                             calls of the 128 / 128 row: cd_sm90_bwd_varlen_softcap_kernel);
  *   cd_sm90_bwd_varlen_post   dQ of each sequence's rows.
  * api.c has validated and normalized the params, launched the device check where asked and the
  * gap fill (dQ of tokens in no sequence, dK / dV of keys in no sequence's used keys: 0) before
@@ -52,22 +53,28 @@ varlen_parts varlen_layout(const cudadent_attn_bwd_params_t *p, int d, int bm, i
   return w;
 }
 
-template <int D, bool kFp16>
+/* kSoftcap (p->softcap > 0; the 128 / 128 row only): the varlen softcap kernel, whose scores are in
+ * units of softcap as the dense softcap kernel's (bwd_launch.cuh cd_sm90_bwd_launch): scale_log2 =
+ * softcap log2(e), softcap_pre = softmax_scale / softcap. */
+template <int D, bool kFp16, bool kSoftcap = false>
 cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D> tile;
   static_assert(tile::WIDE == 0, "the narrow rows only");
+  static_assert(!kSoftcap || D == 128, "softcap: the 128 / 128 row only (the 64 / 64 row's spilled)");
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
   constexpr int SMEM = cd_sm90_bwd_smem<D>::BYTES;
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                  const cd_sm90_bwd_args, const int, const int, const cd_sm90_bwd_varlen_units) =
       cd_sm90_bwd_varlen_kernel<D, kFp16>;
+  const void *kernel_used = (const void *)kernel; /* the one launched (its attribute below) */
+  if constexpr (kSoftcap) kernel_used = (const void *)cd_sm90_bwd_varlen_softcap_kernel<D, kFp16>;
 
   static cudadent_device_once_t attr_done;
   int dev = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err != cudaSuccess) return err;
   if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    err = cudaFuncSetAttribute(kernel_used, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
     if (err != cudaSuccess) return err;
     cudadent_device_once_mark(&attr_done, dev);
   }
@@ -143,7 +150,8 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
   a.dk_ss = p->dk.stride_seq; a.dk_sh = p->dk.stride_head;
   a.dv_ss = p->dv.stride_seq; a.dv_sh = p->dv.stride_head;
   a.scale = p->softmax_scale;
-  a.scale_log2 = p->softmax_scale * 1.4426950408889634f;
+  a.scale_log2 = (kSoftcap ? p->softcap : p->softmax_scale) * 1.4426950408889634f;
+  const float softcap_pre = kSoftcap ? p->softmax_scale / p->softcap : 0.f;
   a.seqlen_q = p->seqlen_q; /* replaced per unit by the sequence's */
   a.seqlen_k = p->seqlen_k;
   a.heads_q = p->heads_q;
@@ -168,16 +176,25 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
    * (bwd_launch.cuh cd_sm90_bwd_launch_pdl; their waits: bwd_varlen_plan.cuh, bwd_kernel.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_pre<kFp16, D, D>, dim3((unsigned)((rows + ROWS - 1) / ROWS)),
-                                    dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va)) != cudaSuccess ||
-      (err = cd_sm90_bwd_launch_pdl(kernel, dim3((unsigned)(cap * p->heads_kv)), dim3(384), SMEM, stream, tm_q, tm_k,
-                                    tm_v, tm_do, a, d, dv, vu)) != cudaSuccess)
+                                    dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va)) != cudaSuccess)
     return err;
+  if constexpr (kSoftcap)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_softcap_kernel<D, kFp16>, dim3((unsigned)(cap * p->heads_kv)),
+                                 dim3(384), SMEM, stream, tm_q, tm_k, tm_v, tm_do, a, d, dv, vu, softcap_pre);
+  else
+    err = cd_sm90_bwd_launch_pdl(kernel, dim3((unsigned)(cap * p->heads_kv)), dim3(384), SMEM, stream, tm_q, tm_k,
+                                 tm_v, tm_do, a, d, dv, vu);
+  if (err != cudaSuccess) return err;
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_post<kFp16, D, D>, dim3((unsigned)(R / BM), (unsigned)p->heads_q),
                                 dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va);
 #else
   cd_sm90_bwd_varlen_pre<kFp16, D, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
+  if constexpr (kSoftcap)
+    cd_sm90_bwd_varlen_softcap_kernel<D, kFp16><<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(
+        tm_q, tm_k, tm_v, tm_do, a, d, dv, vu, softcap_pre);
+  else
+    kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
   const dim3 post_grid((unsigned)(R / BM), (unsigned)p->heads_q);
   cd_sm90_bwd_varlen_post<kFp16, D, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   return cudaGetLastError();
@@ -195,6 +212,9 @@ size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
 cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace,
                                    cudaStream_t stream) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (p->softcap > 0.f) /* bwd.cu's supports(): the 128 / 128 row */
+    return fp16 ? varlen_launch<128, true, true>(p, workspace, stream)
+                : varlen_launch<128, false, true>(p, workspace, stream);
   if (cd_sm90_bwd_row(p) == 64)
     return fp16 ? varlen_launch<64, true>(p, workspace, stream) : varlen_launch<64, false>(p, workspace, stream);
   return fp16 ? varlen_launch<128, true>(p, workspace, stream) : varlen_launch<128, false>(p, workspace, stream);

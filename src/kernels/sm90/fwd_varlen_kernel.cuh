@@ -47,4 +47,19 @@ __global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
   cd_sm90_fwd_body<Tile, kFp16, false, true>(tm_q, tm_k, tm_v, tm_o, args, va);
 }
 
+/* The varlen softcap kernel (fwd_varlen.cu: the d128 LSE row only; the d256 row's spilled, §2.7):
+ * the same body with kSoftcap, args a cd_sm90_fwd_args_softcap (scale_log2 = softcap
+ * log2(e), softcap_pre = softmax_scale / softcap); a kernel of its own, so that the one above
+ * keeps its name, parameters and code. */
+template <class Tile, bool kFp16>
+__global__ void __launch_bounds__(128 * (1 + Tile::CONSUMER_WGS), 1)
+    cd_sm90_fwd_varlen_softcap_kernel(const __grid_constant__ CUtensorMap tm_q,
+                                      const __grid_constant__ CUtensorMap tm_k,
+                                      const __grid_constant__ CUtensorMap tm_v,
+                                      const __grid_constant__ CUtensorMap tm_o,
+                                      const cd_sm90_fwd_args_softcap args,
+                                      const __grid_constant__ cd_sm90_fwd_varlen_args va) {
+  cd_sm90_fwd_body<Tile, kFp16, true, true>(tm_q, tm_k, tm_v, tm_o, args, va);
+}
+
 #endif /* CUDADENT_SM90_FWD_VARLEN_KERNEL_CUH */
