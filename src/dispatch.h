@@ -89,7 +89,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_FWD_VARLEN 1
 
 /* 1: the Hopper forward's row lists softcap (issue 27, docs/kernels/sm90_fwd.md "Softcap": the
- * softcap kernels of its d128 and d256 rows, varlen ones of the d128 row (not yet run on a GPU);
+ * softcap kernels of its d128 and d256 rows, varlen ones of the d128 row (since session 21);
  * its supports() leaves those with both head dims up to 64, and varlen ones with a head dim over
  * 128, to the portable kernel), so Gemma 2's forwards run there on H100 /
  * H200; the backward stays portable for softcap. Its GPU tests passed on an H200 in session 20
@@ -135,7 +135,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #endif
 
 /* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
- * softcap kernels of its 128 / 128 row, dense and varlen (varlen not yet run on a GPU); its
+ * softcap kernels of its 128 / 128 row, dense and varlen (varlen since session 21); its
  * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel spilled) and those
  * with a head dim over 128 to the portable backward), so that a Gemma 2 training step at d128 runs
  * both directions on the Hopper path. On since session 21: tests/test_gpu_softcap.c
