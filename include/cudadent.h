@@ -176,20 +176,20 @@ typedef struct cudadent_tensor {
  *   (on its stream, no synchronization) and write a cudadent_seqlens_report_t there: status 0
  *   when every entry is valid, else the first bad entry (lowest array, then lowest index).
  *   The clamped call runs either way.
- * Status in this build: the contract above is complete and every field is validated. head_dim
- *   and head_dim_v may each be any multiple of 8 up to 256, and softcap is implemented, on the
- *   portable (sm_80+) kernels, forward and backward; the Hopper forward and backward take every
- *   such head_dim and head_dim_v, and softcap where a head dim is over 64 (varlen: both head
- *   dims up to 128; the backward: both up to 128, not deterministic), so on H100/H200 the
- *   other softcap calls run the portable kernels. A call no kernel of the build and device
- *   runs is refused with CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the supported set. varlen (seqused_k and
- *   seqlens_report included): the portable (sm_80+) forward and backward take it, with every
- *   head dim, head_dim_v, softcap, GQA, masks and the deterministic backward; on H100/H200 the
- *   Hopper forward takes varlen forwards (softcap ones with both head dims up to 128) and the
- *   Hopper backward varlen backwards with head dims up to 128, not deterministic (softcap ones
- *   with a head dim over 64) (the others run the portable kernels); a build whose portable
- *   kernels do not list it (dispatch gates each direction until its GPU tests pass) refuses
- *   varlen calls with CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says it is not implemented yet; the
+ * Status in this build: the contract above is complete and every field is validated. head_dim and
+ *   head_dim_v may each be any multiple of 8 up to 256, and softcap is implemented, on the portable
+ *   (sm_80+) kernels, forward and backward; the Hopper forward and backward take every such
+ *   head_dim and head_dim_v, and softcap where a head dim is over 64 (varlen: both head dims up to
+ *   128; the backward: both up to 128, not deterministic), so on H100/H200 the other softcap calls
+ *   run the portable kernels. A call no kernel of the build and device runs is refused with
+ *   CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the supported set. varlen (seqused_k and
+ *   seqlens_report included): the portable (sm_80+) forward and backward take it, with every head
+ *   dim, head_dim_v, softcap, GQA, masks and the deterministic backward; on H100/H200 the Hopper
+ *   forward takes varlen forwards (softcap ones with both head dims up to 128) and the Hopper
+ *   backward varlen backwards with head dims up to 128, not deterministic (softcap ones with a head
+ *   dim over 64) (the others run the portable kernels); a build whose portable kernels do not list
+ *   it (dispatch gates each direction until its GPU tests pass) refuses varlen calls with
+ *   CUDADENT_STATUS_UNSUPPORTED_FEATURE and a message that says it is not implemented yet; the
  *   workspace queries refuse alike. The backward's workspace grows with total_q + batch * 128
  *   (its fp32 dQ accumulator gives each sequence whole tiles of rows), not with batch *
  *   max_seqlen_q. */
