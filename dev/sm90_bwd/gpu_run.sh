@@ -13,7 +13,8 @@
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
 # bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
-#   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1) and the 80-row tile
+#   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
+#   library's 80-row tile would take the step's non-causal d128 shapes) and the 80-row tile
 #   (PREBUILT_VAR80, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1), run by the dev
 #   program dev/sm90_bwd/bwd_trace_run.c (compiled here against each dev library; only the
 #   libraries are taken from the carried folders): $out/bwdtrace.txt.
@@ -553,7 +554,7 @@ for step in "${steps[@]}"; do
       # dev/sm90_bwd/trace_phases.py on it. Summaries: $out/bwdtrace.txt; the scripts' JSON in the
       # logs. ~60-100 s with prebuilt libraries.
       tb_ok=1
-      for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
+      for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
         tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
         if [ -n "$pre" ]; then
           rm -rf $dir && mkdir -p $dir && cp "$pre"/libcudadent.so* $dir/ \
