@@ -126,10 +126,10 @@ static int run_softcap_case(int i, int hopper_bwd) {
   const int fwd_sm90 = ff && strcmp(ff, "sm90") == 0, bwd_sm90 = fb && strcmp(fb, "sm90") == 0;
   if (fwd_sm90 && !CUDADENT_SM90_FWD_SOFTCAP)
     return t_skip("softcap forward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
-                  "(dispatch.h CUDADENT_SM90_FWD_SOFTCAP 0 until these tests pass there)");
+                  "(dispatch.h CUDADENT_SM90_FWD_SOFTCAP 0 in this build)");
   if (c->bwd && bwd_sm90 && !CUDADENT_SM90_BWD_SOFTCAP)
     return t_skip("softcap backward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
-                  "(dispatch.h CUDADENT_SM90_BWD_SOFTCAP 0 until these tests pass there)");
+                  "(dispatch.h CUDADENT_SM90_BWD_SOFTCAP 0 in this build)");
   problem_desc_t d;
   memset(&d, 0, sizeof d);
   d.batch = c->batch;
