@@ -22,6 +22,7 @@ import time
 import traceback
 
 from . import train_report
+from .gpu_monitor import GpuMonitor
 from .train_data import MarkovChain
 from .train_report import ATTENTIONS
 
@@ -323,8 +324,9 @@ def _planned_steps(args):
                                                                    else 1))
 
 
-def measure_config(name, args, tick, say, deadline):
-    """Result rows (one per attention) of model config `name`."""
+def measure_config(name, args, tick, say, deadline, monitor=None):
+    """Result rows (one per attention) of model config `name`; with a started GpuMonitor, each
+    row's gpu_clocks summarizes the clocks and power sampled during its timed steps."""
     import torch
     c = CONFIGS[name]
     tokens = c["batch"] * c["seqlen"]
@@ -392,7 +394,13 @@ def measure_config(name, args, tick, say, deadline):
             try:
                 set_attention(model, a)
                 train_step(model, opt, ids, a)  # untimed: what ran before is the same for all
-                ms = timed_steps(model, opt, ids, a, args.train_steps)
+                if monitor is not None:
+                    monitor.tag = (name, a)
+                try:
+                    ms = timed_steps(model, opt, ids, a, args.train_steps)
+                finally:
+                    if monitor is not None:
+                        monitor.tag = None
                 samples[a].append(sum(ms) / len(ms))
                 r.setdefault("step_samples_ms", []).extend(round(x, 3) for x in ms)
             except Exception as e:
@@ -421,6 +429,8 @@ def measure_config(name, args, tick, say, deadline):
             r["step_ms"] = statistics.median(samples[a])
             r["tokens_per_s"] = tokens / (r["step_ms"] * 1e-3)
             r["model_tflops"] = step_flops(c) / (r["step_ms"] * 1e-3) / 1e12
+        if monitor is not None and monitor.summary((name, a)):
+            r["gpu_clocks"] = monitor.summary((name, a))
     ref = rows.get("sdpa", {}).get("tokens_per_s")
     for r in rows.values():
         if ref and "tokens_per_s" in r:
@@ -498,6 +508,9 @@ def run(args):
             f"{ag.get('bound', float('nan')):.4f}: {verdict}"
             f"{' (' + ag['note'] + ')' if ag.get('note') else ''}")
     s_per_flop = None
+    monitor = GpuMonitor(_nvml_index(torch)).start()
+    if monitor.error:
+        env["gpu_monitor"] = f"not sampled: {monitor.error}"
     for i, name in enumerate(args.train_configs):
         if deadline is not None and time.time() > deadline:
             for a in args.train_attentions:
@@ -510,7 +523,7 @@ def run(args):
             continue
         bar.set_postfix_str(name)
         t1 = time.time()
-        result["rows"] += measure_config(name, args, bar.update, say, deadline)
+        result["rows"] += measure_config(name, args, bar.update, say, deadline, monitor)
         if s_per_flop is None:
             s_per_flop = (time.time() - t1) / step_flops(CONFIGS[name])
             rest = args.train_configs[i + 1:]
@@ -518,9 +531,19 @@ def run(args):
                 say(f"estimate: the other configs ~"
                     f"{s_per_flop * sum(step_flops(CONFIGS[n]) for n in rest):.0f} s "
                     f"(this one's measured time, scaled by their FLOPs a step)")
+    monitor.stop()
     bar.close()
     env["elapsed_s"] = round(time.time() - t0, 1)
     return env, result
+
+
+def _nvml_index(torch):
+    """NVML's index of the current CUDA device (they differ under CUDA_VISIBLE_DEVICES)."""
+    dev = torch.cuda.current_device()
+    try:
+        return torch.cuda._get_nvml_device_index(dev)
+    except Exception:
+        return dev
 
 
 def main(args):

@@ -111,6 +111,25 @@ def outside_attention_section(rows, ours="cudadent", ref="sdpa", shown=6):
     return lines + [""] if lines else []
 
 
+def clocks_section(rows):
+    """Per config and attention, the SM clock and power the GPU ran its timed steps at
+    (gpu_monitor.GpuMonitor's samples): whether one attention's steps run at a lower clock,
+    which slows the kernels outside attention too."""
+    sampled = [r for r in rows if r.get("gpu_clocks")]
+    if not sampled:
+        return []
+    lines = ["### Clocks and power during the timed steps (NVML, sampled every 50 ms)\n",
+             "| config | attention | samples | SM MHz median (min) | power W median (max) | "
+             "max deg C | power-capped | thermal |", "|" + "---|" * 8]
+    for r in sampled:
+        g = r["gpu_clocks"]
+        lines.append(f"| {r['config']} | {LABELS.get(r['attention'], r['attention'])} | "
+                     f"{g['samples']} | {g['sm_mhz']:.0f} ({g['sm_mhz_min']:.0f}) | "
+                     f"{g['watts']:.0f} ({g['watts_max']:.0f}) | {g['temp_max']} | "
+                     f"{g['power_capped']:.0%} | {g['thermal']:.0%} |")
+    return lines + [""]
+
+
 def loss_agreement(curves, seed_curves=None, ours="cudadent", ref="sdpa", other="sdpa_flash"):
     """The loss criterion over the runs and steps all three attentions have. A run is one data
     seed from the common initialization: curves[a] is seed 0's, seed_curves[a] the list of the
@@ -312,11 +331,16 @@ def method_text(result):
 - Outside attention: the same profiled step's GPU time in every other kernel, cudadent's against
   the default SDPA's, and the kernels (by name, the 40 longest of each step kept) whose time
   differs most: what a faster attention kernel gives back in the rest of the step.
+- Clocks and power: NVML (nvidia-ml-py) read every 50 ms in a background thread during each
+  attention's timed steps: the SM clock, the power draw, the temperature and the driver's
+  clock-event reasons (power-capped: software power cap or hardware power brake; thermal).
 - Peak memory: `torch.cuda.max_memory_allocated()` over one step after
   `reset_peak_memory_stats()` (weights, gradients and AdamW's state included).
 - Loss: from one initialization (state_dict copied), each attention trains
-  {m.get('loss_steps')} steps on the same batches with a fresh optimizer; the loss of every
-  step is recorded. Pass: max|loss_cudadent - loss_sdpa| <= 2 x max|loss_sdpa - loss_sdpa_flash|.
+  {m.get('loss_steps')} steps with a fresh optimizer, once per data seed
+  ({m.get('loss_seeds')} seeds, the same batches for every attention); the loss of every step is
+  recorded. Pass: the RMS over every (seed, step) of loss_cudadent - loss_sdpa <= 2 x the RMS of
+  loss_sdpa_flash - loss_sdpa (`train_report.loss_agreement` says why not one run's maximum).
 - A failure (out of memory, an unsupported argument: cudadent raises NotImplementedError or its
   own error) ends only its own row, and is listed under "Failures".
 """
@@ -326,7 +350,7 @@ def markdown(env, result):
     header = [f"## cudadent training bench: {env.get('gpu')}, {env.get('date')}\n",
               "| | |", "|---|---|"]
     for key in ("gpu", "sms", "driver", "smi", "torch", "cuda", "cudnn", "transformers",
-                "python", "cudadent", "commit", "command", "elapsed_s", "note"):
+                "python", "cudadent", "commit", "command", "elapsed_s", "gpu_monitor", "note"):
         if key in env:
             header.append(f"| {key} | `{env[key]}` |")
     body = ["", "### Training step: tokens/s (higher is better)\n"]
@@ -334,6 +358,7 @@ def markdown(env, result):
     body += throughput_table(rows) if rows else ["(no throughput configs run)"]
     body.append("")
     body += outside_attention_section(rows)
+    body += clocks_section(rows)
     body += loss_section(result.get("loss"))
     body += errors_section(result)
     return "\n".join(header + body) + "\n" + method_text(result)
