@@ -58,6 +58,7 @@ LOSS_LR, LOSS_WARMUP, LOSS_CLIP = 6e-4, 10, 1.0
 # says why one run's maximum was not enough. 3 x 3 x 100 steps: 29 s on an H100 (session 18).
 LOSS_SEEDS = 3
 BRANCHING = 4  # successors a token in the Markov chain: loss floor <= log 4 = 1.39 nats
+PROFILE_PASSES = 2  # profiled steps of each attention a config, in alternating orders
 DEFAULT_TIME_LIMIT = 450.0  # seconds: configs (and rounds) left after it are skipped, reported
 DEVICE = "cuda"
 
@@ -199,6 +200,11 @@ def timed_steps(model, opt, ids, attention, n):
 
 def profile_step(step):
     """Run step() under torch.profiler; train_report.kernel_summary of its GPU activity."""
+    return train_report.kernel_summary(profile_kernels(step))
+
+
+def profile_kernels(step):
+    """Run step() under torch.profiler; (name, microseconds) of its GPU activity."""
     import torch
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
@@ -209,7 +215,7 @@ def profile_step(step):
                if e.device_type == DeviceType.CUDA]
     if not kernels:
         raise RuntimeError("the profiler recorded no GPU activity")
-    return train_report.kernel_summary(kernels)
+    return kernels
 
 
 # ---- failures ---------------------------------------------------------------------------------
@@ -321,7 +327,7 @@ def loss_check(name, attentions, steps, device=None, dtype=None, profile=True, t
 def _planned_steps(args):
     return len(args.train_attentions) * (args.train_warmup + 1 + args.train_rounds *
                                          (1 + args.train_steps) + (0 if args.train_no_profile
-                                                                   else 1))
+                                                                   else 2 * PROFILE_PASSES))
 
 
 def measure_config(name, args, tick, say, deadline, monitor=None):
@@ -410,18 +416,32 @@ def measure_config(name, args, tick, say, deadline, monitor=None):
                 _free()
             step_done(1 + args.train_steps)
     if not args.train_no_profile:
+        # PROFILE_PASSES profiled steps of each attention, in the order of `live` and then the
+        # reverse, each right after an untimed step of its own: every attention's profiled steps
+        # then start from its own sustained load, at the clock its timed steps ran at. (Until
+        # session 22 one pass, each profiled step right after the previous attention's. On an
+        # H200 the first one profiled, cudadent's, then spent 1.3-2.4% more time outside
+        # attention than SDPA's (1.5-7.5 ms a step), more than its timed steps left room for:
+        # at d128 16k they were 3.3 ms faster than SDPA's, its profiled one 0.2 ms slower.)
+        kernels = {a: [] for a in live}
+        for p in range(PROFILE_PASSES):
+            for a in (live if p % 2 == 0 else live[::-1]):
+                r = rows[a]
+                if "error" in r or "profile_error" in r:
+                    continue
+                try:
+                    set_attention(model, a)
+                    train_step(model, opt, ids, a)
+                    kernels[a] += profile_kernels(lambda: train_step(model, opt, ids, a))
+                except Exception as e:
+                    r["profile_error"] = _short(e)
+                step_done(2)
         for a in live:
             r = rows[a]
-            if "error" in r:
-                continue
-            try:
-                set_attention(model, a)
-                s = profile_step(lambda: train_step(model, opt, ids, a))
+            if kernels[a] and "error" not in r and "profile_error" not in r:
+                s = train_report.kernel_summary(kernels[a], steps=PROFILE_PASSES)
                 r.update(attn_share=s["attn_share"], attn_ms=s["attn_ms"], gpu_ms=s["gpu_ms"],
                          attn_kernels=s["families"], attn_top=s["top"], other=s["other"])
-            except Exception as e:
-                r["profile_error"] = _short(e)
-            step_done()
     for a in live:
         r = rows[a]
         if samples[a] and "error" not in r:

@@ -51,8 +51,9 @@ OTHER_KEPT = 40      # kernels outside attention kept per profiled step (the lon
 OTHER_NAME_CHARS = 160
 
 
-def kernel_summary(kernels):
-    """kernels: iterable of (name, microseconds), every GPU activity of a profiled step.
+def kernel_summary(kernels, steps=1):
+    """kernels: iterable of (name, microseconds), every GPU activity of `steps` profiled steps
+    (times and call counts are divided by steps: the figures are per step).
     Returns gpu_ms (all of it), attn_ms, attn_share, families {family: ms}, top (the three
     longest attention kernels, names cut to 120 characters) and other {name: [ms, calls]}: the
     OTHER_KEPT longest kernels outside attention by total time (names cut to OTHER_NAME_CHARS),
@@ -72,11 +73,12 @@ def kernel_summary(kernels):
         per_name[name] = per_name.get(name, 0.0) + us
     top = sorted(per_name.items(), key=lambda kv: -kv[1])[:3]
     kept = sorted(other.items(), key=lambda kv: -kv[1][0])[:OTHER_KEPT]
-    return {"gpu_ms": total / 1e3, "attn_ms": attn / 1e3,
+    ms = 1e3 * steps
+    return {"gpu_ms": total / ms, "attn_ms": attn / ms,
             "attn_share": attn / total if total > 0 else None,
-            "families": {k: v / 1e3 for k, v in sorted(families.items())},
-            "top": [[str(k)[:120], v / 1e3] for k, v in top],
-            "other": {k: [v[0] / 1e3, v[1]] for k, v in kept}}
+            "families": {k: v / ms for k, v in sorted(families.items())},
+            "top": [[str(k)[:120], v / ms] for k, v in top],
+            "other": {k: [v[0] / ms, round(v[1] / steps, 2)] for k, v in kept}}
 
 
 def outside_attention_section(rows, ours="cudadent", ref="sdpa", shown=6):
@@ -322,13 +324,15 @@ def method_text(result):
   tokens/s = batch x seqlen / step time; "vs sdpa" = tokens/s over the default SDPA's.
   At its power limit the GPU's clock falls under sustained load: rounds in shuffled orders keep
   that from favouring whichever attention runs after lighter work.
-- Attention share: one more step of each attention under `torch.profiler` (CUDA activity):
+- Attention share: two more steps of each attention under `torch.profiler` (CUDA activity), in
+  the attentions' order and then the reverse, each right after an untimed step of its own
+  attention (so that each starts from its own load, as its timed steps did), averaged:
   the GPU time of kernels whose names belong to an attention implementation (cudadent's
   `sm80_*`/`sm90_*` `fwd`/`bwd` kernels, cuDNN's `cudnn*`/`*sdpa*`, FlashAttention-2's `flash*`,
   the memory-efficient `fmha*`) over the GPU time of all kernels, copies and memsets of the
   step; the "attention kernels" column lists which families ran (their share of the attention
   time when several did). Copies and reshapes around the attention call are not counted.
-- Outside attention: the same profiled step's GPU time in every other kernel, cudadent's against
+- Outside attention: the same profiled steps' GPU time in every other kernel, cudadent's against
   the default SDPA's, and the kernels (by name, the 40 longest of each step kept) whose time
   differs most: what a faster attention kernel gives back in the rest of the step.
 - Clocks and power: NVML (nvidia-ml-py) read every 50 ms in a background thread during each

@@ -79,6 +79,10 @@ def test_kernel_summary_share():
     assert s["families"] == {"cudadent": pytest.approx(0.4)}
     assert s["top"][0][1] == pytest.approx(0.3)
     assert kernel_summary([])["attn_share"] is None
+    two = kernel_summary(kernels + kernels, steps=2)  # two profiled steps: figures per step
+    assert two["gpu_ms"] == pytest.approx(2.0) and two["attn_ms"] == pytest.approx(0.4)
+    assert two["other"][NAMES[None][0][:train_report.OTHER_NAME_CHARS]] == [
+        pytest.approx(1.2), 1.0]
     mixed = kernel_summary([(NAMES["cudnn"][0], 10.0), (NAMES["flash"][0], 30.0)])
     assert mixed["families"] == {"cudnn": pytest.approx(0.01), "flash": pytest.approx(0.03)}
     assert mixed["attn_share"] == pytest.approx(1.0)
