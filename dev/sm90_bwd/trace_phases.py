@@ -42,7 +42,7 @@ EV_NAMES = ["q_full", "S^T wait", "(unused)", "dP^T wait", "dV issued", "dS stor
             "dQ, dK issued", "dV/dQ wait", "dQ reduce issued", "dK wait"]
 # file header words (CD_SM90_BWD_TRACE_H_*)
 H_NAMES = ["magic", "version", "ctas", "max_blocks", "rec", "events", "block_m", "block_n", "d",
-           "seqlen_q", "seqlen_k", "batch", "heads_q", "heads_kv", "flags", "stages"]
+           "seqlen_q", "seqlen_k", "batch", "heads_q", "heads_kv", "flags", "reserved"]
 # CTA header words (CD_SM90_BWD_TRACE_C_*)
 C_SMID, C_START, C_START_NS, C_END, C_END_NS, C_BLOCKS, C_WORK, C_END1, C_P_START, C_P_END = range(10)
 M32 = (1 << 32) - 1
@@ -125,7 +125,7 @@ def analyze(tr, skip_first=1, max_blocks=32768):
     """everything the report prints, as a dict. The block phases are taken over every k-th CTA
     (k such that at most max_blocks block slots are read; 0: every CTA), the CTA figures over all."""
     maxb = tr.maxb
-    out = {"header": {k: tr.h[k] for k in H_NAMES[1:16]}}  # stages: 0 in dumps before experiment 7
+    out = {"header": {k: tr.h[k] for k in H_NAMES[1:15]}}
     stride = 1 if not max_blocks or tr.n <= max_blocks else -(-tr.n // max_blocks)
     sel = list(range(0, tr.ctas, stride))
     out["cta_stride"] = stride
@@ -232,9 +232,9 @@ def report(res, label=""):
     h = res["header"]
     lines = []
     p = lines.append
-    p("==== %s: d%d BLOCK_M %d x BLOCK_N %d, %s stages, batch %d, heads %d/%d, seqlen %d/%d, flags %d; CTAs traced %d of %d"
-      % (label or "trace", h["d"], h["block_m"], h["block_n"], h.get("stages") or "?", h["batch"], h["heads_q"],
-         h["heads_kv"], h["seqlen_q"], h["seqlen_k"], h["flags"], res["ctas_traced"], res["ctas_in_grid"]))
+    p("==== %s: d%d BLOCK_M %d x BLOCK_N %d, batch %d, heads %d/%d, seqlen %d/%d, flags %d; CTAs traced %d of %d"
+      % (label or "trace", h["d"], h["block_m"], h["block_n"], h["batch"], h["heads_q"], h["heads_kv"],
+         h["seqlen_q"], h["seqlen_k"], h["flags"], res["ctas_traced"], res["ctas_in_grid"]))
     if not res["ctas_traced"]:
         p("no CTA records: the sm90 backward's dense main kernel did not run traced (dispatch chose "
           "another kernel? CUDADENT_KERNEL_BWD=sm90)")
@@ -304,8 +304,7 @@ def synth(path, bm80=False, ctas=24, sms=8, maxb=6, clock_ghz=1.5):
     words[0] = struct.unpack("<Q", MAGIC)[0]
     hv = {"version": 1, "ctas": ctas, "max_blocks": maxb, "rec": REC, "events": NEV,
           "block_m": 80 if bm80 else 64, "block_n": 128, "d": 128, "seqlen_q": 64 * maxb,
-          "seqlen_k": 128 * ctas // 4, "batch": 1, "heads_q": 4, "heads_kv": 4, "flags": 0,
-          "stages": 2}
+          "seqlen_k": 128 * ctas // 4, "batch": 1, "heads_q": 4, "heads_kv": 4, "flags": 0}
     for i, k in enumerate(H_NAMES):
         if k in hv:
             words[i] = hv[k]

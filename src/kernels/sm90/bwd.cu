@@ -129,8 +129,6 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
     h[CD_SM90_BWD_TRACE_H_FLAGS] = (p->deterministic ? 1u : 0u) |
                                    (p->causal || p->window_left >= 0 || p->window_right >= 0 ? 2u : 0u) |
                                    (p->dtype == CUDADENT_DTYPE_FP16 ? 4u : 0u);
-    h[CD_SM90_BWD_TRACE_H_STAGES] = (unsigned long long)(
-        row == 64 ? cd_sm90_bwd_smem<64>::ST : bm == 80 ? cd_sm90_bwd_smem<128, 80>::ST : cd_sm90_bwd_smem<128>::ST);
     cudaError_t err = cudaMemset(buf, 0, *needed);
     if (err == cudaSuccess) err = cudaMemcpy(buf, h, sizeof h, cudaMemcpyHostToDevice);
     if (err != cudaSuccess) return err;

@@ -32,8 +32,6 @@
  *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
- *   STAGES is the row's (bwd_tiles.cuh; d128: config.cuh SM90_BWD_D128_STAGES, 2 or 3; the 80-row
- *   tile 2): the producer issues block i's loads once block i - STAGES has released its stage.
  *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
  *   past the call's real head_dim (dK) / head_dim_v (dV)).
@@ -50,8 +48,7 @@
  * Shared memory (16-bit elements; 1024-byte aligned blocks, 128-byte swizzle as TMA writes it):
  *   K, V   [D/64][BLOCK_N][64]                    loaded once
  *   Q, dO  [STAGES][D/64][BLOCK_M][64]            the ring
- *   LSE2, delta [STAGES][BLOCK_M] fp32           (3 stages: after the dQ staging, as the 80-row
- *                                                 tile's)
+ *   LSE2, delta [STAGES][BLOCK_M] fp32
  *   dS^T   [2][BLOCK_M/64][BLOCK_N][64]           double-buffered: one named barrier a block
  *   dQ     [2 consumers][4 warps][1024] fp32      each warp's staging for its bulk reduce
  *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
@@ -139,7 +136,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
   typedef cd_sm90_bwd_smem<D, BM_> L;
-  constexpr int BM = BM_, BN = tile::BLOCK_N, ST = L::ST; /* the 80-row tile: 2 whatever the row's */
+  constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
   /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
   constexpr bool SWAP = L::SWAP;
@@ -149,11 +146,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
    * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
-  /* The ring position it (producer and consumers alike): stage it % ST, phase (it / ST) & 1. At
-   * ST 2 it would wrap at 2^32 harmlessly (2 divides 2^32); at 3 (config.cuh SM90_BWD_D128_STAGES)
-   * not (2^32 = 1 mod 3), but it never wraps: a CTA walks group x (m_hi - m_lo) blocks, each a
-   * distinct [BM, D] tile of Q (16 KiB at d128), so 2^32 of them would be 64 TiB of Q. */
-  static_assert(ST == 2 || ST == 3, "the ring: 2 or 3 stages");
+  static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
@@ -227,7 +220,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
      * (the only thread of the producer that goes on; the consumers wait for themselves). */
     if constexpr (!kVarlen) cd_griddep_wait();
 #endif
-    uint32_t it = 0; /* ring position (never wraps: see above the static_assert on ST) */
+    uint32_t it = 0; /* ring position (wraps harmlessly: ST divides 2^32) */
     for (int h = h_lo; h < h_hi; ++h)
       for (int j = m_lo; j < m_hi; ++j, ++it) {
         const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);

@@ -28,14 +28,11 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 
 /* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
- * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS), which always
- * has 2 stages (the row's STAGES is its 64-row tile's: config.cuh SM90_BWD_D128_STAGES). ST (the
- * body's ring depth) is this struct's. LSE2 / delta go after the dQ staging (ROWS_LATE) in the
- * 80-row tile and with 3 stages; at 2 stages the narrow rows keep them before dS. */
+ * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
 template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
-  static constexpr bool SWAP = BM_ == 80;
-  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = SWAP ? 2 : tile::STAGES;
+  static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr bool SWAP = BM == 80;
   static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
@@ -47,25 +44,21 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem
   static constexpr int V_OFF = K_OFF + KV_BYTES;
   static constexpr int Q_OFF = V_OFF + KV_BYTES;
   static constexpr int DO_OFF = Q_OFF + ST * QT_BYTES;
-  /* ROWS_LATE (SWAP, or 3 stages): LSE2 / delta after the dQ staging (16-byte alignment suffices;
-   * before dS, DS_OFF's 1024-byte alignment pads them: SWAP by 768 B, 40 B over the limit; the
-   * 64-row d128 tile at 3 stages by 512 B, 56 B over, after the staging 231,992 B) */
-  static constexpr bool ROWS_LATE = SWAP || ST == 3;
+  /* SWAP: LSE2 / delta after the dQ staging (16-byte alignment suffices; before dS the 1024-byte
+   * alignment of DS_OFF would cost 768 B, 40 B over the limit) */
   static constexpr int LSE_OFF_ = DO_OFF + ST * QT_BYTES;
   static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
-  static constexpr int DS_OFF = ROWS_LATE ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
+  static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
   static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
-  static constexpr int LSE_OFF = ROWS_LATE ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
+  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
-  static constexpr int BAR_OFF = ROWS_LATE ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
-  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of ST blocks, [ST][2][16] u32
-   * (a block's slot is it % ST: the producer copies block it - ST's once its stage is free) */
-  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? ST * 128 : 0;
+  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
+  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
   static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
   static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
-  static_assert(ST == 2 || ST == 3, "the ring: 2 or 3 stages");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 

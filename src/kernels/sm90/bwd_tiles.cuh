@@ -14,8 +14,6 @@
 #ifndef CUDADENT_SM90_BWD_TILES_CUH
 #define CUDADENT_SM90_BWD_TILES_CUH
 
-#include "kernels/sm90/config.cuh" /* SM90_BWD_D128_STAGES */
-
 template <int DQK, int DV = DQK> struct cd_sm90_bwd_tile;
 
 /* K/V-split rows. A consumer thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2
@@ -26,11 +24,8 @@ template <> struct cd_sm90_bwd_tile<64, 64> {
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
   static constexpr int WIDE = 0;
 };
-/* d128: STAGES config.cuh SM90_BWD_D128_STAGES (2; 3 in experiment 7 of
- * docs/kernels/sm90_bwd_next.md). The 80-row tile takes 2 whatever this says (bwd_parts.cuh
- * cd_sm90_bwd_smem ST). */
 template <> struct cd_sm90_bwd_tile<128, 128> {
-  static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = SM90_BWD_D128_STAGES;
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
   static constexpr int WIDE = 0;
 };

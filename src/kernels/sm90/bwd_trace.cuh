@@ -23,7 +23,7 @@
  *   [ctas][max_blocks][23] block records: word 0 the producer's load issue, 1 + e consumer 0's
  *                        event e, 12 + e consumer 1's (0: not stamped; 32-bit clocks, zero-extended)
  * A block record is a walk step of the CTA (it: query head of the group, query block), in the
- * kernel's walk order. A consumer event costs a clock read (3 stages: and a remainder by 3), two multiply-adds, a compare and a
+ * kernel's walk order. A consumer event costs a clock read, two multiply-adds, a compare and a
  * predicated shared store (cd_sm90_bwd_trace_ev says why so); the producer's copy 22 shared loads
  * and global stores a block, before its load issue.
  */
@@ -72,7 +72,6 @@ enum {
   CD_SM90_BWD_TRACE_H_HEADS_Q = 12,
   CD_SM90_BWD_TRACE_H_HEADS_KV = 13,
   CD_SM90_BWD_TRACE_H_FLAGS = 14, /* bit 0 deterministic, 1 causal / window, 2 fp16 */
-  CD_SM90_BWD_TRACE_H_STAGES = 15, /* the tile's Q / dO ring stages (0 in dumps made before) */
   /* CTA header */
   CD_SM90_BWD_TRACE_C_SMID = 0,
   CD_SM90_BWD_TRACE_C_START = 1,     /* clock64 at the body's start (consumer 0, thread 0) */
@@ -141,7 +140,7 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_put(unsigned long long *p, uns
 }
 
 /* A consumer event: the low 32 bits of the SM clock into the shared-memory slot of block it
- * (it % ST) and consumer cw, word OFF / 4 of [ST blocks][2 consumers][16] u32 at the end of the
+ * (it & 1) and consumer cw, word OFF / 4 of [2 blocks][2 consumers][16] u32 at the end of the
  * kernel's shared memory (cd_sm90_bwd_smem TRACE_OFF; bar is the q_full barriers' address, the
  * slots start 16 ST bytes past it), where who is 0 (the warpgroup's thread 0). One asm statement:
  * the address is computed inside it from values the body holds anyway, so that the trace holds no
@@ -149,28 +148,19 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_put(unsigned long long *p, uns
  * serialize its wgmmas, ptxas C7512), and its "memory" clobber keeps it in place among the waits,
  * barriers and shared-memory accesses; branch-free (a predicated store). The producer copies a
  * block's slot to the block's record once the consumers have released its stage. */
-template <int OFF, int ST>
+template <int OFF>
 __device__ __forceinline__ void cd_sm90_bwd_trace_ev(uint32_t bar, uint32_t it, int cw, int who) {
-  static_assert(ST == 2 || ST == 3, "the ring: 2 or 3 stages");
-  if constexpr (ST == 2)
-    asm volatile("{\n.reg .pred q;\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nand.b32 a, %1, 1;\n"
-                 "mad.lo.u32 a, a, 128, %0;\nmad.lo.u32 a, %2, 64, a;\nsetp.eq.u32 q, %3, 0;\n"
-                 "@q st.shared.u32 [a+%4], t;\n}\n" ::"r"(bar),
-                 "r"(it), "r"(cw), "r"(who), "n"(OFF)
-                 : "memory");
-  else /* 3 stages (config.cuh SM90_BWD_D128_STAGES): slot it % 3 */
-    asm volatile("{\n.reg .pred q;\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nrem.u32 a, %1, 3;\n"
-                 "mad.lo.u32 a, a, 128, %0;\nmad.lo.u32 a, %2, 64, a;\nsetp.eq.u32 q, %3, 0;\n"
-                 "@q st.shared.u32 [a+%4], t;\n}\n" ::"r"(bar),
-                 "r"(it), "r"(cw), "r"(who), "n"(OFF)
-                 : "memory");
+  asm volatile("{\n.reg .pred q;\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nand.b32 a, %1, 1;\n"
+               "mad.lo.u32 a, a, 128, %0;\nmad.lo.u32 a, %2, 64, a;\nsetp.eq.u32 q, %3, 0;\n"
+               "@q st.shared.u32 [a+%4], t;\n}\n" ::"r"(bar),
+               "r"(it), "r"(cw), "r"(who), "n"(OFF)
+               : "memory");
 }
-/* The producer: copies block b's consumer stamps (slot b % ST) to its record, words 1.. 22 */
-template <int ST>
+/* The producer: copies block b's consumer stamps (slot b & 1) to its record, words 1.. 22 */
 __device__ __forceinline__ void cd_sm90_bwd_trace_copy(unsigned long long *rec, uint32_t slots, uint32_t b) {
   if (rec == nullptr) return;
   unsigned long long *const r = rec + (long long)CD_SM90_BWD_TRACE_REC * b + 1;
-  const uint32_t src = slots + (b % ST) * 128;
+  const uint32_t src = slots + (b & 1) * 128;
 #pragma unroll 1
   for (int e = 0; e < 2 * CD_BWD_EV_COUNT; ++e) {
     uint32_t v;
@@ -196,12 +186,10 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
  *                                       CTA's start, %smid and its work
  *   SM90_BWD_TRACE_PRODUCER_BEGIN(walk) the producer: its record pointer; clears the slots;
  *                                       stamps its start (the K / V loads' issue)
- *   SM90_BWD_TRACE_PRODUCER(it)         the producer, its stage free: copies block it - ST's stamps
- *                                       (ST the ring's stages: that block released the stage, and
- *                                       block it, the next to write its slot it % ST, waits for
- *                                       this load), stamps block it's load issue
+ *   SM90_BWD_TRACE_PRODUCER(it)         the producer, its stage free: copies block it - 2's stamps,
+ *                                       stamps block it's load issue
  *   SM90_BWD_TRACE_PRODUCER_END(it)     after the loop: stamps the producer's end, waits for the
- *                                       last ST blocks' release (q_empty), copies their stamps
+ *                                       last two blocks' release (q_empty), copies their stamps
  *   SM90_BWD_TRACE_EV(it, ev)           consumer event ev of block it (thread 0 of the warpgroup)
  *   SM90_BWD_TRACE_HDR_STAMP(cond, word) clock64 into a CTA header word where cond
  *   SM90_BWD_TRACE_END(cw, ct, it)      a consumer's end (consumer 0: the CTA's end) */
@@ -222,18 +210,18 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
   cd_sm90_bwd_trace_producer_begin(trace_slots_, L::TRACE_BYTES)
 #define SM90_BWD_TRACE_PRODUCER(it)                                 \
   do {                                                              \
-    if ((it) >= ST) cd_sm90_bwd_trace_copy<ST>(trace_rec_, trace_slots_, (it) - ST); \
+    if ((it) >= 2) cd_sm90_bwd_trace_copy(trace_rec_, trace_slots_, (it) - 2); \
     cd_sm90_bwd_trace_load(trace_rec_, (it));                       \
   } while (0)
 #define SM90_BWD_TRACE_PRODUCER_END(it)                                                  \
   SM90_BWD_TRACE_HDR_STAMP(true, CD_SM90_BWD_TRACE_C_P_END);                            \
-  for (uint32_t t_ = (it); t_ < (it) + ST; ++t_)                                        \
-    if (t_ >= ST) {                                                                     \
+  for (uint32_t t_ = (it); t_ < (it) + 2; ++t_)                                         \
+    if (t_ >= 2) {                                                                      \
       cd_mbar_wait(bar_q_empty + 8 * (t_ % ST), ((t_ / ST) & 1) ^ 1);                   \
-      cd_sm90_bwd_trace_copy<ST>(trace_rec_, trace_slots_, t_ - ST);                    \
+      cd_sm90_bwd_trace_copy(trace_rec_, trace_slots_, t_ - 2);                         \
     }
 #define SM90_BWD_TRACE_EV(it, ev) \
-  cd_sm90_bwd_trace_ev<L::TRACE_OFF - L::BAR_OFF - 8 + 4 * (ev), ST>(bar_q_full, (it), cw, warp | lane)
+  cd_sm90_bwd_trace_ev<L::TRACE_OFF - L::BAR_OFF - 8 + 4 * (ev)>(bar_q_full, (it), cw, warp | lane)
 #define SM90_BWD_TRACE_HDR_STAMP(cond, word) \
   cd_sm90_bwd_trace_stamp((cond) && cd_sm90_bwd_trace_hdr() != nullptr ? cd_sm90_bwd_trace_hdr() + (word) : nullptr)
 #define SM90_BWD_TRACE_END(cw, ct, it)                                                              \

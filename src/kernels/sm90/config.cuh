@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_D128_STAGES))
+     defined(SM90_BWD_PDL))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -176,21 +176,6 @@
  * build's override): plain launches, the kernels' code as without the knob. */
 #ifndef SM90_BWD_PDL
 #define SM90_BWD_PDL 1
-#endif
-
-/* Experiment 7 of docs/kernels/sm90_bwd_next.md: the Q / dO ring stages of the d128 row's 64-row
- * tile (bwd_tiles.cuh cd_sm90_bwd_tile<128>; every causal, windowed, deterministic, softcap and
- * varlen d128 call), 2 or 3. Session 21's trace (experiment 1): that tile waits a median 1,391
- * SM cycles a block for its next stage's q_full, the 80-row tile and d64 ~125; at the medians the
- * next block's load is issued late (~300 cycles before the block ends), not delivered late. A third
- * stage issues each load two blocks ahead instead of one (shared memory: 231,992 B of 232,448 with
- * LSE2 / delta moved after the dQ staging, bwd_parts.cuh cd_sm90_bwd_smem). The 80-row tile and
- * the other rows keep 2. 2: the library's kernels, unmeasured at 3. */
-#ifndef SM90_BWD_D128_STAGES
-#define SM90_BWD_D128_STAGES 2
-#endif
-#if SM90_BWD_D128_STAGES != 2 && SM90_BWD_D128_STAGES != 3
-#error "SM90_BWD_D128_STAGES: 2 or 3"
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
