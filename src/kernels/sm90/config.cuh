@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_W192_DQ_BULK))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -176,6 +176,15 @@
  * build's override): plain launches, the kernels' code as without the knob. */
 #ifndef SM90_BWD_PDL
 #define SM90_BWD_PDL 1
+#endif
+
+/* The 192 / 128 backward row's dQ (bwd_tiles.cuh cd_sm90_bwd_tile<192, 128>, bwd_wide_kernel.cuh):
+ * 1 staged in shared memory and bulk reduce-added (the row's choice since session 19), 0 added with
+ * red.global.add.v4.f32 from registers as the d256 row does. The row is shared-memory bound by
+ * docs/kernels/sm90_bwd.md 2.3's count (384 KiB a block against 1664 tensor clocks); the staging
+ * is 96 KiB of it (written and read), the first of that section's "first things to try". */
+#ifndef SM90_BWD_W192_DQ_BULK
+#define SM90_BWD_W192_DQ_BULK 1
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
