@@ -137,7 +137,8 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
  * softcap kernels of its 128 / 128 row, dense and varlen (varlen since session 21); its
  * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel spilled) and those
- * with a head dim over 128 to the portable backward), so that a Gemma 2 training step at d128 runs
+ * with a head dim over 128 (the wide rows': CUDADENT_SM90_BWD_WIDE_SOFTCAP below) to the portable
+ * backward), so that a Gemma 2 training step at d128 runs
  * both directions on the Hopper path. On since session 21: tests/test_gpu_softcap.c
  * gpu_softcap_hopper_bwd passed forced onto sm90 (7 + 3 skipped) and under the default dispatch
  * (10/10) on an H100, compute-sanitizer memcheck and synccheck clean (racecheck: the dense
@@ -146,6 +147,18 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_SOFTCAP
 #define CUDADENT_SM90_BWD_SOFTCAP 1
+#endif
+
+/* 1: the Hopper backward's wide rows take softcap too (docs/kernels/sm90_bwd.md section 8, "Wide
+ * rows": cd_sm90_bwd_wide_softcap_kernel of bwd_wide_kernel.cuh, rows 256 / 256 and 192 / 128,
+ * dense, not deterministic; needs CUDADENT_SM90_BWD_WIDE), so that a Gemma 2 training step at
+ * head_dim 256 runs its backward on the Hopper path. 0 until its GPU tests pass
+ * (dev/sm90_bwd/gpu_run.sh bwdwidesoftcap): bwd.cu's supports() then leaves softcap calls with a
+ * head dim over 128 to the portable backward (the kernels are compiled but never launched). The
+ * GPU tests read it too; a build may override it with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 in both
+ * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM90_BWD_WIDE_SOFTCAP
+#define CUDADENT_SM90_BWD_WIDE_SOFTCAP 0
 #endif
 
 /* ---- the table ---- */

@@ -50,7 +50,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_BWD_WIDE, CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_BWD_WIDE, CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP,
+                       * CUDADENT_SM90_BWD_WIDE_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -268,8 +269,9 @@ static int forced_sm90(const char *own_var) {
 
 /* Why a softcap case forced onto an sm90 row that does not take it skips (NULL: it runs): the
  * forward's while dispatch.h CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its
- * supports()), the backward's (bwd) while CUDADENT_SM90_BWD_SOFTCAP is 0 or the call is not one of
- * its 128 / 128 row (a head dim over 64, both up to 128, dense, not deterministic);
+ * supports()), the backward's (bwd) while its row's gate is 0 (CUDADENT_SM90_BWD_SOFTCAP: the
+ * 128 / 128 row; CUDADENT_SM90_BWD_WIDE_SOFTCAP with CUDADENT_SM90_BWD_WIDE: a head dim over 128)
+ * or the call is not one the row takes (dense, not deterministic, a head dim over 64);
  * CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward, the portable backward. */
 static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
   if (desc->softcap == 0.0f) return NULL;
@@ -278,11 +280,14 @@ static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
       (!CUDADENT_SM90_FWD_SOFTCAP || (desc->head_dim <= 64 && dv <= 64)))
     return "softcap forward forced onto sm90, whose row does not take it (dispatch.h "
            "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)";
+  const int wide = desc->head_dim > 128 || dv > 128;
+  const int bwd_gate =
+      wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP : CUDADENT_SM90_BWD_SOFTCAP;
   if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
-      (!CUDADENT_SM90_BWD_SOFTCAP || desc->deterministic || desc->varlen > 0 ||
-       (desc->head_dim <= 64 && dv <= 64) || desc->head_dim > 128 || dv > 128))
+      (!bwd_gate || desc->deterministic || desc->varlen > 0 || (desc->head_dim <= 64 && dv <= 64)))
     return "softcap backward forced onto sm90, whose row does not take it (dispatch.h "
-           "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic d128-row call)";
+           "CUDADENT_SM90_BWD_SOFTCAP, or over 128 CUDADENT_SM90_BWD_WIDE_SOFTCAP, 0; or not a "
+           "dense non-deterministic call with a head dim over 64)";
   return NULL;
 }
 

@@ -21,7 +21,11 @@
  * two-sided windows and none, GQA and MQA, seqlen_q != seqlen_k both ways with ragged tails, fp16
  * and bf16, a saturating softcap (5 at softmax_scale 1 with outliers) and mild ones (30, 50); and
  * the calls that row leaves to the portable backward: d64 (its 64 / 64 row has no softcap kernel)
- * and deterministic (-det).
+ * and deterministic (-det). From case 10 the wide rows' softcap kernels (256 / 256 and 192 / 128,
+ * and 176 / 104 rounded up to 192 / 128): d256 causal GQA with seqlen_q > seqlen_k off the 64-row
+ * tiles (rows with no key), d256 two-sided window fp16, d256 MQA saturated (softcap 5, outliers),
+ * 192 / 128 causal local window, 176 / 104; and a deterministic d256 one, left to the portable
+ * backward.
  *
  * Paths. CUDADENT_KERNEL_FWD=sm90 (or CUDADENT_KERNEL=sm90) forces the forward onto the Hopper
  * path: the cases skip while dispatch.h's CUDADENT_SM90_FWD_SOFTCAP is 0 (the row does not list
@@ -30,13 +34,15 @@
  * every case must run: on sm_90 the Hopper forward takes the ones with enough work (its
  * preferred()) where the gate is 1, the portable kernel the others (and all of them where it is
  * 0). CUDADENT_KERNEL_BWD=sm90 forces the backward cases' backward onto the Hopper path: they skip
- * while dispatch.h's CUDADENT_SM90_BWD_SOFTCAP is 0, and so do those the row leaves to the
- * portable backward (d64, -det); under the default dispatch every one runs (the Hopper backward
- * where the gate is 1 and its supports() takes the call, else the portable one).
+ * while their row's gate in dispatch.h is 0 (CUDADENT_SM90_BWD_SOFTCAP: head dims up to 128;
+ * CUDADENT_SM90_BWD_WIDE_SOFTCAP with CUDADENT_SM90_BWD_WIDE: a head dim over 128), and so do those
+ * the row leaves to the portable backward (d64, -det); under the default dispatch every one runs
+ * (the Hopper backward where the gate is 1 and its supports() takes the call, else the portable
+ * one).
  *
  * Cost: the fp64 reference, about 2 ns per score and head-dim column on one core, a forward
  * check twice, a backward check about ten times: about 20 core-seconds for the forward cases,
- * about 25 for the backward ones (estimated).
+ * about 40 for the backward ones (estimated).
  */
 #include <math.h>
 #include <stdio.h>
@@ -45,7 +51,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP, _WIDE, _WIDE_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -108,6 +114,14 @@ static const softcap_case_t bwd_cases[] = {
     SB(1, 300, 300, 4, 2, 128, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 1),      /* 1.1 */
     SB(1, 500, 500, 4, 2, 64, 0, FP16, CAUSAL, 30.0f, 0, CONTIGUOUS, 0, 0),   /* 1.5 */
     SB(1, 300, 700, 4, 4, 64, 0, BF16, NONE, 5.0f, 1.0f, GAPPED, 1, 0),       /* 1.3, saturated */
+    /* the wide rows' softcap kernels (CUDADENT_SM90_BWD_WIDE_SOFTCAP) */
+    SB(1, 450, 333, 4, 2, 256, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),      /* 3.1, GQA, rows w/o keys */
+    SB(2, 200, 380, 4, 4, 256, 0, FP16, WINDOW, 50.0f, 0, CONTIGUOUS, 0, 0),  /* 3.1, sq < sk */
+    SB(1, 257, 520, 4, 1, 256, 0, BF16, NONE, 5.0f, 1.0f, GAPPED, 1, 0),      /* 2.7, MQA, saturated */
+    SB(1, 390, 270, 4, 2, 192, 128, FP16, LOCAL, 30.0f, 0, GAPPED, 0, 0),     /* 1.1, 192 / 128 */
+    SB(2, 130, 300, 4, 1, 176, 104, BF16, NONE, 50.0f, 0, GAPPED, 0, 0),      /* 0.7, 176 / 104 -> 192 / 128 */
+    /* left to the portable backward: deterministic */
+    SB(1, 300, 300, 4, 2, 256, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 1),      /* 1.8 */
 };
 enum { N_BWD_CASES = sizeof bwd_cases / sizeof bwd_cases[0] };
 
@@ -127,9 +141,14 @@ static int run_softcap_case(int i, int hopper_bwd) {
   if (fwd_sm90 && !CUDADENT_SM90_FWD_SOFTCAP)
     return t_skip("softcap forward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
                   "(dispatch.h CUDADENT_SM90_FWD_SOFTCAP 0 in this build)");
-  if (c->bwd && bwd_sm90 && !CUDADENT_SM90_BWD_SOFTCAP)
+  /* the row's gate: the 128 / 128 row's, or the wide rows' (a head dim over 128) */
+  const int wide = c->head_dim > 128 || c->head_dim_v > 128;
+  if (c->bwd && bwd_sm90 && !wide && !CUDADENT_SM90_BWD_SOFTCAP)
     return t_skip("softcap backward forced onto sm90 (CUDADENT_KERNEL*): its softcap is not enabled "
                   "(dispatch.h CUDADENT_SM90_BWD_SOFTCAP 0 in this build)");
+  if (c->bwd && bwd_sm90 && wide && !(CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP))
+    return t_skip("softcap backward forced onto sm90 (CUDADENT_KERNEL*): its wide rows' softcap is "
+                  "not enabled (dispatch.h CUDADENT_SM90_BWD_WIDE_SOFTCAP 0 in this build)");
   problem_desc_t d;
   memset(&d, 0, sizeof d);
   d.batch = c->batch;
@@ -175,7 +194,7 @@ static int run_softcap_case(int i, int hopper_bwd) {
     if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && bwd_sm90) {
       problem_destroy(&pr);
       return t_skip("softcap backward forced onto sm90: a call its row leaves to the portable backward "
-                    "(head dims up to 64 or over 128, deterministic)");
+                    "(head dims up to 64, deterministic)");
     }
   }
   if (st != CUDADENT_STATUS_SUCCESS) {
@@ -192,17 +211,23 @@ static int run_softcap_case(int i, int hopper_bwd) {
                                    "non-finite output: 'bad' above)", name);
 }
 
+#define SOFTCAP_BWD_FN(i) \
+  static int softcap_bwd_##i(void) { return run_softcap_case(i, 1); }
 #define SOFTCAP_FN(i) \
   static int softcap_##i(void) { return run_softcap_case(i, 0); } \
-  static int softcap_bwd_##i(void) { return run_softcap_case(i, 1); }
+  SOFTCAP_BWD_FN(i)
 SOFTCAP_FN(0) SOFTCAP_FN(1) SOFTCAP_FN(2) SOFTCAP_FN(3) SOFTCAP_FN(4) SOFTCAP_FN(5)
 SOFTCAP_FN(6) SOFTCAP_FN(7) SOFTCAP_FN(8) SOFTCAP_FN(9) SOFTCAP_FN(10) SOFTCAP_FN(11)
+SOFTCAP_BWD_FN(12) SOFTCAP_BWD_FN(13) SOFTCAP_BWD_FN(14) SOFTCAP_BWD_FN(15) SOFTCAP_BWD_FN(16)
+SOFTCAP_BWD_FN(17)
 static const t_fn softcap_fns[] = {softcap_0, softcap_1, softcap_2, softcap_3,
                                    softcap_4, softcap_5, softcap_6, softcap_7,
                                    softcap_8, softcap_9, softcap_10, softcap_11};
-static const t_fn softcap_bwd_fns[] = {softcap_bwd_0, softcap_bwd_1, softcap_bwd_2, softcap_bwd_3,
-                                       softcap_bwd_4, softcap_bwd_5, softcap_bwd_6, softcap_bwd_7,
-                                       softcap_bwd_8, softcap_bwd_9, softcap_bwd_10, softcap_bwd_11};
+static const t_fn softcap_bwd_fns[] = {softcap_bwd_0,  softcap_bwd_1,  softcap_bwd_2,  softcap_bwd_3,
+                                       softcap_bwd_4,  softcap_bwd_5,  softcap_bwd_6,  softcap_bwd_7,
+                                       softcap_bwd_8,  softcap_bwd_9,  softcap_bwd_10, softcap_bwd_11,
+                                       softcap_bwd_12, softcap_bwd_13, softcap_bwd_14, softcap_bwd_15,
+                                       softcap_bwd_16, softcap_bwd_17};
 _Static_assert(sizeof softcap_fns / sizeof softcap_fns[0] >= N_CASES &&
                    sizeof softcap_bwd_fns / sizeof softcap_bwd_fns[0] >= N_BWD_CASES,
                "add SOFTCAP_FN rows for new cases");

@@ -6,8 +6,8 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
-#     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdvarlen] [dims] [widths] [bwdwide] [vbench] [losscheck]
-#     [bwdtrace]
+#     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdwidesoftcap] [bwdvarlen] [dims] [widths] [bwdwide]
+#     [vbench] [losscheck] [bwdtrace]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
@@ -321,6 +321,57 @@ for step in "${steps[@]}"; do
           CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bsc/cudadent-bench $shape --softcap $cap --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
           note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
           cat "$logs/c.log" >> "$logs/bwdsoftcap_cli.log"
+        done
+      done ;;
+    bwdwidesoftcap)
+      # softcap on the Hopper backward's wide rows (docs/kernels/sm90_bwd.md section 8, "Wide
+      # rows"), on a library with the gate CUDADENT_SM90_BWD_WIDE_SOFTCAP at 1: PREBUILT's (built on
+      # the workstation with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 in both C and CUDA flags:
+      # PREBUILD_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 dev/tools/prebuild.sh), build-gpu/ where
+      # src/dispatch.h has the gate at 1, else build-bwsc/ built here with the flag. A probe first
+      # (a small d256 softcap backward forced onto sm90, checked): a library without the gate
+      # refuses it (rc 2) and the step stops there. Then gpu_softcap_hopper_bwd forced onto sm90
+      # (cases 10-14 the wide rows; d64 and -det skip: the portable backward's) and under the
+      # default dispatch, gpu_dims_bwd forced (its softcap cases over 128 run the wide kernels),
+      # compute-sanitizer (BWSC_SANITIZE: memcheck on cases 10 (d256) and 13 (192 / 128), synccheck
+      # on 10), and CLI timings of the backward (--bwd, --iters 50) at d256, seqlen 4096, batch 2,
+      # 16 heads, bf16, causal and not: sm80 and sm90 with softcap 30, sm90 without, twice
+      if [ -n "${PREBUILT:-}" ] || grep -q '^#define CUDADENT_SM90_BWD_WIDE_SOFTCAP 1' src/dispatch.h; then
+        rm -rf build-bwsc && ln -s build-gpu build-bwsc
+      else
+        { cmake -S . -B build-bwsc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
+            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 \
+            && cmake --build build-bwsc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bwsc.log" 2>&1 \
+          || { note "BWDWIDESOFTCAP BUILD FAILED"; tail -20 "$logs/build-bwsc.log"; continue; }
+      fi
+      vrun="env LD_LIBRARY_PATH=$PWD/build-bwsc"
+      CUDADENT_KERNEL_BWD=sm90 timeout 120 $vrun build-bwsc/cudadent-bench --batch 1 --heads 4 --heads-kv 2 \
+        --seqlen-q 150 --seqlen-k 130 --head-dim 256 --causal --softcap 30 --bwd --check --iters 1 > "$logs/c.log" 2>&1
+      rc=$?
+      note "probe sm90 d256 softcap bwd --check: rc $rc $(tail -1 "$logs/c.log")"
+      cat "$logs/c.log" >> "$logs/bwdwidesoftcap_cli.log"
+      [ $rc -eq 0 ] || { note "the library does not take wide softcap backwards on sm90 (a build without -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1?): step stopped"; continue; }
+      for run in "CUDADENT_KERNEL_BWD=sm90:gpu_softcap_hopper_bwd" "CUDADENT_KERNEL_BWD=:gpu_softcap_hopper_bwd" \
+                 "CUDADENT_KERNEL_BWD=sm90:gpu_dims_bwd"; do
+        envset=${run%%:*} filter=${run#*:}
+        ( export "$envset"; timeout 300 $vrun build-bwsc/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
+        note "tests ($envset $filter): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
+        grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdwidesoftcap.log"
+      done
+      for spec in ${BWSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/10 memcheck:gpu_softcap_hopper_bwd/13 synccheck:gpu_softcap_hopper_bwd/10}; do
+        tool=${spec%%:*} case=${spec#*:}
+        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $vrun build-bwsc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdwidesoftcap_sanitize.log"
+      done
+      for shape in "--batch 2 --heads 16 --seqlen 4096 --head-dim 256" "--batch 2 --heads 16 --seqlen 4096 --head-dim 256 --causal"; do
+        for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
+          kern=${kc%%:*} cap=${kc#*:}
+          CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bwsc/cudadent-bench $shape --softcap $cap --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
+          note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
+          cat "$logs/c.log" >> "$logs/bwdwidesoftcap_cli.log"
         done
       done ;;
     bwdvarlen)

@@ -134,7 +134,9 @@ template <int D, int DV, int BM> static constexpr int cd_sm90_bwd_smem_bytes() {
 }
 template <int D, int DV, bool kFp16, int kDet, int BM, bool kSoftcap = false>
 static const void *cd_sm90_bwd_main_kernel() {
-  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
+  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0 && kSoftcap)
+    return (const void *)cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>;
+  else if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
     return (const void *)cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>;
   else if constexpr (kSoftcap)
     return (const void *)cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>;
@@ -143,10 +145,10 @@ static const void *cd_sm90_bwd_main_kernel() {
 }
 
 /* The three kernels of row (D, DV) in mode kDet; BM_: the row's BLOCK_M, or 80 (the d128 row's
- * 80-row tile, cd_sm90_bwd_takes_bm80); kSoftcap: the narrow row's softcap kernel (p->softcap > 0;
- * bwd.cu cd_sm90_bwd_softcap), whose scores are in units of softcap as the portable backward's:
- * scale_log2 = softcap log2(e), softcap_pre = softmax_scale / softcap (scale stays softmax_scale:
- * dK and dQ take it as without softcap). */
+ * 80-row tile, cd_sm90_bwd_takes_bm80); kSoftcap: the row's softcap kernel (p->softcap > 0; bwd.cu
+ * cd_sm90_bwd_softcap, bwd_wide.cu for the wide rows), whose scores are in units of softcap as the
+ * portable backward's: scale_log2 = softcap log2(e), softcap_pre = softmax_scale / softcap (scale
+ * stays softmax_scale: dK and dQ take it as without softcap). */
 template <int D, int DV, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M,
           bool kSoftcap = false>
 static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void *workspace,
@@ -156,7 +158,8 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   constexpr int BM = BM_, BN = tile::BLOCK_N;
   static_assert(BM == tile::BLOCK_M || (BM == 80 && D == 128 && DV == 128 && kDet == CD_SM90_BWD_NONDET),
                 "the 80-row tile: the d128 row, non-deterministic");
-  static_assert(!kSoftcap || (!kWide && BM == tile::BLOCK_M), "softcap: the narrow rows' own tiles");
+  static_assert(!kSoftcap || (BM == tile::BLOCK_M && (!kWide || kDet == CD_SM90_BWD_NONDET)),
+                "softcap: the rows' own tiles; the wide rows' not deterministic");
   constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM>();
   const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 
@@ -232,7 +235,10 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   /* the pre plainly (the call's first: after whatever came before on the stream), the main kernel
    * and the post with PDL (their waits: bwd_kernel.cuh, bwd_wide_kernel.cuh, bwd_prepost.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if constexpr (kWide)
+  if constexpr (kWide && kSoftcap)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>, grid, dim3(384), SMEM, stream,
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
+  else if constexpr (kWide)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else if constexpr (kSoftcap)
@@ -246,7 +252,10 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
                                 stream, io);
 #else
-  if constexpr (kWide)
+  if constexpr (kWide && kSoftcap)
+    cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
+                                                                             p->softmax_scale / p->softcap);
+  else if constexpr (kWide)
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else if constexpr (kSoftcap)
     cd_sm90_bwd_softcap_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
@@ -275,7 +284,7 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
               : cd_sm90_bwd_launch<D, DV, false, CD_SM90_BWD_NONDET>(p, workspace, stream);
 }
 
-/* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256. */
+/* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256 (softcap ones too). */
 cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
 
 /* Varlen calls (bwd_varlen.cu; the narrow rows, not deterministic: bwd.cu's supports()): the

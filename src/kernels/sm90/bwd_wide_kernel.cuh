@@ -43,6 +43,13 @@
  * Epilogue: dK (scaled) staged in the Q stages as [64 keys][D_QK], dV in the dO stages as
  * [64][D_V], 16-byte chunks XOR-swizzled by key % 8, written as 16-byte row chunks below the real
  * head_dim / head_dim_v and seqlen_k.
+ *
+ * Softcap (kSoftcap of cd_sm90_bwd_wide_body: cd_sm90_bwd_wide_softcap_kernel, dense, not
+ * deterministic; docs/kernels/sm90_bwd.md section 8, "Wide rows"): bwd_kernel.cuh's algebra and
+ * register layout. S^T_w becomes t = tanh(S^T_w softmax_scale / softcap) in place (t takes P^T's
+ * registers; masked t = -inf); after the dP^T wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T =
+ * P^T (dP^T - delta) max(1 - t^2, 0), both packed there. A kernel of its own, so that the kernels
+ * without softcap keep their names, parameters and code.
  */
 #ifndef CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
@@ -143,10 +150,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_det_dq(const float (&dq)[QN * 3
 
 /* One consumer's whole walk and its epilogue's staging (W: which consumer, a template value so that
  * its slabs are constants). */
-template <int DQK, int DV, bool kFp16, int kDet, int W>
+template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap>
 __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args &args, uint32_t base,
                                                           const uint8_t *gbase, int n_block, int hk, int b,
-                                                          int m_lo, int m_hi) {
+                                                          int m_lo, int m_hi, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   typedef cd_sm90_bwd_wide_plan<DQK, DV, W> P;
@@ -213,6 +220,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       const bool need_mask = key_tail ||
                              (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
                              (args.window_left >= 0 && k0 < rl + shift - args.window_left);
+      if constexpr (kSoftcap) {
+        /* softcap: S^T becomes t = tanh(s softcap_pre) in place; P^T and dS^T from it after the
+         * dP^T wait, below */
+#pragma unroll
+        for (int i = 0; i < 16; ++i) st[i] = cd_softcap_tanh(st[i] * softcap_pre);
+      } else {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + 8 * j + 2 * (lane & 3));
@@ -221,6 +234,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
           st[4 * j + 2 * r] = cd_exp2(fmaf(st[4 * j + 2 * r], args.scale_log2, -l2.x));
           st[4 * j + 2 * r + 1] = cd_exp2(fmaf(st[4 * j + 2 * r + 1], args.scale_log2, -l2.y));
         }
+      }
       }
       if (need_mask) {
 #pragma unroll
@@ -234,16 +248,36 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
               const bool vis = key < args.seqlen_k &&
                                (args.window_left < 0 || d >= -args.window_left) &&
                                (args.window_right < 0 || d <= args.window_right);
-              if (!vis) st[4 * j + 2 * r + e] = 0.f;
+              /* softcap: t = -inf, so that P = 0 and the factor max(1 - t^2, 0) = 0 */
+              if (!vis) st[4 * j + 2 * r + e] = kSoftcap ? -__int_as_float(0x7f800000) : 0.f;
             }
       }
-      uint32_t p16[8];
+      uint32_t p16[8], ds16[8];
+      if constexpr (kSoftcap) {
+        /* P = exp2(t softcap log2(e) - LSE2) (args.scale_log2 is softcap log2(e)) and dS^T =
+         * P (dP^T - delta) (1 - t^2), both packed after the dP^T wait (bwd_kernel.cuh's order) */
+        cd_wgmma_wait<0>(); /* dP^T done */
+        cd_sm90_fence_regs(dpt);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + 8 * j + 2 * (lane & 3));
+          const float2 dl = *reinterpret_cast<const float2 *>(delta_s + 8 * j + 2 * (lane & 3));
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const float t0 = st[4 * j + 2 * r], t1 = st[4 * j + 2 * r + 1];
+            const float p0 = cd_exp2(fmaf(t0, args.scale_log2, -l2.x));
+            const float p1 = cd_exp2(fmaf(t1, args.scale_log2, -l2.y));
+            p16[2 * j + r] = cd_pack2<kFp16>(p0, p1);
+            ds16[2 * j + r] = cd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x) * fmaxf(fmaf(-t0, t0, 1.f), 0.f),
+                                              p1 * (dpt[4 * j + 2 * r + 1] - dl.y) * fmaxf(fmaf(-t1, t1, 1.f), 0.f));
+          }
+        }
+      } else {
 #pragma unroll
       for (int i = 0; i < 8; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);
 
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
-      uint32_t ds16[8];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + 8 * j + 2 * (lane & 3));
@@ -251,6 +285,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         for (int r = 0; r < 2; ++r)
           ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dpt[4 * j + 2 * r] - dl.x),
                                             st[4 * j + 2 * r + 1] * (dpt[4 * j + 2 * r + 1] - dl.y));
+      }
       }
 
       /* P^T and dS^T to shared memory, [64 keys][64 queries], 128-byte swizzle: this consumer's
@@ -339,11 +374,13 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_store(uint32_t stage, void *dst
   }
 }
 
-template <int DQK, int DV, bool kFp16, int kDet>
-__global__ void __launch_bounds__(384, 1)
-    cd_sm90_bwd_wide_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                            const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                            const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+/* The kernels' body (kSoftcap: cd_sm90_bwd_wide_softcap_kernel's; softcap_pre = softmax_scale /
+ * softcap there, unused otherwise). */
+template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap>
+__device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                      const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                      const cd_sm90_bwd_args &args, const int head_dim,
+                                                      const int head_dim_v, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -367,7 +404,7 @@ __global__ void __launch_bounds__(384, 1)
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
   const int k0 = n_block * BN;
-  int m_lo, m_hi;
+  int m_hi, m_lo; /* in this order since the body left the kernel: the kernels' SASS as before */
   cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
 
   if (wg == 0) {
@@ -412,15 +449,38 @@ __global__ void __launch_bounds__(384, 1)
   cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
 #endif
   if (wg == 1)
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0>(args, base, gbase, n_block, hk, b, m_lo, m_hi);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
+                                                                 softcap_pre);
   else
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1>(args, base, gbase, n_block, hk, b, m_lo, m_hi);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
+                                                                 softcap_pre);
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, 256); /* dK and dV staged */
   const int k0w = n_block * BN;
   cd_sm90_bwd_wide_store<DQK / 8>(base + L::Q_OFF, (uint16_t *)args.dk + b * args.dk_sb + hk * args.dk_sh,
                                   args.dk_ss, k0w, args.seqlen_k, head_dim / 8);
   cd_sm90_bwd_wide_store<DV / 8>(base + L::DO_OFF, (uint16_t *)args.dv + b * args.dv_sb + hk * args.dv_sh,
                                  args.dv_ss, k0w, args.seqlen_k, head_dim_v / 8);
+}
+
+template <int DQK, int DV, bool kFp16, int kDet>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_wide_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                            const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                            const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, kDet, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, 0.f);
+}
+
+/* The wide rows' softcap kernel (bwd_wide.cu: dense, not deterministic): softcap_pre = softmax_scale
+ * / softcap, args.scale_log2 = softcap log2(e), as bwd_kernel.cuh's cd_sm90_bwd_softcap_kernel. */
+template <int DQK, int DV, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_wide_softcap_kernel(const __grid_constant__ CUtensorMap tm_q,
+                                    const __grid_constant__ CUtensorMap tm_k,
+                                    const __grid_constant__ CUtensorMap tm_v,
+                                    const __grid_constant__ CUtensorMap tm_do, const cd_sm90_bwd_args args,
+                                    const int head_dim, const int head_dim_v, const float softcap_pre) {
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                                  head_dim_v, softcap_pre);
 }
 
 #endif /* CUDADENT_SM90_BWD_WIDE_KERNEL_CUH */
