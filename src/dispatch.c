@@ -65,8 +65,9 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves softcap calls with both head
  * dims up to 64, and varlen ones with a head dim over 128, to the next row), the Hopper backward
  * softcap behind its gate (CUDADENT_SM90_BWD_SOFTCAP; dense and varlen; its supports() leaves
- * deterministic softcap calls, those with both head dims up to 64 and those with a head dim over
- * 128 to the next row). */
+ * deterministic softcap calls, those with both head dims up to 64 (unless
+ * CUDADENT_SM90_BWD_D64_SOFTCAP is 1: then only varlen ones) and those with a head dim over 128 to
+ * the next row). */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,

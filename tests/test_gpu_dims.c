@@ -269,7 +269,8 @@ static int forced_sm90(const char *own_var) {
 /* Why a softcap case forced onto an sm90 row that does not take it skips (NULL: it runs): the
  * forward's while dispatch.h CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its
  * supports()), the backward's (bwd) while CUDADENT_SM90_BWD_SOFTCAP is 0 or the call is not one of
- * its 128 / 128 row (a head dim over 64, both up to 128, dense, not deterministic);
+ * its 128 / 128 row (a head dim over 64, both up to 128, dense, not deterministic) nor, where
+ * CUDADENT_SM90_BWD_D64_SOFTCAP is 1, of its 64 / 64 row (both up to 64, dense, not deterministic);
  * CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward, the portable backward. */
 static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
   if (desc->softcap == 0.0f) return NULL;
@@ -280,9 +281,10 @@ static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
            "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)";
   if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
       (!CUDADENT_SM90_BWD_SOFTCAP || desc->deterministic || desc->varlen > 0 ||
-       (desc->head_dim <= 64 && dv <= 64) || desc->head_dim > 128 || dv > 128))
+       (desc->head_dim <= 64 && dv <= 64 && !CUDADENT_SM90_BWD_D64_SOFTCAP) || desc->head_dim > 128 ||
+       dv > 128))
     return "softcap backward forced onto sm90, whose row does not take it (dispatch.h "
-           "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic d128-row call)";
+           "CUDADENT_SM90_BWD_SOFTCAP 0, or not a dense non-deterministic call of a row with softcap)";
   return NULL;
 }
 

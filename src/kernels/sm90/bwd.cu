@@ -11,7 +11,8 @@
  * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
  * run bwd_varlen.cu's launcher (section 7 of that note). Softcap (behind dispatch.h's
  * CUDADENT_SM90_BWD_SOFTCAP): calls of the 128 / 128 row, not deterministic, run its softcap
- * kernel (cd_sm90_bwd_softcap; varlen ones bwd_varlen.cu's; that note's section "Softcap").
+ * kernel (cd_sm90_bwd_softcap; varlen ones bwd_varlen.cu's; that note's section "Softcap"), and
+ * dense ones of the 64 / 64 row its own where CUDADENT_SM90_BWD_D64_SOFTCAP is 1 (0 for now).
  */
 #include <string.h>
 
@@ -25,8 +26,9 @@
  * up to SM90_BWD_MAX_DIM, each call at the row covering both. Softcap (where dispatch.c's row lists
  * it, the gate CUDADENT_SM90_BWD_SOFTCAP): dense and varlen calls of the 128 / 128 row (a head
  * dim over 64, both up to 128), not deterministic: the softcap kernels are that row's
- * non-deterministic ones, dense and varlen (the 64 / 64 row's spilled: docs/kernels/sm90_bwd.md
- * "Softcap"); the others go to the portable backward, the next row. */
+ * non-deterministic ones, dense and varlen; dense calls of the 64 / 64 row (both head dims up to
+ * 64) behind the gate CUDADENT_SM90_BWD_D64_SOFTCAP too (docs/kernels/sm90_bwd.md "Softcap"); the
+ * others go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
@@ -38,7 +40,11 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
   const int softcap_ok = p->softcap == 0.f || (CUDADENT_SM90_BWD_SOFTCAP && !p->deterministic &&
                                                (p->head_dim > 64 || dv > 64) && p->head_dim <= 128 && dv <= 128);
-  return dtype_ok && dim_ok && varlen_ok && softcap_ok;
+  /* the 64 / 64 row's softcap kernel, dense only, behind its own gate (dispatch.h
+   * CUDADENT_SM90_BWD_D64_SOFTCAP) */
+  const int softcap64_ok = CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP && p->softcap > 0.f &&
+                           !p->deterministic && !varlen && p->head_dim <= 64 && dv <= 64;
+  return dtype_ok && dim_ok && varlen_ok && (softcap_ok || softcap64_ok);
 }
 
 /* What the default dispatch gives this kernel: everything it supports. (Until session 17 the
@@ -62,10 +68,16 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
-/* A dense softcap call (p->softcap > 0; supports() takes only the 128 / 128 row's, not
- * deterministic): that row's softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the
- * workspace is the row's. */
+/* A dense softcap call (p->softcap > 0; supports() takes the 128 / 128 row's, and the 64 / 64
+ * row's where dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP is 1; not deterministic): its row's
+ * softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the workspace is the row's. */
 static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+  if (cd_sm90_bwd_row(p) == 64) {
+    constexpr int BM64 = cd_sm90_bwd_tile<64>::BLOCK_M;
+    return p->dtype == CUDADENT_DTYPE_FP16
+               ? cd_sm90_bwd_launch<64, 64, true, CD_SM90_BWD_NONDET, BM64, true>(p, workspace, stream)
+               : cd_sm90_bwd_launch<64, 64, false, CD_SM90_BWD_NONDET, BM64, true>(p, workspace, stream);
+  }
   constexpr int BM = cd_sm90_bwd_tile<128>::BLOCK_M;
   return p->dtype == CUDADENT_DTYPE_FP16
              ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream)

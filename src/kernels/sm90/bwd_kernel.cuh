@@ -568,8 +568,9 @@ __global__ void __launch_bounds__(384, 1)
                                                cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
 }
 
-/* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, not
- * deterministic; D = 64 compiles but spills, docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
+/* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, and the
+ * 64 / 64 row's behind dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP; not deterministic;
+ * docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
  * softmax_scale / softcap, args.scale_log2 = softcap log2(e) (the scores in units of softcap, as
  * the portable backward's); a kernel of its own, so that the kernels above keep their names,
  * parameters and code. */
