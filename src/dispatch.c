@@ -64,10 +64,10 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * deterministic and head dims over 128 varlen calls to the next row); the Hopper forward softcap
  * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves softcap calls with both head
  * dims up to 64, and varlen ones with a head dim over 128, to the next row), the Hopper backward
- * softcap behind its gates (CUDADENT_SM90_BWD_SOFTCAP: the 128 / 128 row, dense and varlen;
- * CUDADENT_SM90_BWD_WIDE_SOFTCAP: the wide rows, dense; either lists the feature, and its
- * supports() leaves deterministic softcap calls, those with both head dims up to 64 and those of
- * a row whose gate is 0 to the next row). */
+ * softcap behind its gates (CUDADENT_SM90_BWD_SOFTCAP: the 128 / 128 row, dense and varlen, and
+ * with CUDADENT_SM90_BWD_D64_SOFTCAP the 64 / 64 row's dense calls; CUDADENT_SM90_BWD_WIDE_SOFTCAP:
+ * the wide rows, dense; either lists the feature, and its supports() leaves deterministic softcap
+ * calls and those of a row whose gate is 0 to the next row). */
 static const cudadent_fwd_kernel_t fwd_table[] = {
 #if CUDADENT_HAVE_SM90_FWD
     {"sm90", 90, 90, dims_8_to_256, CUDADENT_DTYPES_16BIT,

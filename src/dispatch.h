@@ -136,7 +136,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 
 /* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
  * softcap kernels of its 128 / 128 row, dense and varlen (varlen since session 21); its
- * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel spilled) and those
+ * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel: CUDADENT_SM90_BWD_D64_SOFTCAP below) and those
  * with a head dim over 128 (the wide rows': CUDADENT_SM90_BWD_WIDE_SOFTCAP below) to the portable
  * backward), so that a Gemma 2 training step at d128 runs
  * both directions on the Hopper path. On since session 21: tests/test_gpu_softcap.c
@@ -159,6 +159,18 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_WIDE_SOFTCAP
 #define CUDADENT_SM90_BWD_WIDE_SOFTCAP 0
+#endif
+
+/* 1 (with CUDADENT_SM90_BWD_SOFTCAP 1): the Hopper backward's supports() also takes the softcap
+ * calls of its 64 / 64 row (both head dims up to 64), dense and not deterministic, on that row's
+ * softcap kernel (docs/kernels/sm90_bwd.md "Softcap": 168 registers, no spill since its dS^T
+ * addresses were rewritten; not yet run on a GPU). 0: such calls run the portable backward as
+ * before (the kernels are compiled but never launched). The GPU tests read it too; a build may
+ * override it with -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS
+ * (dev/sm90_bwd/gpu_run.sh bwdsoftcap). Flip it (and cudadent.h's status paragraph) after that
+ * run passes. */
+#ifndef CUDADENT_SM90_BWD_D64_SOFTCAP
+#define CUDADENT_SM90_BWD_D64_SOFTCAP 0
 #endif
 
 /* ---- the table ---- */

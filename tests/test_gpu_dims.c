@@ -270,8 +270,9 @@ static int forced_sm90(const char *own_var) {
 /* Why a softcap case forced onto an sm90 row that does not take it skips (NULL: it runs): the
  * forward's while dispatch.h CUDADENT_SM90_FWD_SOFTCAP is 0 or both head dims are up to 64 (its
  * supports()), the backward's (bwd) while its row's gate is 0 (CUDADENT_SM90_BWD_SOFTCAP: the
- * 128 / 128 row; CUDADENT_SM90_BWD_WIDE_SOFTCAP with CUDADENT_SM90_BWD_WIDE: a head dim over 128)
- * or the call is not one the row takes (dense, not deterministic, a head dim over 64);
+ * 128 / 128 row, and with CUDADENT_SM90_BWD_D64_SOFTCAP the 64 / 64 row; CUDADENT_SM90_BWD_WIDE_SOFTCAP
+ * with CUDADENT_SM90_BWD_WIDE: a head dim over 128) or the call is not one the row takes (dense, not
+ * deterministic);
  * CUDADENT_KERNEL_FWD=sm90 alone runs the Hopper forward, the portable backward. */
 static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
   if (desc->softcap == 0.0f) return NULL;
@@ -281,13 +282,15 @@ static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
     return "softcap forward forced onto sm90, whose row does not take it (dispatch.h "
            "CUDADENT_SM90_FWD_SOFTCAP 0, or head dims up to 64)";
   const int wide = desc->head_dim > 128 || dv > 128;
-  const int bwd_gate =
-      wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP : CUDADENT_SM90_BWD_SOFTCAP;
+  const int bwd_gate = wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP
+                     : desc->head_dim <= 64 && dv <= 64
+                         ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP
+                         : CUDADENT_SM90_BWD_SOFTCAP;
   if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
-      (!bwd_gate || desc->deterministic || desc->varlen > 0 || (desc->head_dim <= 64 && dv <= 64)))
+      (!bwd_gate || desc->deterministic || desc->varlen > 0))
     return "softcap backward forced onto sm90, whose row does not take it (dispatch.h "
-           "CUDADENT_SM90_BWD_SOFTCAP, or over 128 CUDADENT_SM90_BWD_WIDE_SOFTCAP, 0; or not a "
-           "dense non-deterministic call with a head dim over 64)";
+           "CUDADENT_SM90_BWD_SOFTCAP, at d64 CUDADENT_SM90_BWD_D64_SOFTCAP, over 128 "
+           "CUDADENT_SM90_BWD_WIDE_SOFTCAP, 0; or not a dense non-deterministic call)";
   return NULL;
 }
 

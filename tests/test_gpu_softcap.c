@@ -20,12 +20,12 @@
  * kernel of the 128 / 128 row (d128, d96 and 128 / 64 rounded up to it), causal, local and
  * two-sided windows and none, GQA and MQA, seqlen_q != seqlen_k both ways with ragged tails, fp16
  * and bf16, a saturating softcap (5 at softmax_scale 1 with outliers) and mild ones (30, 50); and
- * the calls that row leaves to the portable backward: d64 (its 64 / 64 row has no softcap kernel)
- * and deterministic (-det). From case 10 the wide rows' softcap kernels (256 / 256 and 192 / 128,
- * and 176 / 104 rounded up to 192 / 128): d256 causal GQA with seqlen_q > seqlen_k off the 64-row
- * tiles (rows with no key), d256 two-sided window fp16, d256 MQA saturated (softcap 5, outliers),
- * 192 / 128 causal local window, 176 / 104; and a deterministic d256 one, left to the portable
- * backward.
+ * the calls that row leaves to the portable backward: deterministic (-det), and d64, which the
+ * 64 / 64 row's softcap kernel takes where dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP is 1. From
+ * case 10 the wide rows' softcap kernels (256 / 256 and 192 / 128, and 176 / 104 rounded up to
+ * 192 / 128): d256 causal GQA with seqlen_q > seqlen_k off the 64-row tiles (rows with no key),
+ * d256 two-sided window fp16, d256 MQA saturated (softcap 5, outliers), 192 / 128 causal local
+ * window, 176 / 104; and a deterministic d256 one, left to the portable backward.
  *
  * Paths. CUDADENT_KERNEL_FWD=sm90 (or CUDADENT_KERNEL=sm90) forces the forward onto the Hopper
  * path: the cases skip while dispatch.h's CUDADENT_SM90_FWD_SOFTCAP is 0 (the row does not list
@@ -34,11 +34,12 @@
  * every case must run: on sm_90 the Hopper forward takes the ones with enough work (its
  * preferred()) where the gate is 1, the portable kernel the others (and all of them where it is
  * 0). CUDADENT_KERNEL_BWD=sm90 forces the backward cases' backward onto the Hopper path: they skip
- * while their row's gate in dispatch.h is 0 (CUDADENT_SM90_BWD_SOFTCAP: head dims up to 128;
- * CUDADENT_SM90_BWD_WIDE_SOFTCAP with CUDADENT_SM90_BWD_WIDE: a head dim over 128), and so do those
- * the row leaves to the portable backward (d64, -det); under the default dispatch every one runs
- * (the Hopper backward where the gate is 1 and its supports() takes the call, else the portable
- * one).
+ * while their row's gate in dispatch.h is 0 (CUDADENT_SM90_BWD_SOFTCAP: head dims up to 128, and
+ * at d64 CUDADENT_SM90_BWD_D64_SOFTCAP too; CUDADENT_SM90_BWD_WIDE_SOFTCAP with
+ * CUDADENT_SM90_BWD_WIDE: a head dim over 128), and so do those the row leaves to the portable
+ * backward (-det); at gate 1 a d64 case the row refuses fails. Under the default dispatch every one
+ * runs (the Hopper backward where the gate is 1 and its supports() takes the call, else the
+ * portable one).
  *
  * Cost: the fp64 reference, about 2 ns per score and head-dim column on one core, a forward
  * check twice, a backward check about ten times: about 20 core-seconds for the forward cases,
@@ -51,7 +52,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP, _WIDE, _WIDE_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP, _WIDE, _WIDE_SOFTCAP, _D64_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -110,7 +111,8 @@ static const softcap_case_t bwd_cases[] = {
     SB(2, 300, 300, 4, 4, 96, 0, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),       /* 2.0, d96 -> 128 */
     SB(1, 400, 600, 4, 2, 128, 64, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),     /* 2.2, 128 / 64 */
     SB(1, 1000, 800, 2, 1, 128, 0, BF16, NONE, 50.0f, 0, CONTIGUOUS, 1, 0),   /* 4.9, MQA, outliers */
-    /* left to the portable backward: deterministic, d64 */
+    /* left to the portable backward: deterministic; d64 (the 64 / 64 row's softcap kernel where
+     * CUDADENT_SM90_BWD_D64_SOFTCAP is 1) */
     SB(1, 300, 300, 4, 2, 128, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 1),      /* 1.1 */
     SB(1, 500, 500, 4, 2, 64, 0, FP16, CAUSAL, 30.0f, 0, CONTIGUOUS, 0, 0),   /* 1.5 */
     SB(1, 300, 700, 4, 4, 64, 0, BF16, NONE, 5.0f, 1.0f, GAPPED, 1, 0),       /* 1.3, saturated */
@@ -191,10 +193,15 @@ static int run_softcap_case(int i, int hopper_bwd) {
                      cudaGetErrorString(cudaGetLastError()));
     }
     st = problem_run_bwd(&pr, NULL);
-    if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && bwd_sm90) {
+    /* a dense non-deterministic call of a row whose gate is 1 must be taken: no skip */
+    const int d64_row = c->head_dim <= 64 && (c->head_dim_v == 0 || c->head_dim_v <= 64);
+    const int row_takes = !c->det && (wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP
+                                      : d64_row ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP
+                                                : CUDADENT_SM90_BWD_SOFTCAP);
+    if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && bwd_sm90 && !row_takes) {
       problem_destroy(&pr);
       return t_skip("softcap backward forced onto sm90: a call its row leaves to the portable backward "
-                    "(head dims up to 64, deterministic)");
+                    "(head dims up to 64 while CUDADENT_SM90_BWD_D64_SOFTCAP is 0, deterministic)");
     }
   }
   if (st != CUDADENT_STATUS_SUCCESS) {

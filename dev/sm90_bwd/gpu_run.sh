@@ -281,18 +281,28 @@ for step in "${steps[@]}"; do
       done ;;
     bwdsoftcap)
       # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd.md "Softcap"), built with
-      # the gate on (build-bsc/: -DCUDADENT_SM90_BWD_SOFTCAP=1 for the library and the tests; where
-      # src/dispatch.h already has it at 1, build-gpu/ is that build): the backward softcap tests
-      # forced onto sm90 (d64 and -det skip: the row leaves them to sm80) and under the default
-      # dispatch, the dims tests' backward forced (their softcap cases of the d128 row run),
-      # compute-sanitizer memcheck, racecheck and synccheck (forced sm90) on a small case, then
-      # CLI timings of the backward (--bwd) with softcap 30, sm90 against sm80 and sm90 without
-      # softcap, d64 (sm90 refuses softcap there: the line says so) and d128, seqlen 4096
-      if grep -q '^#define CUDADENT_SM90_BWD_SOFTCAP 1' src/dispatch.h; then
+      # the gates on (build-bsc/: -DCUDADENT_SM90_BWD_SOFTCAP=1 -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 for
+      # the library and the tests; where src/dispatch.h already has both at 1, or PREBUILT is given,
+      # build-gpu/ is that build: a PREBUILT library for the d64 row must have been built with the
+      # d64 gate in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS, e.g. cmake -S . -B build-prebuilt/d64sc
+      # -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a
+      # -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_D64_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_D64_SOFTCAP=1,
+      # its libcudadent.so.0, cudadent-bench and tests/cudadent_tests copied into the carried folder
+      # as dev/tools/prebuild.sh does): the backward softcap tests forced onto sm90 (-det skips:
+      # the row leaves it to sm80; the d64 cases 08 / 09 run on the 64 / 64 row's softcap kernel
+      # where the d64 gate is 1, and skip where it is 0: their lines are copied into the summary)
+      # and under the default dispatch, the dims tests' backward forced (their softcap cases of the
+      # d128 row run, and of the d64 row with the d64 gate), compute-sanitizer memcheck, racecheck
+      # and synccheck (forced sm90) on a small d128 case and memcheck on a d64 one, then CLI timings
+      # of the backward (--bwd) with softcap 30, sm90 against sm80 and sm90 without softcap, d64
+      # (sm90 refuses softcap there where the d64 gate is 0: the line says so) and d128, seqlen 4096
+      if grep -q '^#define CUDADENT_SM90_BWD_SOFTCAP 1' src/dispatch.h &&
+         { [ -n "${PREBUILT:-}" ] || grep -q '^#define CUDADENT_SM90_BWD_D64_SOFTCAP 1' src/dispatch.h; }; then
         rm -rf build-bsc && ln -s build-gpu build-bsc
       else
+        bsc_flags="-DCUDADENT_SM90_BWD_SOFTCAP=1 -DCUDADENT_SM90_BWD_D64_SOFTCAP=1"
         { cmake -S . -B build-bsc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_SOFTCAP=1 \
+            "-DCMAKE_C_FLAGS=$bsc_flags" "-DCMAKE_CUDA_FLAGS=$bsc_flags" \
             && cmake --build build-bsc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bsc.log" 2>&1 \
           || { note "BWDSOFTCAP BUILD FAILED"; tail -20 "$logs/build-bsc.log"; continue; }
       fi
@@ -303,9 +313,12 @@ for step in "${steps[@]}"; do
         ( export "$envset"; timeout 300 $vrun build-bsc/tests/cudadent_tests $filter > "$logs/t.log" 2>&1 )
         note "tests ($envset $filter): rc $? $(tail -1 "$logs/t.log") skipped $(grep -c 'skipped' "$logs/t.log")"
         grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
+        # the d64 softcap backward cases (the 64 / 64 row's kernel where the d64 gate is 1)
+        grep -E '^\[ *(OK|SKIP|FAIL) *\] gpu_(softcap_hopper|dims)_bwd/[0-9]+-d(8|16|24|32|40|48|56|64)-cap' "$logs/t.log" \
+          | sed 's/^/  d64: /' | tee -a "$summary"
         { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdsoftcap.log"
       done
-      for spec in ${BSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/03 racecheck:gpu_softcap_hopper_bwd/03 synccheck:gpu_softcap_hopper_bwd/03}; do
+      for spec in ${BSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/03 racecheck:gpu_softcap_hopper_bwd/03 synccheck:gpu_softcap_hopper_bwd/03 memcheck:gpu_softcap_hopper_bwd/08}; do
         tool=${spec%%:*} case=${spec#*:}
         CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
           $vrun build-bsc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1

@@ -11,8 +11,9 @@
  * docs/kernels/sm90_bwd.md. Varlen calls (cu_seqlens_q, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN)
  * run bwd_varlen.cu's launcher (section 7 of that note). Softcap (behind dispatch.h's
  * CUDADENT_SM90_BWD_SOFTCAP): calls of the 128 / 128 row, not deterministic, run its softcap
- * kernel (cd_sm90_bwd_softcap; varlen ones bwd_varlen.cu's; that note's section "Softcap"); dense
- * calls of the wide rows, behind CUDADENT_SM90_BWD_WIDE_SOFTCAP, bwd_wide.cu's.
+ * kernel (cd_sm90_bwd_softcap; varlen ones bwd_varlen.cu's; that note's section "Softcap"), dense
+ * ones of the 64 / 64 row its own where CUDADENT_SM90_BWD_D64_SOFTCAP is 1, and dense calls of the
+ * wide rows, behind CUDADENT_SM90_BWD_WIDE_SOFTCAP, bwd_wide.cu's.
  */
 #include <string.h>
 
@@ -25,10 +26,11 @@
 /* What the kernels can run at all: fp16 / bf16, head_dim and head_dim_v (api.c: multiples of 8)
  * up to SM90_BWD_MAX_DIM, each call at the row covering both. Softcap (where dispatch.c's row lists
  * it), not deterministic: with the gate CUDADENT_SM90_BWD_SOFTCAP dense and varlen calls of the
- * 128 / 128 row (a head dim over 64, both up to 128), with CUDADENT_SM90_BWD_WIDE_SOFTCAP dense
- * calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap kernels
- * are those rows' non-deterministic ones (the 64 / 64 row's spilled: docs/kernels/sm90_bwd.md
- * "Softcap"); the others go to the portable backward, the next row. */
+ * 128 / 128 row (a head dim over 64, both up to 128) and, with CUDADENT_SM90_BWD_D64_SOFTCAP too,
+ * dense calls of the 64 / 64 row (both head dims up to 64); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
+ * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
+ * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd.md "Softcap"); the others
+ * go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
@@ -38,9 +40,10 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
    * only, not deterministic (bwd_varlen.cu; such calls go to the portable backward, the next row) */
   const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
   const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
-  const int wide = p->head_dim > 128 || dv > 128;
-  const int softcap_row = wide ? CUDADENT_SM90_BWD_WIDE_SOFTCAP
-                               : CUDADENT_SM90_BWD_SOFTCAP && (p->head_dim > 64 || dv > 64);
+  const int wide = p->head_dim > 128 || dv > 128, narrow64 = p->head_dim <= 64 && dv <= 64;
+  const int softcap_row = wide       ? CUDADENT_SM90_BWD_WIDE_SOFTCAP
+                          : narrow64 ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP && !varlen
+                                     : CUDADENT_SM90_BWD_SOFTCAP;
   const int softcap_ok = p->softcap == 0.f || (softcap_row && !p->deterministic);
   return dtype_ok && dim_ok && varlen_ok && softcap_ok;
 }
@@ -66,10 +69,17 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
-/* A dense softcap call of the 128 / 128 row (p->softcap > 0, not deterministic: supports(); the
- * wide rows' go to cd_sm90_bwd_wide): that row's softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the
- * workspace is the row's. */
+/* A dense softcap call of the 128 / 128 row, or of the 64 / 64 row where dispatch.h's
+ * CUDADENT_SM90_BWD_D64_SOFTCAP is 1 (p->softcap > 0, not deterministic: supports(); the wide
+ * rows' go to cd_sm90_bwd_wide): its row's softcap kernel (bwd_kernel.cuh
+ * cd_sm90_bwd_softcap_kernel); the workspace is the row's. */
 static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+  if (cd_sm90_bwd_row(p) == 64) {
+    constexpr int BM64 = cd_sm90_bwd_tile<64>::BLOCK_M;
+    return p->dtype == CUDADENT_DTYPE_FP16
+               ? cd_sm90_bwd_launch<64, 64, true, CD_SM90_BWD_NONDET, BM64, true>(p, workspace, stream)
+               : cd_sm90_bwd_launch<64, 64, false, CD_SM90_BWD_NONDET, BM64, true>(p, workspace, stream);
+  }
   constexpr int BM = cd_sm90_bwd_tile<128>::BLOCK_M;
   return p->dtype == CUDADENT_DTYPE_FP16
              ? cd_sm90_bwd_launch<128, 128, true, CD_SM90_BWD_NONDET, BM, true>(p, workspace, stream)
@@ -81,7 +91,7 @@ extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, vo
   /* api.c has normalized head_dim_v (0 -> head_dim) and supports() bounded both dims */
   if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_run(p, workspace, stream);
   const int row = cd_sm90_bwd_row(p);
-  if (p->softcap > 0.f && row == 128) return cd_sm90_bwd_softcap(p, workspace, stream);
+  if (p->softcap > 0.f && (row == 64 || row == 128)) return cd_sm90_bwd_softcap(p, workspace, stream);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
 #if SM90_BWD_D128_BM80
   if (cd_sm90_bwd_takes_bm80(p)) /* FA3's non-causal d128 tile (config.cuh) */

@@ -444,6 +444,20 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
           const uint32_t addr = ds_buf + row * 128 + ((chunk ^ (row & 7)) << 4);
           cd_stmatrix_x4_trans(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
         }
+      } else if constexpr (kSoftcap && D == 64) {
+        /* the d64 softcap kernel: the same addresses as below, written so that one register holds them: j is even and
+         * lane >> 4 is 0 or 1, so jj / 8 = j / 8 and jj % 8 = (j % 8) | (lane >> 4), whose XOR with
+         * key & 7 is (j % 8) ^ ((lane >> 4) ^ (key & 7)); ds_buf + key * 128 is 128-byte aligned,
+         * so the chunk's XOR with (j % 8) << 4 is one per-j constant on a per-thread address (the
+         * form below made ptxas hold 16 per-j offsets across the block loop: the d64 row spilled
+         * them; docs/kernels/sm90_bwd.md "Softcap") */
+        const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
+        const uint32_t row_addr = sDS + buf * L::DS_BYTES + key * 128 + ((((lane >> 4) ^ key) & 7) << 4);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+          const uint32_t addr = (row_addr ^ ((j % 8) << 4)) + (j / 8) * (BN * 128);
+          cd_stmatrix_x4(addr, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
+        }
       } else {
         const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
         const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
@@ -547,8 +561,9 @@ __global__ void __launch_bounds__(384, 1)
                                                cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
 }
 
-/* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, not
- * deterministic; D = 64 compiles but spills, docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
+/* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, and the
+ * 64 / 64 row's behind dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP; not deterministic;
+ * docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
  * softmax_scale / softcap, args.scale_log2 = softcap log2(e) (the scores in units of softcap, as
  * the portable backward's); a kernel of its own, so that the kernels above keep their names,
  * parameters and code. */
