@@ -134,7 +134,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_BWD_WIDE 1
 #endif
 
-/* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd.md "Softcap": the
+/* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd_softcap.md: the
  * softcap kernels of its 128 / 128 row, dense and varlen (varlen since session 21); its
  * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel: CUDADENT_SM90_BWD_D64_SOFTCAP below) and those
  * with a head dim over 128 (the wide rows': CUDADENT_SM90_BWD_WIDE_SOFTCAP below) to the portable
@@ -149,7 +149,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_BWD_SOFTCAP 1
 #endif
 
-/* 1: the Hopper backward's wide rows take softcap too (docs/kernels/sm90_bwd.md section 8, "Wide
+/* 1: the Hopper backward's wide rows take softcap too (docs/kernels/sm90_bwd_softcap.md, "Wide
  * rows": cd_sm90_bwd_wide_softcap_kernel of bwd_wide_kernel.cuh, rows 256 / 256 and 192 / 128,
  * dense, not deterministic; needs CUDADENT_SM90_BWD_WIDE), so that a Gemma 2 training step at
  * head_dim 256 runs its backward on the Hopper path. 0 until its GPU tests pass
@@ -163,7 +163,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 
 /* 1 (with CUDADENT_SM90_BWD_SOFTCAP 1): the Hopper backward's supports() also takes the softcap
  * calls of its 64 / 64 row (both head dims up to 64), dense and not deterministic, on that row's
- * softcap kernel (docs/kernels/sm90_bwd.md "Softcap": 168 registers, no spill since its dS^T
+ * softcap kernel (docs/kernels/sm90_bwd_softcap.md: 168 registers, no spill since its dS^T
  * addresses were rewritten; not yet run on a GPU). 0: such calls run the portable backward as
  * before (the kernels are compiled but never launched). The GPU tests read it too; a build may
  * override it with -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS

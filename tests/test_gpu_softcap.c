@@ -1,6 +1,6 @@
 /*
  * test_gpu_softcap.c - softcap on the Hopper forward and backward (issue 27; docs/kernels/sm90_fwd.md
- * and sm90_bwd.md "Softcap"): scores = softcap * tanh(scores / softcap) before the mask, on the GPU through the
+ * and sm90_bwd_softcap.md): scores = softcap * tanh(scores / softcap) before the mask, on the GPU through the
  * public API against the double-precision CPU reference (tools/problem.h: fresh random inputs,
  * poisoned outputs, flash-attn's criterion). Skipped with 'skipped: no CUDA device' where there
  * is none.

@@ -280,7 +280,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     bwdsoftcap)
-      # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd.md "Softcap"), built with
+      # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd_softcap.md), built with
       # the gates on (build-bsc/: -DCUDADENT_SM90_BWD_SOFTCAP=1 -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 for
       # the library and the tests; where src/dispatch.h already has both at 1, or PREBUILT is given,
       # build-gpu/ is that build: a PREBUILT library for the d64 row must have been built with the
@@ -337,7 +337,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     bwdwidesoftcap)
-      # softcap on the Hopper backward's wide rows (docs/kernels/sm90_bwd.md section 8, "Wide
+      # softcap on the Hopper backward's wide rows (docs/kernels/sm90_bwd_softcap.md, "Wide
       # rows"), on a library with the gate CUDADENT_SM90_BWD_WIDE_SOFTCAP at 1: PREBUILT's (built on
       # the workstation with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 in both C and CUDA flags:
       # PREBUILD_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 dev/tools/prebuild.sh), build-gpu/ where

@@ -29,7 +29,7 @@
  * 128 / 128 row (a head dim over 64, both up to 128) and, with CUDADENT_SM90_BWD_D64_SOFTCAP too,
  * dense calls of the 64 / 64 row (both head dims up to 64); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
  * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
- * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd.md "Softcap"); the others
+ * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md); the others
  * go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;

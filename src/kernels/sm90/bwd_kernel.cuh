@@ -71,7 +71,7 @@
  * 231,720 B); the mask only zeroes keys past seqlen_k.
  *
  * Softcap (kSoftcap of cd_sm90_bwd_body: cd_sm90_bwd_softcap_kernel, dense, and
- * cd_sm90_bwd_varlen_softcap_kernel; docs/kernels/sm90_bwd.md "Softcap"): S^T becomes
+ * cd_sm90_bwd_varlen_softcap_kernel; docs/kernels/sm90_bwd_softcap.md): S^T becomes
  * t = tanh(S^T softmax_scale / softcap) in place before the mask (masked t = -inf); after the dP^T
  * wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T = P^T (dP^T - delta) (1 - t^2), the portable
  * backward's algebra, element by element.
@@ -450,7 +450,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
          * key & 7 is (j % 8) ^ ((lane >> 4) ^ (key & 7)); ds_buf + key * 128 is 128-byte aligned,
          * so the chunk's XOR with (j % 8) << 4 is one per-j constant on a per-thread address (the
          * form below made ptxas hold 16 per-j offsets across the block loop: the d64 row spilled
-         * them; docs/kernels/sm90_bwd.md "Softcap") */
+         * them; docs/kernels/sm90_bwd_softcap.md) */
         const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
         const uint32_t row_addr = sDS + buf * L::DS_BYTES + key * 128 + ((((lane >> 4) ^ key) & 7) << 4);
 #pragma unroll
@@ -563,7 +563,7 @@ __global__ void __launch_bounds__(384, 1)
 
 /* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, and the
  * 64 / 64 row's behind dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP; not deterministic;
- * docs/kernels/sm90_bwd.md "Softcap"): softcap_pre =
+ * docs/kernels/sm90_bwd_softcap.md): softcap_pre =
  * softmax_scale / softcap, args.scale_log2 = softcap log2(e) (the scores in units of softcap, as
  * the portable backward's); a kernel of its own, so that the kernels above keep their names,
  * parameters and code. */

@@ -45,7 +45,7 @@
  * head_dim / head_dim_v and seqlen_k.
  *
  * Softcap (kSoftcap of cd_sm90_bwd_wide_body: cd_sm90_bwd_wide_softcap_kernel, dense, not
- * deterministic; docs/kernels/sm90_bwd.md section 8, "Wide rows"): bwd_kernel.cuh's algebra and
+ * deterministic; docs/kernels/sm90_bwd_softcap.md, "Wide rows"): bwd_kernel.cuh's algebra and
  * register layout. S^T_w becomes t = tanh(S^T_w softmax_scale / softcap) in place (t takes P^T's
  * registers; masked t = -inf); after the dP^T wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T =
  * P^T (dP^T - delta) max(1 - t^2, 0), both packed there. A kernel of its own, so that the kernels
