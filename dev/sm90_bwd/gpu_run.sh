@@ -11,7 +11,9 @@
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
-# detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
+# detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1): the var build's
+#   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
+#   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar
 # bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
 #   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
 #   library's 80-row tile would take the step's non-causal d128 shapes) and the 80-row tile
@@ -574,23 +576,45 @@ for step in "${steps[@]}"; do
         done
       done ;;
     detvar)
-      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=1) against the working
-      # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
-      # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
-      var_build && var_tests || continue
-      for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
-                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
-                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
-                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128 --window 256,64" \
-                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128"; do
-        for rep in 1 2; do
-          for lab in nondet new var; do
-            b=$bench; mode=--deterministic
-            [ $lab = var ] && b="$var_run build-var/cudadent-bench"
-            [ $lab = nondet ] && mode=""
-            r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
-            note "detvar $lab $shape: ms TFLOP/s $r"
-          done
+      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1, the dQ warp of
+      # docs/kernels/sm90_bwd.md section 3) against the working tree (~200 s with PREBUILT and
+      # PREBUILT_VAR): the var build's deterministic tests first (a wrong turn order or barrier
+      # count hangs: timeouts), compute-sanitizer synccheck / racecheck of small deterministic causal
+      # GQA calls (the test gpu_bwd_deterministic's first case, shorter), then CLI timings of the
+      # deterministic backward alternating tree / var twice, and the tree without --deterministic
+      # once (the non-deterministic reference)
+      var_build || continue
+      dv_ok=1
+      for run in "sm90:gpu_bwd_deterministic:120" "sm90:gpu_bwd:240" "sm90:d96-det:60" "sm90:v120-det:60" \
+                 ":gpu_dims_bwd_deterministic:60"; do
+        path=${run%%:*} rest=${run#*:}; filter=${rest%%:*} lim=${rest#*:}
+        ( [ -n "$path" ] && export CUDADENT_KERNEL_BWD=$path
+          timeout $lim $var_run build-var/tests/cudadent_tests "$filter" > "$logs/t.log" 2>&1 )
+        rc=$?
+        note "detvar var tests (${path:+$path }$filter): rc $rc $(tail -1 "$logs/t.log")"
+        grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -30 | tee -a "$summary"
+        { echo "==== detvar $path $filter"; cat "$logs/t.log"; } >> "$logs/detvar_tests.log"
+        [ $rc = 0 ] || dv_ok=0
+      done
+      [ $dv_ok = 1 ] || { note "detvar: var tests failed, no sanitizer or timings"; continue; }
+      for spec in "synccheck:--head-dim 128" "synccheck:--head-dim 64" "racecheck:--head-dim 128"; do
+        tool=${spec%%:*} dim=${spec#*:}
+        CUDADENT_KERNEL_BWD=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $var_run build-var/cudadent-bench --batch 1 --seqlen-q 300 --heads 4 --heads-kv 2 $dim --causal \
+          --deterministic --bwd --check --iters 1 > "$logs/s.log" 2>&1
+        note "detvar sanitizer $tool (var, $dim causal GQA 4/2 s300 det): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+        { echo "==== $tool $dim"; cat "$logs/s.log"; } >> "$logs/detvar_sanitize.log"
+      done
+      for shape in "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+        for lab in base var base var nondet; do
+          b=$bench; mode=--deterministic
+          [ $lab = var ] && b="$var_run build-var/cudadent-bench"
+          [ $lab = nondet ] && mode=""
+          r=$(CUDADENT_KERNEL_BWD=sm90 timeout 60 $b $shape --dtype bf16 --bwd --iters 30 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+          note "detvar $lab ${mode:-nondet} $shape: ms TFLOP/s $r"
         done
       done ;;
     seed)
