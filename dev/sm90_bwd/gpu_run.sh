@@ -13,7 +13,9 @@
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 # detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1): the var build's
 #   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
-#   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar
+#   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar (both made by
+#   PREBUILD_GZ=1 dev/tools/prebuild.sh dqw=-DSM90_BWD_DET_DQ_WARP=1: two uncompressed folders
+#   are ~95 MB, over the run's 64 MiB carry)
 # bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
 #   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
 #   library's 80-row tile would take the step's non-causal d128 shapes) and the 80-row tile
@@ -40,10 +42,17 @@ trap 'tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null' EXIT
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
 t0=$(date +%s)
+# the library of a carried folder $1 into $2: libcudadent.so.0.gz (dev/tools/prebuild.sh with
+# PREBUILD_GZ=1) unpacked, else libcudadent.so*
+copy_lib() {
+  if [ -f "$1/libcudadent.so.0.gz" ]; then
+    gzip -dc "$1/libcudadent.so.0.gz" > "$2/libcudadent.so.0" && ln -sf libcudadent.so.0 "$2/libcudadent.so"
+  else cp "$1"/libcudadent.so* "$2/"; fi
+}
 if [ -n "${PREBUILT:-}" ]; then
   # binaries built on the workstation (cmake -B build-gpu -DCUDADENT_GPU_ARCHS=90a), copied into
   # the carried folder $PREBUILT: no build on the GPU machine
-  rm -rf build-gpu && mkdir -p build-gpu/tests && cp "$PREBUILT"/libcudadent.so* "$PREBUILT"/cudadent-bench build-gpu/ \
+  rm -rf build-gpu && mkdir -p build-gpu/tests && copy_lib "$PREBUILT" build-gpu && cp "$PREBUILT"/cudadent-bench build-gpu/ \
     && cp "$PREBUILT"/cudadent_tests build-gpu/tests/ && export LD_LIBRARY_PATH=$PWD/build-gpu \
     || { note "PREBUILT $PREBUILT incomplete"; exit 1; }
   note "prebuilt: $(ls "$PREBUILT" | tr '\n' ' ')"
@@ -59,7 +68,7 @@ var_run="env LD_LIBRARY_PATH=$PWD/build-var"
 var_build() {
   if [ -n "${PREBUILT_VAR:-}" ]; then
     rm -rf build-var && mkdir -p build-var/tests \
-      && cp "$PREBUILT_VAR"/libcudadent.so* "$PREBUILT_VAR"/cudadent-bench build-var/ \
+      && copy_lib "$PREBUILT_VAR" build-var && cp "$PREBUILT_VAR"/cudadent-bench build-var/ \
       && cp "$PREBUILT_VAR"/cudadent_tests build-var/tests/ || { note "PREBUILT_VAR incomplete"; return 1; }
   else
     { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
@@ -645,7 +654,7 @@ for step in "${steps[@]}"; do
       for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
         tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
         if [ -n "$pre" ]; then
-          rm -rf $dir && mkdir -p $dir && cp "$pre"/libcudadent.so* $dir/ \
+          rm -rf $dir && mkdir -p $dir && copy_lib "$pre" $dir \
             || { note "bwdtrace: $pre incomplete"; tb_ok=0; continue; }
         else
           { cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $flags" \
