@@ -11,7 +11,11 @@
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
-# detvar: the same for the deterministic mode (VAR_FLAGS=-DSM90_BWD_DET_DESCENDING=1), tests first.
+# detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1): the var build's
+#   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
+#   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar (both made by
+#   PREBUILD_GZ=1 dev/tools/prebuild.sh dqw=-DSM90_BWD_DET_DQ_WARP=1: two uncompressed folders
+#   are ~95 MB, over the run's 64 MiB carry)
 # bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
 #   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
 #   library's 80-row tile would take the step's non-causal d128 shapes) and the 80-row tile
@@ -38,10 +42,17 @@ trap 'tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null' EXIT
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
 t0=$(date +%s)
+# the library of a carried folder $1 into $2: libcudadent.so.0.gz (dev/tools/prebuild.sh with
+# PREBUILD_GZ=1) unpacked, else libcudadent.so*
+copy_lib() {
+  if [ -f "$1/libcudadent.so.0.gz" ]; then
+    gzip -dc "$1/libcudadent.so.0.gz" > "$2/libcudadent.so.0" && ln -sf libcudadent.so.0 "$2/libcudadent.so"
+  else cp "$1"/libcudadent.so* "$2/"; fi
+}
 if [ -n "${PREBUILT:-}" ]; then
   # binaries built on the workstation (cmake -B build-gpu -DCUDADENT_GPU_ARCHS=90a), copied into
   # the carried folder $PREBUILT: no build on the GPU machine
-  rm -rf build-gpu && mkdir -p build-gpu/tests && cp "$PREBUILT"/libcudadent.so* "$PREBUILT"/cudadent-bench build-gpu/ \
+  rm -rf build-gpu && mkdir -p build-gpu/tests && copy_lib "$PREBUILT" build-gpu && cp "$PREBUILT"/cudadent-bench build-gpu/ \
     && cp "$PREBUILT"/cudadent_tests build-gpu/tests/ && export LD_LIBRARY_PATH=$PWD/build-gpu \
     || { note "PREBUILT $PREBUILT incomplete"; exit 1; }
   note "prebuilt: $(ls "$PREBUILT" | tr '\n' ' ')"
@@ -57,7 +68,7 @@ var_run="env LD_LIBRARY_PATH=$PWD/build-var"
 var_build() {
   if [ -n "${PREBUILT_VAR:-}" ]; then
     rm -rf build-var && mkdir -p build-var/tests \
-      && cp "$PREBUILT_VAR"/libcudadent.so* "$PREBUILT_VAR"/cudadent-bench build-var/ \
+      && copy_lib "$PREBUILT_VAR" build-var && cp "$PREBUILT_VAR"/cudadent-bench build-var/ \
       && cp "$PREBUILT_VAR"/cudadent_tests build-var/tests/ || { note "PREBUILT_VAR incomplete"; return 1; }
   else
     { cmake -S . -B build-var -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
@@ -574,23 +585,45 @@ for step in "${steps[@]}"; do
         done
       done ;;
     detvar)
-      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=1) against the working
-      # tree, the sm90 backward forced: the var build's tests first (a wrong turn order hangs:
-      # timeout), then CLI timings alternating tree / var, deterministic, and the tree without
-      var_build && var_tests || continue
-      for shape in "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
-                   "--batch 2 --seqlen-q 8192 --heads 16 --head-dim 128 --causal" \
-                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal" \
-                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128 --window 256,64" \
-                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128"; do
-        for rep in 1 2; do
-          for lab in nondet new var; do
-            b=$bench; mode=--deterministic
-            [ $lab = var ] && b="$var_run build-var/cudadent-bench"
-            [ $lab = nondet ] && mode=""
-            r=$(CUDADENT_KERNEL_BWD=sm90 timeout 120 $b $shape --dtype bf16 --bwd --iters 20 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
-            note "detvar $lab $shape: ms TFLOP/s $r"
-          done
+      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1, the dQ warp of
+      # docs/kernels/sm90_bwd.md section 3) against the working tree (~200 s with PREBUILT and
+      # PREBUILT_VAR): the var build's deterministic tests first (a wrong turn order or barrier
+      # count hangs: timeouts), compute-sanitizer synccheck / racecheck of small deterministic causal
+      # GQA calls (the test gpu_bwd_deterministic's first case, shorter), then CLI timings of the
+      # deterministic backward alternating tree / var twice, and the tree without --deterministic
+      # once (the non-deterministic reference)
+      var_build || continue
+      dv_ok=1
+      for run in "sm90:gpu_bwd_deterministic:120" "sm90:gpu_bwd:240" "sm90:d96-det:60" "sm90:v120-det:60" \
+                 ":gpu_dims_bwd_deterministic:60"; do
+        path=${run%%:*} rest=${run#*:}; filter=${rest%%:*} lim=${rest#*:}
+        ( [ -n "$path" ] && export CUDADENT_KERNEL_BWD=$path
+          timeout $lim $var_run build-var/tests/cudadent_tests "$filter" > "$logs/t.log" 2>&1 )
+        rc=$?
+        note "detvar var tests (${path:+$path }$filter): rc $rc $(tail -1 "$logs/t.log")"
+        grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -30 | tee -a "$summary"
+        { echo "==== detvar $path $filter"; cat "$logs/t.log"; } >> "$logs/detvar_tests.log"
+        [ $rc = 0 ] || dv_ok=0
+      done
+      [ $dv_ok = 1 ] || { note "detvar: var tests failed, no sanitizer or timings"; continue; }
+      for spec in "synccheck:--head-dim 128" "synccheck:--head-dim 64" "racecheck:--head-dim 128"; do
+        tool=${spec%%:*} dim=${spec#*:}
+        CUDADENT_KERNEL_BWD=sm90 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
+          $var_run build-var/cudadent-bench --batch 1 --seqlen-q 300 --heads 4 --heads-kv 2 $dim --causal \
+          --deterministic --bwd --check --iters 1 > "$logs/s.log" 2>&1
+        note "detvar sanitizer $tool (var, $dim causal GQA 4/2 s300 det): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+        { echo "==== $tool $dim"; cat "$logs/s.log"; } >> "$logs/detvar_sanitize.log"
+      done
+      for shape in "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
+                   "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
+                   "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+        for lab in base var base var nondet; do
+          b=$bench; mode=--deterministic
+          [ $lab = var ] && b="$var_run build-var/cudadent-bench"
+          [ $lab = nondet ] && mode=""
+          r=$(CUDADENT_KERNEL_BWD=sm90 timeout 60 $b $shape --dtype bf16 --bwd --iters 30 $mode 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
+          note "detvar $lab ${mode:-nondet} $shape: ms TFLOP/s $r"
         done
       done ;;
     seed)
@@ -621,7 +654,7 @@ for step in "${steps[@]}"; do
       for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
         tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
         if [ -n "$pre" ]; then
-          rm -rf $dir && mkdir -p $dir && cp "$pre"/libcudadent.so* $dir/ \
+          rm -rf $dir && mkdir -p $dir && copy_lib "$pre" $dir \
             || { note "bwdtrace: $pre incomplete"; tb_ok=0; continue; }
         else
           { cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_CUDA_FLAGS=-DCUDADENT_DEV $flags" \

@@ -10,18 +10,23 @@
 # included: a dispatch.h gate flipped for a GPU run before it is flipped in the tree, e.g.
 #   PREBUILD_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 dev/tools/prebuild.sh
 # (gpu_run.sh bwdwidesoftcap with PREBUILT=build-carry).
+# PREBUILD_GZ=1: the library as libcudadent.so.0.gz (~11 MB instead of ~47 MB, so that two folders
+# fit a run's 64 MiB carry; gpu_run.sh unpacks it), for gpu_run.sh's PREBUILT / PREBUILT_VAR only
+# (dev/flash_attn_tests/run.sh loads build-carry/libcudadent.so as it is).
 # With 2 cores, each build takes ~10 minutes; JOBS=N sets the parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 jobs=${JOBS:-2}
 pflags=${PREBUILD_FLAGS:-}
+gz=${PREBUILD_GZ:-0}
 build() { # build() DIR CARRY CUDA_FLAGS
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a "-DCMAKE_C_FLAGS=$pflags" \
     "-DCMAKE_CUDA_FLAGS=${pflags:+$pflags }$3" > "$1.configure.log" 2>&1
   cmake --build "$1" -j "$jobs" --target cudadent cudadent-bench cudadent_tests > "$1.build.log" 2>&1 \
     || { echo "prebuild: $1 failed, see $1.build.log"; tail -20 "$1.build.log"; exit 1; }
   rm -rf "$2" && mkdir -p "$2"
-  cp -L "$1/libcudadent.so.0" "$2/" && ln -s libcudadent.so.0 "$2/libcudadent.so"
+  if [ "$gz" = 1 ]; then gzip -6 -c "$1/libcudadent.so.0" > "$2/libcudadent.so.0.gz"
+  else cp -L "$1/libcudadent.so.0" "$2/" && ln -s libcudadent.so.0 "$2/libcudadent.so"; fi
   cp "$1/cudadent-bench" "$1/tests/cudadent_tests" "$2/"
   echo "prebuild: $2 ($(du -sh "$2" | cut -f1)) from $1${3:+ with $3}${pflags:+ (PREBUILD_FLAGS $pflags)}"
 }

@@ -13,7 +13,10 @@
  *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread TMA-loads K and V of
  *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], 128-byte swizzled
  *     slabs of 64 columns) and the block's log2-LSE and delta rows (1-d bulk copies) into a
- *     STAGES-deep ring. The other 127 threads exit.
+ *     STAGES-deep ring. The other 127 threads exit, except in the deterministic kernels with
+ *     config.cuh's SM90_BWD_DET_DQ_WARP (a dev knob, 0 in the library): there warp 1 is the dQ
+ *     warp (bwd_parts.cuh cd_sm90_bwd_dq_warp), which takes each block's staged dQ parts, waits
+ *     for the key block's turn and issues the bulk reduce-adds, so that the consumers only stage.
  *   warpgroups 1, 2, consumers: after setmaxnreg.inc to CONSUMER_REGS, consumer w owns keys
  *     [64 w, 64 w + 64) of the block. Per iteration (the transposed products, FA3's SdP_swapAB,
  *     so that P^T and dS^T are register A operands of the dV and dK products):
@@ -50,7 +53,8 @@
  *   Q, dO  [STAGES][D/64][BLOCK_M][64]            the ring
  *   LSE2, delta [STAGES][BLOCK_M] fp32
  *   dS^T   [2][BLOCK_M/64][BLOCK_N][64]           double-buffered: one named barrier a block
- *   dQ     [2 consumers][4 warps][1024] fp32      each warp's staging for its bulk reduce
+ *   dQ     [2 consumers][4 warps][1024] fp32      each warp's staging for its bulk reduce (the
+ *                                                 dQ warp: [DQB] of them, cd_sm90_bwd_dq_bufs)
  *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
  *
  * Synchronization. q_full completes by TMA transaction bytes; q_empty by one arrival per consumer
@@ -135,7 +139,10 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
                                                  const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
-  typedef cd_sm90_bwd_smem<D, BM_> L;
+  /* the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP): its staging buffers */
+  constexpr bool kDqWarp = SM90_BWD_DET_DQ_WARP && kDet != CD_SM90_BWD_NONDET;
+  constexpr int DQB = cd_sm90_bwd_dq_bufs<D, BM_, kDet>();
+  typedef cd_sm90_bwd_smem<D, BM_, DQB> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr int CHUNKS = L::CHUNKS;
   /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
@@ -206,6 +213,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   if (wg == 0) {
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
+    if constexpr (kDqWarp) { /* warp 1: the dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp) */
+      if (threadIdx.x / 32 == 1) {
+        if (m_hi > m_lo) cd_sm90_bwd_dq_warp<D, kDet, DQB>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
+        return;
+      }
+    }
     if (threadIdx.x != 0 || m_hi == m_lo) return;
     SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
     cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
@@ -492,7 +505,9 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_sm90_fence_regs(dv);
       cd_sm90_fence_regs(p16);
       cd_sm90_fence_regs(dq);
-      if constexpr (kDet)
+      if constexpr (kDqWarp)
+        cd_sm90_bwd_stage_dq_det<D, DQB>(dq, sDQ, it, cw, warp, lane);
+      else if constexpr (kDet)
         cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
         cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
@@ -504,7 +519,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if constexpr (kDet) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
+  if constexpr (kDet && !kDqWarp) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte

@@ -128,9 +128,9 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
 
 /* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
  * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
-template <int D, int DV, int BM> static constexpr int cd_sm90_bwd_smem_bytes() {
+template <int D, int DV, int BM, int kDet> static constexpr int cd_sm90_bwd_smem_bytes() {
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
-  else return cd_sm90_bwd_smem<D, BM>::BYTES;
+  else return cd_sm90_bwd_smem<D, BM, cd_sm90_bwd_dq_bufs<D, BM, kDet>()>::BYTES;
 }
 template <int D, int DV, bool kFp16, int kDet, int BM, bool kSoftcap = false>
 static const void *cd_sm90_bwd_main_kernel() {
@@ -160,7 +160,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                 "the 80-row tile: the d128 row, non-deterministic");
   static_assert(!kSoftcap || (BM == tile::BLOCK_M && (!kWide || kDet == CD_SM90_BWD_NONDET)),
                 "softcap: the rows' own tiles; the wide rows' not deterministic");
-  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM>();
+  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
   const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a

@@ -28,8 +28,10 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 
 /* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
- * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). */
-template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem {
+ * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). DQB: the dQ
+ * staging's buffers (cd_sm90_bwd_dq_bufs: 2 only for the deterministic dQ warp, config.cuh
+ * SM90_BWD_DET_DQ_WARP, where they fit). */
+template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
   static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   static constexpr bool SWAP = BM == 80;
@@ -50,9 +52,10 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem
   static constexpr int DELTA_OFF_ = LSE_OFF_ + ST * ROW_BYTES;
   static constexpr int DS_OFF = SWAP ? DO_OFF + ST * QT_BYTES : (DELTA_OFF_ + ST * ROW_BYTES + 1023) / 1024 * 1024;
   static constexpr int DQ_OFF = DS_OFF + 2 * DS_BYTES;
-  static constexpr int LSE_OFF = SWAP ? DQ_OFF + 8 * DQ_WARP_BYTES : LSE_OFF_;
+  static constexpr int DQ_BUF_BYTES = 8 * DQ_WARP_BYTES; /* one block's 8 warp parts, contiguous */
+  static constexpr int LSE_OFF = SWAP ? DQ_OFF + DQB * DQ_BUF_BYTES : LSE_OFF_;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
-  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + 8 * DQ_WARP_BYTES;
+  static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + DQB * DQ_BUF_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
   /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
   static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
@@ -60,6 +63,7 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M> struct cd_sm90_bwd_smem
   static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
   static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+  static_assert(DQB == 1 || (DQB == 2 && !SWAP), "two dQ staging buffers: the deterministic rows only");
 };
 
 struct cd_sm90_bwd_args {
@@ -141,6 +145,15 @@ __device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_arg
  * the host allows rotation only where the chain's CTAs fit in half the GPU's SMs. The mode is a
  * template value (kDet), not an argument: a larger argument struct made the d64 kernels spill. */
 enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
+
+/* The dQ staging buffers of mode kDet (cd_sm90_bwd_smem's DQB): with the deterministic dQ warp
+ * (config.cuh SM90_BWD_DET_DQ_WARP, the deterministic modes) two where a second 32 KiB fits the
+ * 227 KiB (d128, BLOCK_M 64: 225.9 KiB), else one (d64, BLOCK_M 128: 40 B over); otherwise one. */
+template <int D, int BM, int kDet> __host__ __device__ constexpr int cd_sm90_bwd_dq_bufs() {
+  return !SM90_BWD_DET_DQ_WARP || kDet == CD_SM90_BWD_NONDET ? 1
+         : cd_sm90_bwd_smem<D, BM>::BYTES + cd_sm90_bwd_smem<D, BM>::DQ_BUF_BYTES <= 227 * 1024 ? 2
+                                                                                            : 1;
+}
 template <int kDet>
 __device__ __forceinline__ int cd_sm90_bwd_walk_m(int j, int m_lo, int m_hi, int n_block) {
   return kDet == CD_SM90_BWD_DET_ROTATED ? cd_sm90_bwd_rotated_m(j, m_lo, m_hi, n_block) : j;
@@ -288,6 +301,116 @@ __device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, in
   cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
   if (cw == 0 && warp == 0 && lane == 0 && sem_pending != nullptr)
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
+}
+
+/* The deterministic mode with the dQ warp (config.cuh SM90_BWD_DET_DQ_WARP; docs/kernels/
+ * sm90_bwd.md section 3): the turn taken off the consumers. Staging buffer i of DQB (32 KiB: the
+ * 8 consumer warps' 16 x 64 parts in the order of cd_sm90_bwd_reduce_dq, which is the order of the
+ * query block's accumulator tile, so one block's parts are 32 contiguous KiB at both ends) is
+ * handed over by two named barriers of 288 threads: FULL + i (the 8 consumer warps arrive once
+ * they staged, the dQ warp waits) and EMPTY + i (the dQ warp arrives once its reduces have read
+ * the buffer, the consumer warps wait before staging into it). Block it uses buffer it % DQB.
+ *
+ * A consumer warp's part of block it: wait until the buffer is free (the dQ warp's arrival after
+ * block it - DQB, or its initial one), stage, fence, arrive. No turn, no bulk operation. */
+template <int D, int DQB>
+__device__ __forceinline__ void cd_sm90_bwd_stage_dq_det(const float (&dq)[32], uint32_t sDQ, uint32_t it,
+                                                         int cw, int warp, int lane) {
+  typedef cd_sm90_bwd_smem<D, cd_sm90_bwd_tile<D>::BLOCK_M, DQB> L;
+  const int i = DQB == 1 ? 0 : (int)(it % DQB);
+  const uint32_t stage_dq = sDQ + i * L::DQ_BUF_BYTES + (cw * 4 + warp) * L::DQ_WARP_BYTES;
+  cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DQ_EMPTY + i, 288); /* the dQ warp has read it */
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (k * 32 + lane) * 16),
+                 "f"(dq[4 * k]), "f"(dq[4 * k + 1]), "f"(dq[4 * k + 2]), "f"(dq[4 * k + 3])
+                 : "memory");
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the dQ warp's bulk reduce (async proxy) */
+  cd_named_bar_arrive_any_pc(CD_SM90_BAR_BWD_DQ_FULL + i, 288);
+}
+
+/* The dQ warp's walk in one turn order, kOrder (0 ascending, 1 descending, 2 rotated: the turns of
+ * cd_sm90_bwd_wait_turn), a compile-time value: with the order chosen once per CTA instead of per
+ * block, the loop keeps only its own order's invariants within the producer's 24 registers (the
+ * run-time choice of cd_sm90_bwd_wait_turn spilled 24-28 B). */
+template <int D, int kDet, int DQB, int kOrder>
+__device__ __forceinline__ void cd_sm90_bwd_dq_walk(const cd_sm90_bwd_args &args, uint32_t sDQ, int b, int h_lo,
+                                                    int h_hi, int m_lo, int m_hi, int n_block) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  typedef cd_sm90_bwd_smem<D, BM, DQB> L;
+  constexpr uint32_t HALF = L::DQ_BUF_BYTES / 2; /* a consumer warpgroup's 4 parts */
+  const bool leader = threadIdx.x % 32 == 0;
+  int *const sems = cd_sm90_bwd_sems(args);
+  uint32_t it = 0, blocks = (uint32_t)((h_hi - h_lo) * (m_hi - m_lo));
+  /* tile indices in 32 bits (the accumulator holds 32 KiB a tile: 2^31 tiles would be 64 TiB), so
+   * that the walk keeps no 64-bit index (with one it spilled 4-8 B) */
+  for (int h = h_lo; h < h_hi; ++h)
+    for (int j = m_lo; j < m_hi; ++j, ++it) {
+      const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
+      const int i = DQB == 1 ? 0 : (int)(it % DQB);
+      const int tile = (b * args.heads_q + h) * args.m_blocks + m;
+      __syncwarp();
+      cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DQ_FULL + i, 288); /* the 8 parts are staged */
+      if (leader) {
+        const int turn = kOrder == 2   ? cd_sm90_bwd_rotated_turn(n_block, m, (int)gridDim.x)
+                         : kOrder == 1 ? cd_mask_last_key_block(m, BM, BN, args.seqlen_q, args.seqlen_k,
+                                                                args.window_right, (int)gridDim.x) - n_block
+                                       : n_block - cd_sm90_bwd_first_key_block(m, BM, BN, args);
+        int done;
+        do {
+          asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(sems + tile) : "memory");
+        } while (done < turn);
+        cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
+        float *const dst = args.dq_acc + (int64_t)tile * (BM * D);
+        const uint32_t src = sDQ + i * L::DQ_BUF_BYTES;
+        cd_bulk_reduce_add_f32(dst, src, HALF);
+        cd_bulk_reduce_add_f32(dst + HALF / 4, src + HALF, HALF);
+        cd_tma_store_commit();
+        cd_tma_store_wait_read<0>(); /* the buffer has been read */
+      }
+      __syncwarp();
+      if (it + DQB < blocks) cd_named_bar_arrive_any_pc(CD_SM90_BAR_BWD_DQ_EMPTY + i, 288);
+      if (leader) {
+        cd_tma_store_wait_all<0>(); /* the sums are in the accumulator */
+        cd_sm90_bwd_fence_proxy_global();
+        asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sems + tile) : "memory");
+      }
+    }
+  __syncwarp();
+}
+
+/* The dQ warp (warp 1 of the producer warpgroup, at its PRODUCER_REGS): the CTA's walk (the same h /
+ * j loop and cd_sm90_bwd_walk_m order as the consumers', cd_sm90_bwd_dq_walk), and per block: wait
+ * for the staged parts (FULL), then lane 0 waits for the key block's turn on the query block's
+ * semaphore (the turn orders and counting of cd_sm90_bwd_reduce_dq_det: the semaphore counts key
+ * blocks), issues the block's reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup),
+ * waits until they have read the buffer and frees it (EMPTY), then waits until they have completed
+ * and counts the key block (+1, release) with the fences of cd_sm90_bwd_reduce_dq_det: a count is
+ * released only after its reduces completed, and before the dQ warp waits for its next block. The
+ * CTA stays resident until this warp has counted its last block (it returns only then), and no
+ * other code writes the staging buffers (the epilogue stages dK / dV in the Q / dO stages).
+ * Deadlock-free (section 3): the dQ warp of key block n waits for the counts of key blocks before
+ * it in the turn order, launched before it (descending, ascending) or resident with it (rotated:
+ * the host's check); the consumers of block n wait only for their own dQ warp's progress on
+ * earlier blocks of their own walk, never for another CTA. The arrivals are balanced: EMPTY gets
+ * one for each block that stages (the first DQB initial, the others after block it - DQB), FULL
+ * one a block. */
+template <int D, int kDet, int DQB>
+__device__ __forceinline__ void cd_sm90_bwd_dq_warp(const cd_sm90_bwd_args &args, uint32_t sDQ, int b, int h_lo,
+                                                    int h_hi, int m_lo, int m_hi, int n_block) {
+  const uint32_t blocks = (uint32_t)((h_hi - h_lo) * (m_hi - m_lo));
+#if SM90_BWD_PDL
+  cd_griddep_wait(); /* the semaphores and the accumulator are the pre kernel's (zeroed) */
+#endif
+#pragma unroll
+  for (int i = 0; i < DQB; ++i)
+    if ((uint32_t)i < blocks) cd_named_bar_arrive_any_pc(CD_SM90_BAR_BWD_DQ_EMPTY + i, 288); /* free */
+  if constexpr (kDet == CD_SM90_BWD_DET_ROTATED)
+    cd_sm90_bwd_dq_walk<D, kDet, DQB, 2>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
+  else if (cd_sm90_bwd_det_descending(args))
+    cd_sm90_bwd_dq_walk<D, kDet, DQB, 1>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
+  else
+    cd_sm90_bwd_dq_walk<D, kDet, DQB, 0>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
 }
 
 #endif /* CUDADENT_SM90_BWD_PARTS_CUH */

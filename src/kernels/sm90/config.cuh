@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_W192_DQ_BULK))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_W192_DQ_BULK) || defined(SM90_BWD_DET_DQ_WARP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -185,6 +185,18 @@
  * is 96 KiB of it (written and read), the first of that section's "first things to try". */
 #ifndef SM90_BWD_W192_DQ_BULK
 #define SM90_BWD_W192_DQ_BULK 1
+#endif
+
+/* The deterministic mode's dQ turn off the consumers (the narrow rows' deterministic kernels only,
+ * kDet != CD_SM90_BWD_NONDET; docs/kernels/sm90_bwd.md section 3): 1 gives the turn to a dQ warp,
+ * warp 1 of the producer warpgroup, which walks the CTA's blocks, waits for the consumers' staged
+ * parts (named barrier CD_SM90_BAR_BWD_DQ_FULL), for the key block's turn on the query block's
+ * semaphore, issues the bulk reduce-adds, frees the staging (CD_SM90_BAR_BWD_DQ_EMPTY) and counts
+ * the block once its reduces completed; the consumers only stage (double-buffered where shared
+ * memory allows: d128; d64 one buffer). 0: the consumers' own turn (cd_sm90_bwd_reduce_dq_det).
+ * Not yet measured (the prediction is in section 3). */
+#ifndef SM90_BWD_DET_DQ_WARP
+#define SM90_BWD_DET_DQ_WARP 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -20,13 +20,23 @@ enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_BWD_DS = 1,
   CD_SM90_BAR_BWD_EPILOGUE = 2,
   CD_SM90_BAR_BWD_DQ_TURN = 3,
+  /* backward, the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP; bwd_parts.cuh
+   * cd_sm90_bwd_dq_warp): staging buffer i (< CD_SM90_BWD_DQ_MAX_BUFS) holds a block's dQ parts
+   * (FULL + i: the 8 consumer warps arrive, the dQ warp waits; 288 threads) / is free again
+   * (EMPTY + i: the dQ warp arrives, the consumer warps wait; 288) */
+  CD_SM90_BAR_BWD_DQ_FULL = 9,
+  CD_SM90_BAR_BWD_DQ_EMPTY = 11,
+  CD_SM90_BWD_DQ_MAX_BUFS = 2,
   /* forward (fwd_kernel.cuh): consumer warpgroup w's turn to issue its GEMMs (pingpong), up to
    * CD_SM90_FWD_MAX_TURNS consumers */
   CD_SM90_BAR_FWD_TURN = 5,
   CD_SM90_FWD_MAX_TURNS = 4,
   CD_SM90_BAR_LIMIT = 16 /* the hardware's */
 };
-static_assert(CD_SM90_BAR_FWD_TURN + CD_SM90_FWD_MAX_TURNS <= CD_SM90_BAR_LIMIT, "barrier ids");
+static_assert(CD_SM90_BAR_FWD_TURN + CD_SM90_FWD_MAX_TURNS <= CD_SM90_BAR_BWD_DQ_FULL, "barrier ids");
+static_assert(CD_SM90_BAR_BWD_DQ_FULL + CD_SM90_BWD_DQ_MAX_BUFS <= CD_SM90_BAR_BWD_DQ_EMPTY &&
+                  CD_SM90_BAR_BWD_DQ_EMPTY + CD_SM90_BWD_DQ_MAX_BUFS <= CD_SM90_BAR_LIMIT,
+              "barrier ids");
 
 /* Round-robin turns among NWG warpgroups (FA3's pingpong, paper section 3.1): warpgroup w waits
  * on barrier first + w, does its turn, then arrives on the next one's. Each barrier counts the

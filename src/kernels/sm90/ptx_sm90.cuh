@@ -165,6 +165,12 @@ __device__ __forceinline__ void cd_named_bar_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/* The same without .aligned (barrier.arrive): for barriers that warps reach from different code
+ * (the deterministic backward's dQ warp and consumers, bwd_parts.cuh cd_sm90_bwd_dq_warp). */
+__device__ __forceinline__ void cd_named_bar_arrive_any_pc(int id, int count) {
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 /* ---- grid dependency control (PTX ISA 9.7.13.13 griddepcontrol, sm_90) ---------------------- */
 
 /* griddepcontrol.wait: this thread waits until every prerequisite grid (the kernel before this one
