@@ -179,9 +179,10 @@ typedef struct cudadent_tensor {
  * Status in this build: the contract above is complete and every field is validated. head_dim and
  *   head_dim_v may each be any multiple of 8 up to 256, and softcap is implemented, on the portable
  *   (sm_80+) kernels, forward and backward; the Hopper forward and backward take every such
- *   head_dim and head_dim_v, and softcap where a head dim is over 64 (varlen: both head dims up to
- *   128; the backward: both up to 128, not deterministic), so on H100/H200 the other softcap calls
- *   run the portable kernels. A call no kernel of the build and device runs is refused with
+ *   head_dim and head_dim_v, and softcap (the forward: where a head dim is over 64, varlen ones
+ *   with both head dims up to 128; the backward: every head dim, not deterministic, varlen ones
+ *   with a head dim over 64 and both up to 128), so on H100/H200 the other softcap calls run the
+ *   portable kernels. A call no kernel of the build and device runs is refused with
  *   CUDADENT_STATUS_UNSUPPORTED_HEAD_DIM naming the supported set. varlen (seqused_k and
  *   seqlens_report included): the portable (sm_80+) forward and backward take it, with every head
  *   dim, head_dim_v, softcap, GQA, masks and the deterministic backward; on H100/H200 the Hopper

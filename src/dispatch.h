@@ -136,9 +136,8 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 
 /* 1: the Hopper backward's row lists softcap (issue 27, docs/kernels/sm90_bwd_softcap.md: the
  * softcap kernels of its 128 / 128 row, dense and varlen (varlen since session 21); its
- * supports() leaves deterministic softcap calls, those with both head dims up to 64 (the 64 / 64 row's softcap kernel: CUDADENT_SM90_BWD_D64_SOFTCAP below) and those
- * with a head dim over 128 (the wide rows': CUDADENT_SM90_BWD_WIDE_SOFTCAP below) to the portable
- * backward), so that a Gemma 2 training step at d128 runs
+ * supports() leaves deterministic softcap calls to the portable backward; the 64 / 64 row's and the
+ * wide rows' softcap calls have their own gates below), so that a Gemma 2 training step at d128 runs
  * both directions on the Hopper path. On since session 21: tests/test_gpu_softcap.c
  * gpu_softcap_hopper_bwd passed forced onto sm90 (7 + 3 skipped) and under the default dispatch
  * (10/10) on an H100, compute-sanitizer memcheck and synccheck clean (racecheck: the dense
@@ -152,25 +151,29 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* 1: the Hopper backward's wide rows take softcap too (docs/kernels/sm90_bwd_softcap.md, "Wide
  * rows": cd_sm90_bwd_wide_softcap_kernel of bwd_wide_kernel.cuh, rows 256 / 256 and 192 / 128,
  * dense, not deterministic; needs CUDADENT_SM90_BWD_WIDE), so that a Gemma 2 training step at
- * head_dim 256 runs its backward on the Hopper path. 0 until its GPU tests pass
- * (dev/sm90_bwd/gpu_run.sh bwdwidesoftcap): bwd.cu's supports() then leaves softcap calls with a
- * head dim over 128 to the portable backward (the kernels are compiled but never launched). The
- * GPU tests read it too; a build may override it with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 in both
- * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+ * head_dim 256 runs its backward on the Hopper path. On since session 22 (H200,
+ * dev/sm90_bwd/gpu_run.sh bwdwidesoftcap on a library built with it): gpu_softcap_hopper_bwd
+ * forced onto sm90 14 passed + 2 skipped, 16/16 default, gpu_dims_bwd forced 40 + 1 skipped;
+ * memcheck clean on cases 10 (d256) and 13 (192 / 128), synccheck on 10; d256 4k 376 TFLOP/s,
+ * 1.78x the portable softcap backward, 0.99x the row without softcap. 0: bwd.cu's supports()
+ * leaves softcap calls with a head dim over 128 to the portable backward. The GPU tests read it
+ * too; a build may override it with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=0 in both CMAKE_C_FLAGS and
+ * CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_WIDE_SOFTCAP
-#define CUDADENT_SM90_BWD_WIDE_SOFTCAP 0
+#define CUDADENT_SM90_BWD_WIDE_SOFTCAP 1
 #endif
 
 /* 1 (with CUDADENT_SM90_BWD_SOFTCAP 1): the Hopper backward's supports() also takes the softcap
  * calls of its 64 / 64 row (both head dims up to 64), dense and not deterministic, on that row's
  * softcap kernel (docs/kernels/sm90_bwd_softcap.md: 168 registers, no spill since its dS^T
- * addresses were rewritten; not yet run on a GPU). 0: such calls run the portable backward as
- * before (the kernels are compiled but never launched). The GPU tests read it too; a build may
- * override it with -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS
- * (dev/sm90_bwd/gpu_run.sh bwdsoftcap). Flip it (and cudadent.h's status paragraph) after that
- * run passes. */
+ * addresses were rewritten). On since session 22 (H200, dev/sm90_bwd/gpu_run.sh bwdsoftcap on a
+ * library built with it): the d64 cases of gpu_softcap_hopper_bwd (08, 09) and gpu_dims_bwd (07)
+ * pass forced onto sm90 and default, memcheck and synccheck clean on case 08; d64 4k 414 TFLOP/s,
+ * 1.64x the portable softcap backward, 0.88x the row without softcap. 0: such calls run the
+ * portable backward. The GPU tests read it too; a build may override it with
+ * -DCUDADENT_SM90_BWD_D64_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_D64_SOFTCAP
-#define CUDADENT_SM90_BWD_D64_SOFTCAP 0
+#define CUDADENT_SM90_BWD_D64_SOFTCAP 1
 #endif
 
 /* ---- the table ---- */

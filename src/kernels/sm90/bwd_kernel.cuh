@@ -14,7 +14,7 @@
  *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], 128-byte swizzled
  *     slabs of 64 columns) and the block's log2-LSE and delta rows (1-d bulk copies) into a
  *     STAGES-deep ring. The other 127 threads exit, except in the deterministic kernels with
- *     config.cuh's SM90_BWD_DET_DQ_WARP (a dev knob, 0 in the library): there warp 1 is the dQ
+ *     config.cuh's SM90_BWD_DET_DQ_WARP (1; the d64 row: SM90_BWD_DET_DQ_WARP_D64, 0): warp 1 is the dQ
  *     warp (bwd_parts.cuh cd_sm90_bwd_dq_warp), which takes each block's staged dQ parts, waits
  *     for the key block's turn and issues the bulk reduce-adds, so that the consumers only stage.
  *   warpgroups 1, 2, consumers: after setmaxnreg.inc to CONSUMER_REGS, consumer w owns keys
@@ -140,7 +140,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
   /* the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP): its staging buffers */
-  constexpr bool kDqWarp = SM90_BWD_DET_DQ_WARP && kDet != CD_SM90_BWD_NONDET;
+  constexpr bool kDqWarp = SM90_BWD_DQ_WARP_ROW(D) && kDet != CD_SM90_BWD_NONDET;
   constexpr int DQB = cd_sm90_bwd_dq_bufs<D, BM_, kDet>();
   typedef cd_sm90_bwd_smem<D, BM_, DQB> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;

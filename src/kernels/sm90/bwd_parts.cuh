@@ -150,7 +150,7 @@ enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 
  * (config.cuh SM90_BWD_DET_DQ_WARP, the deterministic modes) two where a second 32 KiB fits the
  * 227 KiB (d128, BLOCK_M 64: 225.9 KiB), else one (d64, BLOCK_M 128: 40 B over); otherwise one. */
 template <int D, int BM, int kDet> __host__ __device__ constexpr int cd_sm90_bwd_dq_bufs() {
-  return !SM90_BWD_DET_DQ_WARP || kDet == CD_SM90_BWD_NONDET ? 1
+  return !SM90_BWD_DQ_WARP_ROW(D) || kDet == CD_SM90_BWD_NONDET ? 1
          : cd_sm90_bwd_smem<D, BM>::BYTES + cd_sm90_bwd_smem<D, BM>::DQ_BUF_BYTES <= 227 * 1024 ? 2
                                                                                             : 1;
 }

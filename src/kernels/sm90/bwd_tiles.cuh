@@ -14,8 +14,6 @@
 #ifndef CUDADENT_SM90_BWD_TILES_CUH
 #define CUDADENT_SM90_BWD_TILES_CUH
 
-#include "kernels/sm90/config.cuh" /* SM90_BWD_W192_DQ_BULK */
-
 template <int DQK, int DV = DQK> struct cd_sm90_bwd_tile;
 
 /* K/V-split rows. A consumer thread holds dV and dK (D / 2 fp32 each), S^T and dP^T (BLOCK_M / 2
@@ -43,7 +41,7 @@ template <> struct cd_sm90_bwd_tile<128, 128> {
 template <> struct cd_sm90_bwd_tile<192, 128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr int WIDE = 1, DQ_BULK = SM90_BWD_W192_DQ_BULK;
+  static constexpr int WIDE = 1, DQ_BULK = 1;
 };
 template <> struct cd_sm90_bwd_tile<256, 256> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
