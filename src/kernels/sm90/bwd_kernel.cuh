@@ -401,21 +401,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         cd_wgmma_wait<0>(); /* dP^T done */
         SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
         cd_sm90_fence_regs(dpt);
-#pragma unroll
-        for (int j = 0; j < BM / 8; ++j) {
-          const int col = 8 * j + 2 * (lane & 3);
-          const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
-          const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const float t0 = st[4 * j + 2 * r], t1 = st[4 * j + 2 * r + 1];
-            const float p0 = cd_exp2(fmaf(t0, args.scale_log2, -l2.x));
-            const float p1 = cd_exp2(fmaf(t1, args.scale_log2, -l2.y));
-            p16[2 * j + r] = cd_pack2<kFp16>(p0, p1);
-            ds16[2 * j + r] = cd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x) * fmaxf(fmaf(-t0, t0, 1.f), 0.f),
-                                              p1 * (dpt[4 * j + 2 * r + 1] - dl.y) * fmaxf(fmaf(-t1, t1, 1.f), 0.f));
-          }
-        }
+        cd_sm90_bwd_softcap_p_ds<kFp16, BM / 8>(st, dpt, lse_s, delta_s, args.scale_log2, lane, p16, ds16);
       } else {
 #pragma unroll
       for (int i = 0; i < BM / 4; ++i) p16[i] = cd_pack2<kFp16>(st[2 * i], st[2 * i + 1]);

@@ -413,4 +413,32 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_warp(const cd_sm90_bwd_args &args
     cd_sm90_bwd_dq_walk<D, kDet, DQB, 0>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
 }
 
+/* Softcap's P^T and dS^T (docs/kernels/sm90_bwd_softcap.md), after the dP^T wait, for a consumer's
+ * NJ column groups of 8 (the narrow rows: BLOCK_M / 8; the wide rows: 4): st holds t = tanh(s
+ * softcap_pre) (-inf where masked), dpt dP^T; P^T = exp2(t softcap log2(e) - LSE2) (scale_log2 is
+ * softcap log2(e) in a softcap launch) and dS^T = P^T (dP^T - delta) max(1 - t^2, 0), packed in
+ * pairs into p16 / ds16 (a masked t gives P = 0 and a factor 0). lse_s / delta_s: the block's
+ * LSE2 / delta rows, from the consumer's first column. */
+template <bool kFp16, int NJ>
+__device__ __forceinline__ void cd_sm90_bwd_softcap_p_ds(const float (&st)[4 * NJ], const float (&dpt)[4 * NJ],
+                                                         const float *lse_s, const float *delta_s,
+                                                         float scale_log2, int lane, uint32_t (&p16)[2 * NJ],
+                                                         uint32_t (&ds16)[2 * NJ]) {
+#pragma unroll
+  for (int j = 0; j < NJ; ++j) {
+    const int col = 8 * j + 2 * (lane & 3);
+    const float2 l2 = *reinterpret_cast<const float2 *>(lse_s + col);
+    const float2 dl = *reinterpret_cast<const float2 *>(delta_s + col);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float t0 = st[4 * j + 2 * r], t1 = st[4 * j + 2 * r + 1];
+      const float p0 = cd_exp2(fmaf(t0, scale_log2, -l2.x));
+      const float p1 = cd_exp2(fmaf(t1, scale_log2, -l2.y));
+      p16[2 * j + r] = cd_pack2<kFp16>(p0, p1);
+      ds16[2 * j + r] = cd_pack2<kFp16>(p0 * (dpt[4 * j + 2 * r] - dl.x) * fmaxf(fmaf(-t0, t0, 1.f), 0.f),
+                                        p1 * (dpt[4 * j + 2 * r + 1] - dl.y) * fmaxf(fmaf(-t1, t1, 1.f), 0.f));
+    }
+  }
+}
+
 #endif /* CUDADENT_SM90_BWD_PARTS_CUH */
