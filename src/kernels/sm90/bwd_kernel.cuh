@@ -37,7 +37,9 @@
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
- *   past the call's real head_dim (dK) / head_dim_v (dV)).
+ *   past the call's real head_dim (dK) / head_dim_v (dV)); a dev build with config.cuh's
+ *   SM90_BWD_TMA_EPILOGUE stages them by stmatrix as [D/64][BN][64] slabs and writes them with TMA
+ *   tensor stores (the dense kernels; the store maps clip).
  *
  * Widths: D (64 or 128) is the compiled width; a call's real head_dim and head_dim_v are any
  * multiples of 8 up to D (the kernel arguments head_dim, head_dim_v; bwd.cu). The tensor maps'
