@@ -5,7 +5,7 @@
 # (backward against cuDNN). Into $OUT (or ./gpu-logs): 0-summary.txt, the bench reports and
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
-#     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead]
+#     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead] [sanitizevar]
 #     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdwidesoftcap] [bwdvarlen] [dims] [widths] [bwdwide]
 #     [vbench] [losscheck] [bwdtrace]
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
@@ -79,12 +79,18 @@ var_build() {
   note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
 }
 # the var build's backward tests on the sm90 path (a wrong dQ turn order hangs: the timeout ends
-# it); timings follow only where they pass
+# it); timings follow only where they pass. VAR_TESTS (default gpu_bwd): the test filters run, each
+# forced onto sm90, e.g. VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_softcap_hopper_bwd"
 var_tests() {
-  ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
-  local rc=$?
-  note "var tests (sm90 gpu_bwd): rc $rc $(tail -1 "$logs/t.log")"
-  grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+  local rc=0 r filter
+  for filter in ${VAR_TESTS:-gpu_bwd}; do
+    ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests "$filter" > "$logs/t.log" 2>&1 )
+    r=$?
+    note "var tests (sm90 $filter): rc $r $(tail -1 "$logs/t.log")"
+    grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+    { echo "==== var $filter"; cat "$logs/t.log"; } >> "$logs/var_tests.log"
+    [ $r = 0 ] || rc=$r
+  done
   return $rc
 }
 # DEADLINE (seconds from the start, default 540): a step that would start later is skipped, so a
@@ -167,6 +173,24 @@ for step in "${steps[@]}"; do
             r=$(timeout 120 $b $shape --dtype bf16 --bwd --iters 30 2>&1 | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "abvar $lab $shape: ms TFLOP/s $r"
           done
+        done
+      done ;;
+    sanitizevar)
+      # compute-sanitizer memcheck and synccheck of the var build (VAR_FLAGS / PREBUILT_VAR) on small
+      # dense calls of the narrow rows forced onto sm90: keys not a multiple of BLOCK_N, GQA, head
+      # dims below the row width in a gapped layout (the epilogue's clipping; SANITIZEVAR_SHAPES,
+      # one shape a line, replaces the list)
+      var_build || continue
+      shapes=()
+      if [ -n "${SANITIZEVAR_SHAPES:-}" ]; then mapfile -t shapes <<< "$SANITIZEVAR_SHAPES"; else shapes=(
+                   "--batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --head-dim 96 --layout gapped" \
+                   "--batch 2 --seqlen-q 300 --seqlen-k 200 --heads 4 --heads-kv 1 --head-dim 40 --causal --layout gapped --dtype fp16"); fi
+      for tool in memcheck synccheck; do
+        for shape in "${shapes[@]}"; do
+          CUDADENT_KERNEL_BWD=sm90 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $var_run build-var/cudadent-bench $shape --bwd --check --iters 1 > "$logs/s.log" 2>&1
+          note "sanitizevar $tool ($shape): rc $? $(grep -E 'ERROR SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
+          { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sanitizevar.log"
         done
       done ;;
     small)

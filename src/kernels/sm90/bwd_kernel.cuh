@@ -37,7 +37,9 @@
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
- *   past the call's real head_dim (dK) / head_dim_v (dV)).
+ *   past the call's real head_dim (dK) / head_dim_v (dV)); a dev build with config.cuh's
+ *   SM90_BWD_TMA_EPILOGUE stages them by stmatrix as [D/64][BN][64] slabs and writes them with TMA
+ *   tensor stores (the dense kernels; the store maps clip).
  *
  * Widths: D (64 or 128) is the compiled width; a call's real head_dim and head_dim_v are any
  * multiples of 8 up to D (the kernel arguments head_dim, head_dim_v; bwd.cu). The tensor maps'
@@ -137,7 +139,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  const cd_sm90_bwd_args &args_in, const int head_dim,
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
-                                                 const float softcap_pre = 0.f) {
+                                                 const float softcap_pre = 0.f
+#if SM90_BWD_TMA_EPILOGUE
+                                                 , const CUtensorMap *tm_dk = nullptr,
+                                                 const CUtensorMap *tm_dv = nullptr
+#endif
+                                                 ) {
   typedef cd_sm90_bwd_tile<D> tile;
   /* the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP): its staging buffers */
   constexpr bool kDqWarp = SM90_BWD_DQ_WARP_ROW(D) && kDet != CD_SM90_BWD_NONDET;
@@ -506,12 +513,59 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
   if constexpr (kDet && !kDqWarp) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
+#if SM90_BWD_TMA_EPILOGUE
+  /* the store maps' descriptors on their way while the reduces drain and the tiles are staged */
+  if constexpr (!kVarlen)
+    if (threadIdx.x == 128) {
+      cd_tma_prefetch_desc(tm_dk);
+      cd_tma_prefetch_desc(tm_dv);
+    }
+#endif
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
+  static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
+#if SM90_BWD_TMA_EPILOGUE
+  if constexpr (!kVarlen) {
+    /* epilogue (config.cuh SM90_BWD_TMA_EPILOGUE; docs/kernels/sm90_bwd.md section 2.1e): dK
+     * (scaled) and dV staged by stmatrix in the Q and dO stages as the K / V loads lay them out,
+     * [D/64 slabs][BN keys][64], 128-byte swizzle, then written by TMA tensor stores: the maps'
+     * extents (the real head_dim / head_dim_v, seqlen_k) clip the keys past seqlen_k and the
+     * columns past the real dims (another head's in memory). As the dS^T staging: matrix (j, r)
+     * of the fragment is keys 16 warp + 8 r .. + 7 x columns 8 j .. + 7 (a 16-byte chunk of slab
+     * j / 8); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving the
+     * address of row t % 8 of matrix t / 8: key 16 warp + t % 16, chunk j + t / 16. j is even, so
+     * the chunk's XOR with the key's swizzle is one per-j constant on a per-thread address (the
+     * d64 softcap dS^T store's form). */
+    cd_named_bar_sync(BAR_EPILOGUE, 256); /* both consumers past their last block: stages free */
+    const int key = 64 * cw + 16 * warp + (lane & 15);
+    const uint32_t row_off = key * 128 + ((((lane >> 4) ^ key) & 7) << 4);
+#pragma unroll
+    for (int j = 0; j < D / 8; j += 2) {
+      const uint32_t off = (row_off ^ ((j % 8) << 4)) + (j / 8) * (BN * 128);
+      cd_stmatrix_x4(sQ + off, cd_pack2<kFp16>(dk[4 * j] * args.scale, dk[4 * j + 1] * args.scale),
+                     cd_pack2<kFp16>(dk[4 * j + 2] * args.scale, dk[4 * j + 3] * args.scale),
+                     cd_pack2<kFp16>(dk[4 * j + 4] * args.scale, dk[4 * j + 5] * args.scale),
+                     cd_pack2<kFp16>(dk[4 * j + 6] * args.scale, dk[4 * j + 7] * args.scale));
+      cd_stmatrix_x4(sDO + off, cd_pack2<kFp16>(dv[4 * j], dv[4 * j + 1]), cd_pack2<kFp16>(dv[4 * j + 2], dv[4 * j + 3]),
+                     cd_pack2<kFp16>(dv[4 * j + 4], dv[4 * j + 5]), cd_pack2<kFp16>(dv[4 * j + 6], dv[4 * j + 7]));
+    }
+    cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the TMA stores (async proxy) */
+    cd_named_bar_sync(BAR_EPILOGUE, 256);
+    if (threadIdx.x == 128) {
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c) { /* a slab wholly past a real dim: nothing to store */
+        if (64 * c < head_dim) cd_tma_store_4d(tm_dk, sQ + c * (BN * 128), 64 * c, k0, hk, b);
+        if (64 * c < head_dim_v) cd_tma_store_4d(tm_dv, sDO + c * (BN * 128), 64 * c, k0, hk, b);
+      }
+      cd_tma_store_commit();
+      cd_tma_store_wait_read<0>(); /* the CTA's shared memory stays until the stores read it */
+    }
+  } else
+#endif
+  {
   /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
    * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
    * as 16-byte row chunks (keys past seqlen_k and columns past the real dims are not written) */
-  static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
   cd_named_bar_sync(BAR_EPILOGUE, 256);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -548,6 +602,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
                                  hk * args.dv_sh + 8 * c) = vv;
   }
+  }
   SM90_BWD_TRACE_END(cw, ct, it);
 }
 
@@ -557,9 +612,19 @@ template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v
+#if SM90_BWD_TMA_EPILOGUE /* the epilogue's store maps (bwd_launch.cuh); at 0 the parameters as they were */
+                       , const __grid_constant__ CUtensorMap tm_dk, const __grid_constant__ CUtensorMap tm_dv
+#endif
+                       ) {
+#if SM90_BWD_TMA_EPILOGUE
+  cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
+                                               cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1}, 0.f,
+                                               &tm_dk, &tm_dv);
+#else
   cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
                                                cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+#endif
 }
 
 /* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, and the
@@ -573,10 +638,18 @@ __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_softcap_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                                const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
-                               const float softcap_pre) {
+                               const float softcap_pre
+#if SM90_BWD_TMA_EPILOGUE
+                               , const __grid_constant__ CUtensorMap tm_dk, const __grid_constant__ CUtensorMap tm_dv
+#endif
+                               ) {
   cd_sm90_bwd_body<D, kFp16, kDet, false, cd_sm90_bwd_tile<D>::BLOCK_M, true>(
       tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1},
-      softcap_pre);
+      softcap_pre
+#if SM90_BWD_TMA_EPILOGUE
+      , &tm_dk, &tm_dv
+#endif
+      );
 }
 
 /* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /
