@@ -35,7 +35,7 @@
  *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
  *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
- *   The epilogue scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
+ *   The epilogue (bwd_epilogue.cuh) scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
  *   past the call's real head_dim (dK) / head_dim_v (dV)); a dev build with config.cuh's
  *   SM90_BWD_TMA_EPILOGUE stages them by stmatrix as [D/64][BN][64] slabs and writes them with TMA
@@ -113,6 +113,7 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 #include "kernels/sm90/bwd_parts.cuh" /* smem layout, arguments, launch order, dQ reduce */
 #include "kernels/sm90/bwd_trace.cuh" /* SM90_BWD_TRACE (dev): empty macros at 0 */
+#include "kernels/sm90/bwd_epilogue.cuh" /* dK / dV out */
 #include "kernels/sm80/ptx_sm80.cuh"     /* cd_softcap_tanh: the portable kernels' tanh (kSoftcap) */
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
@@ -157,9 +158,9 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
                 "the 80-row tile: d128, non-deterministic, dense");
   static_assert(!kSoftcap || !SWAP, "softcap: the rows' own tiles");
-  /* named barriers among the two consumers: their dS^T are in shared memory; both are past their
-   * last block (the Q / dO stages are free for the epilogue); the epilogue's tiles are staged */
-  constexpr int BAR_DS = CD_SM90_BAR_BWD_DS, BAR_EPILOGUE = CD_SM90_BAR_BWD_EPILOGUE;
+  /* the named barrier among the two consumers: their dS^T are in shared memory (the epilogue's,
+   * CD_SM90_BAR_BWD_EPILOGUE, is bwd_epilogue.cuh's) */
+  constexpr int BAR_DS = CD_SM90_BAR_BWD_DS;
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
 
   extern __shared__ uint8_t smem_raw[];
@@ -525,84 +526,13 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
 #if SM90_BWD_TMA_EPILOGUE
-  if constexpr (!kVarlen) {
-    /* epilogue (config.cuh SM90_BWD_TMA_EPILOGUE; docs/kernels/sm90_bwd.md section 2.1e): dK
-     * (scaled) and dV staged by stmatrix in the Q and dO stages as the K / V loads lay them out,
-     * [D/64 slabs][BN keys][64], 128-byte swizzle, then written by TMA tensor stores: the maps'
-     * extents (the real head_dim / head_dim_v, seqlen_k) clip the keys past seqlen_k and the
-     * columns past the real dims (another head's in memory). As the dS^T staging: matrix (j, r)
-     * of the fragment is keys 16 warp + 8 r .. + 7 x columns 8 j .. + 7 (a 16-byte chunk of slab
-     * j / 8); stmatrix x4 takes matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), lane t giving the
-     * address of row t % 8 of matrix t / 8: key 16 warp + t % 16, chunk j + t / 16. j is even, so
-     * the chunk's XOR with the key's swizzle is one per-j constant on a per-thread address (the
-     * d64 softcap dS^T store's form). */
-    cd_named_bar_sync(BAR_EPILOGUE, 256); /* both consumers past their last block: stages free */
-    const int key = 64 * cw + 16 * warp + (lane & 15);
-    const uint32_t row_off = key * 128 + ((((lane >> 4) ^ key) & 7) << 4);
-#pragma unroll
-    for (int j = 0; j < D / 8; j += 2) {
-      const uint32_t off = (row_off ^ ((j % 8) << 4)) + (j / 8) * (BN * 128);
-      cd_stmatrix_x4(sQ + off, cd_pack2<kFp16>(dk[4 * j] * args.scale, dk[4 * j + 1] * args.scale),
-                     cd_pack2<kFp16>(dk[4 * j + 2] * args.scale, dk[4 * j + 3] * args.scale),
-                     cd_pack2<kFp16>(dk[4 * j + 4] * args.scale, dk[4 * j + 5] * args.scale),
-                     cd_pack2<kFp16>(dk[4 * j + 6] * args.scale, dk[4 * j + 7] * args.scale));
-      cd_stmatrix_x4(sDO + off, cd_pack2<kFp16>(dv[4 * j], dv[4 * j + 1]), cd_pack2<kFp16>(dv[4 * j + 2], dv[4 * j + 3]),
-                     cd_pack2<kFp16>(dv[4 * j + 4], dv[4 * j + 5]), cd_pack2<kFp16>(dv[4 * j + 6], dv[4 * j + 7]));
-    }
-    cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the TMA stores (async proxy) */
-    cd_named_bar_sync(BAR_EPILOGUE, 256);
-    if (threadIdx.x == 128) {
-#pragma unroll
-      for (int c = 0; c < D / 64; ++c) { /* a slab wholly past a real dim: nothing to store */
-        if (64 * c < head_dim) cd_tma_store_4d(tm_dk, sQ + c * (BN * 128), 64 * c, k0, hk, b);
-        if (64 * c < head_dim_v) cd_tma_store_4d(tm_dv, sDO + c * (BN * 128), 64 * c, k0, hk, b);
-      }
-      cd_tma_store_commit();
-      cd_tma_store_wait_read<0>(); /* the CTA's shared memory stays until the stores read it */
-    }
-  } else
+  if constexpr (!kVarlen)
+    cd_sm90_bwd_epilogue_tma<D, kFp16, BN>(dk, dv, args, tm_dk, tm_dv, sQ, sDO, cw, warp, lane, k0, hk, b,
+                                           head_dim, head_dim_v);
+  else
 #endif
-  {
-  /* epilogue: dK (scaled) and dV staged in the Q and dO stages as [BN keys][D] rows whose 16-byte
-   * chunks are XOR-swizzled by key % 8 (the fragment stores then hit 32 banks), then written out
-   * as 16-byte row chunks (keys past seqlen_k and columns past the real dims are not written) */
-  cd_named_bar_sync(BAR_EPILOGUE, 256);
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int key = key_in_block0 + 8 * r;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
-                   "r"(cd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
-                   : "memory");
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDO + off),
-                   "r"(cd_pack2<kFp16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]))
-                   : "memory");
-    }
-  }
-  cd_named_bar_sync(BAR_EPILOGUE, 256);
-  constexpr int CPR = D / 8; /* 16-byte chunks a row */
-  /* the real dims' chunks (multiples of 8: whole chunks); the columns past them are zeros here
-   * (zero-filled Q, dO) and another head's in memory */
-  const int cpr_k = head_dim / 8, cpr_v = head_dim_v / 8;
-  for (int idx = threadIdx.x - 128; idx < BN * CPR; idx += 256) {
-    const int row = idx / CPR, c = idx % CPR, key = k0 + row;
-    if (key >= args.seqlen_k) break; /* rows are in order: the rest are past it too */
-    const uint32_t off = row * (D * 2) + ((c ^ (row & 7)) << 4);
-    uint4 vk, vv;
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(vk.x), "=r"(vk.y), "=r"(vk.z), "=r"(vk.w) : "r"(sQ + off) : "memory");
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(vv.x), "=r"(vv.y), "=r"(vv.z), "=r"(vv.w) : "r"(sDO + off) : "memory");
-    if (c < cpr_k)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dk + b * args.dk_sb + (int64_t)(k_tok0 + key) * args.dk_ss +
-                                 hk * args.dk_sh + 8 * c) = vk;
-    if (c < cpr_v)
-      *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
-                                 hk * args.dv_sh + 8 * c) = vv;
-  }
-  }
+    cd_sm90_bwd_epilogue_rows<D, kFp16, BN>(dk, dv, args, sQ, sDO, key_in_block0, lane, k0, k_tok0, hk, b,
+                                            head_dim, head_dim_v);
   SM90_BWD_TRACE_END(cw, ct, it);
 }
 
