@@ -11,6 +11,8 @@
 # PREBUILT / PREBUILT_VAR: folders of binaries built on the workstation (dev/tools/prebuild.sh
 # makes build-carry/ and build-carry-TAG/), named in the run's carry: no build on the GPU machine.
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
+#   VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_softcap_hopper_bwd": the var build's test filters
+#   run (sm90 forced) before the timings (default gpu_bwd, the narrow rows only).
 # detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1): the var build's
 #   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
 #   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar (both made by
@@ -79,12 +81,18 @@ var_build() {
   note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
 }
 # the var build's backward tests on the sm90 path (a wrong dQ turn order hangs: the timeout ends
-# it); timings follow only where they pass
+# it); timings follow only where they pass. VAR_TESTS: the test filters, one run each (default
+# gpu_bwd; the wide rows' tests are gpu_dims_hopper_bwd and gpu_softcap_hopper_bwd)
 var_tests() {
-  ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests gpu_bwd > "$logs/t.log" 2>&1 )
-  local rc=$?
-  note "var tests (sm90 gpu_bwd): rc $rc $(tail -1 "$logs/t.log")"
-  grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+  local rc=0 r f
+  for f in ${VAR_TESTS:-gpu_bwd}; do
+    ( export CUDADENT_KERNEL_BWD=sm90; timeout 180 $var_run build-var/tests/cudadent_tests $f > "$logs/t.log" 2>&1 )
+    r=$?
+    note "var tests (sm90 $f): rc $r $(tail -1 "$logs/t.log")"
+    grep -E '^\[ FAIL' -B6 "$logs/t.log" | head -40 | tee -a "$summary"
+    { echo "==== var $f"; cat "$logs/t.log"; } >> "$logs/var-tests.log"
+    [ $r -eq 0 ] || rc=$r
+  done
   return $rc
 }
 # DEADLINE (seconds from the start, default 540): a step that would start later is skipped, so a
