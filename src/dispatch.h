@@ -110,7 +110,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM80_BWD_VARLEN 1
 
 /* 1: the Hopper backward's row lists varlen (with seqused_k and the device check; issue 28,
- * docs/kernels/sm90_bwd.md section 7: src/kernels/sm90/bwd_varlen*), so varlen backwards with head
+ * docs/kernels/sm90_bwd_varlen.md: src/kernels/sm90/bwd_varlen*), so varlen backwards with head
  * dims up to 128, not deterministic, run there on H100 / H200 and a forced CUDADENT_KERNEL_BWD=sm90
  * takes them (the others go on to the portable backward, the next row). Its GPU tests passed on an
  * H200 in session 20 (tests/test_gpu_varlen_bwd.c forced onto sm90 22 passed + 3 skipped (d256,

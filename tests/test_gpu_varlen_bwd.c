@@ -14,7 +14,7 @@
  * opt-in check, tokens and keys in no sequence zero); no key at all and no query at all (the
  * fills); the deterministic mode run 5 times, bitwise equal (problem_bwd_repeatable).
  * Cases 15-24 are the Hopper varlen backward's edges (src/kernels/sm90/bwd_varlen*,
- * docs/kernels/sm90_bwd.md section 7; they run on whichever kernel dispatch picks): sequences
+ * docs/kernels/sm90_bwd_varlen.md; they run on whichever kernel dispatch picks): sequences
  * ending mid-tile at both BLOCK_M 64 (d128) and 128 (d64) rows and one past a tile, lengths 0 and
  * 1, a long sequence (> 2 key blocks of 128) next to short ones, seqlen_q != seqlen_k per sequence
  * (causal, both ways), windows, GQA and MQA, seqused_k, gapped and padded layouts, head dims 64,

@@ -425,7 +425,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     bwdvarlen)
-      # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd.md section 7), built with the gate
+      # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd_varlen.md), built with the gate
       # on (build-bvl/: -DCUDADENT_SM90_BWD_VARLEN=1 for the library and the tests; where
       # src/dispatch.h already has it at 1, build-gpu/ is that build): the varlen backward tests
       # forced onto sm90 (the deterministic, softcap and d > 128 cases skip) and under the default

@@ -86,7 +86,7 @@
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
  *
- * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd.md section 7): the
+ * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd_varlen.md): the
  * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
  * device, heaviest first; a 1-d grid over (unit, KV head) in the dense LPT order (SM90_BWD_LPT_GROUP
  * KV heads at a time, units ascending across them: cd_sm90_bwd_grouped_work). The
@@ -133,7 +133,7 @@ struct cd_sm90_bwd_varlen_units {
  * bottom-right aligned; the loads start at its tokens q_tok0 / k_tok0 of the packed tensors, the
  * LSE2 / delta rows and dQ tiles at its padded tile mt0, batch coordinate 0). At kVarlen false
  * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
- * sm90_bwd.md section 7). */
+ * sm90_bwd_varlen.md). */
 template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M,
           bool kSoftcap = false>
 __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,

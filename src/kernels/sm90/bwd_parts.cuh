@@ -6,7 +6,7 @@
  * and turn wait (cd_sm90_bwd_wait_turn), the launch order (which key block, KV head and batch a
  * CTA takes) and the dQ reduce-add of either mode. Moved out of bwd_kernel.cuh (and, for the
  * set-up, query blocks and turn wait, out of both kernels) with the kernels' machine code
- * unchanged (docs/kernels/sm90_bwd.md section 7); the design is in bwd_kernel.cuh's
+ * unchanged (docs/kernels/sm90_bwd_varlen.md); the design is in bwd_kernel.cuh's
  * opening comment and docs/kernels/sm90_bwd.md sections 2 and 3. cd_sm90_bwd_smem and
  * cd_sm90_bwd_reduce_dq take the tile's BLOCK_M (default the row's; 80: the d128 row's dense 80-row
  * tile of config.cuh SM90_BWD_D128_BM80).

@@ -1,6 +1,6 @@
 /*
  * bwd_varlen.cu - the Hopper backward on ragged batches (cudadent.h "features of layout v2";
- * docs/kernels/sm90_bwd.md section 7), a translation unit of its own beside bwd.cu: the workspace
+ * docs/kernels/sm90_bwd_varlen.md), a translation unit of its own beside bwd.cu: the workspace
  * size and the launcher of the narrow rows (64 / 64, 128 / 128; head_dim and head_dim_v up to 128,
  * fp16 / bf16, not deterministic: bwd.cu's supports()). Four kernels on the call's stream:
  *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);
@@ -18,7 +18,7 @@
  * up to BM (the padded layout: bwd_varlen_plan.cuh), then the list: int count (16 bytes),
  * int4 seqs[cap], int2 blocks[cap], cap = min(batch ceil(max_seqlen_k / 128), ceil(total_k / 128)
  * + batch). With BM <= 128 the accumulator is at most the portable kernel's (total_q + 128 batch
- * rows of the row's width): docs/kernels/sm90_bwd.md section 7.
+ * rows of the row's width): docs/kernels/sm90_bwd_varlen.md.
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"

@@ -1,6 +1,6 @@
 /*
  * bwd_varlen_plan.cuh - the device passes of a varlen (ragged batch) call of the Hopper backward
- * (docs/kernels/sm90_bwd.md section 7, "Varlen"), the counterpart of the forward's
+ * (docs/kernels/sm90_bwd_varlen.md), the counterpart of the forward's
  * fwd_varlen_plan.cuh:
  *   cd_sm90_bwd_varlen_plan     one CTA: the unit list of the main kernel (below);
  *   cd_sm90_bwd_varlen_pre      delta, LSE2 and the zeroed dQ accumulator in the padded layout;
