@@ -80,6 +80,11 @@ var_build() {
   fi
   note "var: ${VAR_FLAGS:-} ${PREBUILT_VAR:+(prebuilt $PREBUILT_VAR)}"
 }
+# A step's build folder as build-gpu/: the gates those steps once built with (the softcap, varlen
+# and wide rows' of src/dispatch.h) are all 1 since session 22, so build-gpu/ (or PREBUILT) is that
+# build; a run of a library with a gate at 0 passes PREBUILT built with it (dev/tools/prebuild.sh
+# PREBUILD_FLAGS=-D...=1).
+gpu_build_as() { rm -rf "$1" && ln -s build-gpu "$1"; }
 # the var build's backward tests on the sm90 path (a wrong dQ turn order hangs: the timeout ends
 # it); timings follow only where they pass. VAR_TESTS (default gpu_bwd): the test filters run, each
 # forced onto sm90, e.g. VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_softcap_hopper_bwd"
@@ -274,21 +279,13 @@ for step in "${steps[@]}"; do
         { echo "==== $tool $shape"; cat "$logs/s.log"; } >> "$logs/sm90varlen_sanitize.log"
       done ;;
     softcap)
-      # issue 27's softcap on the Hopper forward (docs/kernels/sm90_fwd.md "Softcap"), built with
-      # the gate on (build-sc/: -DCUDADENT_SM90_FWD_SOFTCAP=1 for the library and the tests; where
-      # src/dispatch.h already has it at 1, build-gpu/ is that build): the softcap tests forced
+      # issue 27's softcap on the Hopper forward (docs/kernels/sm90_fwd.md "Softcap"; build-sc/ is
+      # build-gpu/, gpu_build_as): the softcap tests forced
       # onto sm90 (the d64 case skips: the row leaves it to sm80) and under the default dispatch,
       # the dims tests' softcap cases forced (those the row does not take skip), compute-sanitizer
       # memcheck (forced sm90) on two softcap cases, then CLI timings --softcap 30 sm90 against
       # sm80 (and sm90 without softcap) at d128 and d256, seqlen 4096
-      if grep -q '^#define CUDADENT_SM90_FWD_SOFTCAP 1' src/dispatch.h; then
-        rm -rf build-sc && ln -s build-gpu build-sc
-      else
-        { cmake -S . -B build-sc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_FWD_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_FWD_SOFTCAP=1 \
-            && cmake --build build-sc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-sc.log" 2>&1 \
-          || { note "SOFTCAP BUILD FAILED"; tail -20 "$logs/build-sc.log"; continue; }
-      fi
+      gpu_build_as build-sc
       vrun="env LD_LIBRARY_PATH=$PWD/build-sc"
       for run in "CUDADENT_KERNEL_FWD=sm90:gpu_softcap_hopper_fwd" "CUDADENT_KERNEL_FWD=:gpu_softcap_hopper_fwd" \
                   "CUDADENT_KERNEL_FWD=sm90:gpu_dims_fwd" "CUDADENT_KERNEL_FWD=sm90:gpu_dims_bwd"; do
@@ -317,15 +314,8 @@ for step in "${steps[@]}"; do
         done
       done ;;
     bwdsoftcap)
-      # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd_softcap.md), built with
-      # the gates on (build-bsc/: -DCUDADENT_SM90_BWD_SOFTCAP=1 -DCUDADENT_SM90_BWD_D64_SOFTCAP=1 for
-      # the library and the tests; where src/dispatch.h already has both at 1, or PREBUILT is given,
-      # build-gpu/ is that build: a PREBUILT library for the d64 row must have been built with the
-      # d64 gate in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS, e.g. cmake -S . -B build-prebuilt/d64sc
-      # -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a
-      # -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_D64_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_D64_SOFTCAP=1,
-      # its libcudadent.so.0, cudadent-bench and tests/cudadent_tests copied into the carried folder
-      # as dev/tools/prebuild.sh does): the backward softcap tests forced onto sm90 (-det skips:
+      # issue 27's softcap on the Hopper backward (docs/kernels/sm90_bwd_softcap.md; build-bsc/ is
+      # build-gpu/, gpu_build_as): the backward softcap tests forced onto sm90 (-det skips:
       # the row leaves it to sm80; the d64 cases 08 / 09 run on the 64 / 64 row's softcap kernel
       # where the d64 gate is 1, and skip where it is 0: their lines are copied into the summary)
       # and under the default dispatch, the dims tests' backward forced (their softcap cases of the
@@ -333,16 +323,7 @@ for step in "${steps[@]}"; do
       # and synccheck (forced sm90) on a small d128 case and memcheck on a d64 one, then CLI timings
       # of the backward (--bwd) with softcap 30, sm90 against sm80 and sm90 without softcap, d64
       # (sm90 refuses softcap there where the d64 gate is 0: the line says so) and d128, seqlen 4096
-      if grep -q '^#define CUDADENT_SM90_BWD_SOFTCAP 1' src/dispatch.h &&
-         { [ -n "${PREBUILT:-}" ] || grep -q '^#define CUDADENT_SM90_BWD_D64_SOFTCAP 1' src/dispatch.h; }; then
-        rm -rf build-bsc && ln -s build-gpu build-bsc
-      else
-        bsc_flags="-DCUDADENT_SM90_BWD_SOFTCAP=1 -DCUDADENT_SM90_BWD_D64_SOFTCAP=1"
-        { cmake -S . -B build-bsc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            "-DCMAKE_C_FLAGS=$bsc_flags" "-DCMAKE_CUDA_FLAGS=$bsc_flags" \
-            && cmake --build build-bsc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bsc.log" 2>&1 \
-          || { note "BWDSOFTCAP BUILD FAILED"; tail -20 "$logs/build-bsc.log"; continue; }
-      fi
+      gpu_build_as build-bsc
       vrun="env LD_LIBRARY_PATH=$PWD/build-bsc"
       for run in "CUDADENT_KERNEL_BWD=sm90:gpu_softcap_hopper_bwd" "CUDADENT_KERNEL_BWD=:gpu_softcap_hopper_bwd" \
                   "CUDADENT_KERNEL_BWD=sm90:gpu_softcap_hopper_fwd" "CUDADENT_KERNEL_BWD=sm90:gpu_dims_bwd"; do
@@ -375,10 +356,7 @@ for step in "${steps[@]}"; do
       done ;;
     bwdwidesoftcap)
       # softcap on the Hopper backward's wide rows (docs/kernels/sm90_bwd_softcap.md, "Wide
-      # rows"), on a library with the gate CUDADENT_SM90_BWD_WIDE_SOFTCAP at 1: PREBUILT's (built on
-      # the workstation with -DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 in both C and CUDA flags:
-      # PREBUILD_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 dev/tools/prebuild.sh), build-gpu/ where
-      # src/dispatch.h has the gate at 1, else build-bwsc/ built here with the flag. A probe first
+      # rows"; build-bwsc/ is build-gpu/, gpu_build_as). A probe first
       # (a small d256 softcap backward forced onto sm90, checked): a library without the gate
       # refuses it (rc 2) and the step stops there. Then gpu_softcap_hopper_bwd forced onto sm90
       # (cases 10-14 the wide rows; d64 and -det skip: the portable backward's) and under the
@@ -386,14 +364,7 @@ for step in "${steps[@]}"; do
       # compute-sanitizer (BWSC_SANITIZE: memcheck on cases 10 (d256) and 13 (192 / 128), synccheck
       # on 10), and CLI timings of the backward (--bwd, --iters 50) at d256, seqlen 4096, batch 2,
       # 16 heads, bf16, causal and not: sm80 and sm90 with softcap 30, sm90 without, twice
-      if [ -n "${PREBUILT:-}" ] || grep -q '^#define CUDADENT_SM90_BWD_WIDE_SOFTCAP 1' src/dispatch.h; then
-        rm -rf build-bwsc && ln -s build-gpu build-bwsc
-      else
-        { cmake -S . -B build-bwsc -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_WIDE_SOFTCAP=1 \
-            && cmake --build build-bwsc -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bwsc.log" 2>&1 \
-          || { note "BWDWIDESOFTCAP BUILD FAILED"; tail -20 "$logs/build-bwsc.log"; continue; }
-      fi
+      gpu_build_as build-bwsc
       vrun="env LD_LIBRARY_PATH=$PWD/build-bwsc"
       CUDADENT_KERNEL_BWD=sm90 timeout 120 $vrun build-bwsc/cudadent-bench --batch 1 --heads 4 --heads-kv 2 \
         --seqlen-q 150 --seqlen-k 130 --head-dim 256 --causal --softcap 30 --bwd --check --iters 1 > "$logs/c.log" 2>&1
@@ -425,20 +396,12 @@ for step in "${steps[@]}"; do
         done
       done ;;
     bwdvarlen)
-      # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd_varlen.md), built with the gate
-      # on (build-bvl/: -DCUDADENT_SM90_BWD_VARLEN=1 for the library and the tests; where
-      # src/dispatch.h already has it at 1, build-gpu/ is that build): the varlen backward tests
+      # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd_varlen.md; build-bvl/ is
+      # build-gpu/, gpu_build_as): the varlen backward tests
       # forced onto sm90 (the deterministic, softcap and d > 128 cases skip) and under the default
       # dispatch, compute-sanitizer (forced sm90) on the tile-end, long, seqused and invalid-array
       # cases and a CLI shape, then CLI timings of ragged batches, sm90 against sm80
-      if grep -q '^#define CUDADENT_SM90_BWD_VARLEN 1' src/dispatch.h; then
-        rm -rf build-bvl && ln -s build-gpu build-bvl
-      else
-        { cmake -S . -B build-bvl -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_VARLEN=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_VARLEN=1 \
-            && cmake --build build-bvl -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-bvl.log" 2>&1 \
-          || { note "BWDVARLEN BUILD FAILED"; tail -20 "$logs/build-bvl.log"; continue; }
-      fi
+      gpu_build_as build-bvl
       vrun="env LD_LIBRARY_PATH=$PWD/build-bvl"
       for envset in "CUDADENT_KERNEL_BWD=sm90" "CUDADENT_KERNEL_BWD="; do
         ( export "$envset"; timeout 300 $vrun build-bvl/tests/cudadent_tests gpu_varlen_bwd > "$logs/t.log" 2>&1 )
@@ -499,19 +462,11 @@ for step in "${steps[@]}"; do
         { echo "==== $tool $dir $shape"; cat "$logs/s.log"; } >> "$logs/widths_sanitize.log"
       done ;;
     bwdwide)
-      # issue 27's wide Hopper backward rows (192 / 128, 256 and dims rounded up to them), built
-      # with the gate on (build-wide/: -DCUDADENT_SM90_BWD_WIDE=1 for the library and the tests):
-      # their C tests forced to sm90 (the deterministic ones included), the narrow rows again,
-      # then --check CLI lines and compute-sanitizer on small gapped shapes of each wide row
-      # (where src/dispatch.h already has the gate on, build-gpu/ is that build: nothing is built)
-      if grep -q '^#define CUDADENT_SM90_BWD_WIDE 1' src/dispatch.h; then
-        rm -rf build-wide && ln -s build-gpu build-wide
-      else
-        { cmake -S . -B build-wide -DCMAKE_BUILD_TYPE=Release -DCUDADENT_GPU_ARCHS=90a \
-            -DCMAKE_C_FLAGS=-DCUDADENT_SM90_BWD_WIDE=1 -DCMAKE_CUDA_FLAGS=-DCUDADENT_SM90_BWD_WIDE=1 \
-            && cmake --build build-wide -j 16 --target cudadent-bench cudadent_tests; } > "$logs/build-wide.log" 2>&1 \
-          || { note "WIDE BUILD FAILED"; tail -20 "$logs/build-wide.log"; continue; }
-      fi
+      # issue 27's wide Hopper backward rows (192 / 128, 256 and dims rounded up to them; build-wide/
+      # is build-gpu/, gpu_build_as): their C tests forced to sm90 (the deterministic ones
+      # included), the narrow rows again, then --check CLI lines and compute-sanitizer on small
+      # gapped shapes of each wide row
+      gpu_build_as build-wide
       wrun="env LD_LIBRARY_PATH=$PWD/build-wide"
       for run in "CUDADENT_KERNEL_BWD=sm90:gpu_dims_hopper_bwd" "CUDADENT_KERNEL_BWD=sm90:gpu_bwd" \
                  "CUDADENT_KERNEL=:gpu_dims_bwd" "CUDADENT_KERNEL=sm90:gpu_dims_gap_overread_fails"; do

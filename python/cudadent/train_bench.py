@@ -449,8 +449,9 @@ def measure_config(name, args, tick, say, deadline, monitor=None):
             r["step_ms"] = statistics.median(samples[a])
             r["tokens_per_s"] = tokens / (r["step_ms"] * 1e-3)
             r["model_tflops"] = step_flops(c) / (r["step_ms"] * 1e-3) / 1e12
-        if monitor is not None and monitor.summary((name, a)):
-            r["gpu_clocks"] = monitor.summary((name, a))
+        clocks = monitor.summary((name, a)) if monitor is not None else None
+        if clocks:
+            r["gpu_clocks"] = clocks
     ref = rows.get("sdpa", {}).get("tokens_per_s")
     for r in rows.values():
         if ref and "tokens_per_s" in r:
