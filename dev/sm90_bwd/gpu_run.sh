@@ -572,7 +572,7 @@ for step in "${steps[@]}"; do
       # count hangs: timeouts), compute-sanitizer synccheck / racecheck of small deterministic causal
       # GQA calls (the test gpu_bwd_deterministic's first case, shorter), then CLI timings of the
       # deterministic backward alternating tree / var twice, and the tree without --deterministic
-      # once (the non-deterministic reference)
+      # once (the non-deterministic reference); DETVAR_SHAPES (one shape a line) replaces the list
       var_build || continue
       dv_ok=1
       for run in "sm90:gpu_bwd_deterministic:120" "sm90:gpu_bwd:240" "sm90:d96-det:60" "sm90:v120-det:60" \
@@ -595,10 +595,13 @@ for step in "${steps[@]}"; do
         note "detvar sanitizer $tool (var, $dim causal GQA 4/2 s300 det): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(grep -cE '\bok$' "$logs/s.log") ok"
         { echo "==== $tool $dim"; cat "$logs/s.log"; } >> "$logs/detvar_sanitize.log"
       done
-      for shape in "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
+      shapes=()
+      if [ -n "${DETVAR_SHAPES:-}" ]; then mapfile -t shapes <<< "$DETVAR_SHAPES"; else shapes=(
+                   "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
                    "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" \
                    "--batch 4 --seqlen-q 4096 --heads 32 --heads-kv 8 --head-dim 128 --causal" \
-                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"; do
+                   "--batch 2 --seqlen-q 8192 --heads 32 --head-dim 64 --causal"); fi
+      for shape in "${shapes[@]}"; do
         for lab in base var base var nondet; do
           b=$bench; mode=--deterministic
           [ $lab = var ] && b="$var_run build-var/cudadent-bench"
