@@ -4,13 +4,11 @@
  * block, so the Q / dO stages are free; each thread holds its keys' dK (unscaled) and dV
  * fragments, D / 2 fp32 each (key_in_block0 and + 8, columns 8 j + 2 (lane % 4) + {0, 1}).
  *
- * cd_sm90_bwd_epilogue_rows (the library's): dK (scaled by softmax_scale) and dV staged in the Q and
+ * cd_sm90_bwd_epilogue_rows: dK (scaled by softmax_scale) and dV staged in the Q and
  *   dO stages as [BN keys][D] rows whose 16-byte chunks are XOR-swizzled by key % 8 (the fragment
  *   stores then hit 32 banks), then written out as 16-byte row chunks by the 256 threads (keys past
  *   seqlen_k and columns past the real dims are not written: they are another head's in memory).
- * cd_sm90_bwd_epilogue_tma (dense kernels, the dev knob SM90_BWD_TMA_EPILOGUE; docs/kernels/
- *   sm90_bwd.md section 2.1e): staged by stmatrix in the K / V loads' slab layout and written by
- *   TMA tensor stores whose maps clip at the real dims and seqlen_k.
+ *   (TMA tensor stores instead were measured slower, session 23: docs/kernels/sm90_bwd.md 2.1e.)
  */
 #ifndef CUDADENT_SM90_BWD_EPILOGUE_CUH
 #define CUDADENT_SM90_BWD_EPILOGUE_CUH
@@ -64,46 +62,5 @@ __device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 
                                  hk * args.dv_sh + 8 * c) = vv;
   }
 }
-
-#if SM90_BWD_TMA_EPILOGUE
-template <int D, bool kFp16, int BN>
-__device__ __forceinline__ void cd_sm90_bwd_epilogue_tma(const float (&dk)[D / 2], const float (&dv)[D / 2],
-                                                         const cd_sm90_bwd_args &args, const CUtensorMap *tm_dk,
-                                                         const CUtensorMap *tm_dv, uint32_t sQ, uint32_t sDO,
-                                                         int cw, int warp, int lane, int k0, int hk, int b,
-                                                         int head_dim, int head_dim_v) {
-  /* As the dS^T staging: matrix (j, r) of the fragment is keys 16 warp + 8 r .. + 7 x columns
-   * 8 j .. + 7 (a 16-byte chunk of slab j / 8); stmatrix x4 takes matrices (j, 0), (j, 1),
-   * (j + 1, 0), (j + 1, 1), lane t giving the address of row t % 8 of matrix t / 8: key
-   * 16 warp + t % 16, chunk j + t / 16. j is even, so the chunk's XOR with the key's swizzle is
-   * one per-j constant on a per-thread address (the d64 softcap dS^T store's form). The maps'
-   * extents (the real head_dim / head_dim_v, seqlen_k) clip the keys past seqlen_k and the
-   * columns past the real dims. */
-  cd_named_bar_sync(CD_SM90_BAR_BWD_EPILOGUE, 256); /* both consumers past their last block: stages free */
-  const int key = 64 * cw + 16 * warp + (lane & 15);
-  const uint32_t row_off = key * 128 + ((((lane >> 4) ^ key) & 7) << 4);
-#pragma unroll
-  for (int j = 0; j < D / 8; j += 2) {
-    const uint32_t off = (row_off ^ ((j % 8) << 4)) + (j / 8) * (BN * 128);
-    cd_stmatrix_x4(sQ + off, cd_pack2<kFp16>(dk[4 * j] * args.scale, dk[4 * j + 1] * args.scale),
-                   cd_pack2<kFp16>(dk[4 * j + 2] * args.scale, dk[4 * j + 3] * args.scale),
-                   cd_pack2<kFp16>(dk[4 * j + 4] * args.scale, dk[4 * j + 5] * args.scale),
-                   cd_pack2<kFp16>(dk[4 * j + 6] * args.scale, dk[4 * j + 7] * args.scale));
-    cd_stmatrix_x4(sDO + off, cd_pack2<kFp16>(dv[4 * j], dv[4 * j + 1]), cd_pack2<kFp16>(dv[4 * j + 2], dv[4 * j + 3]),
-                   cd_pack2<kFp16>(dv[4 * j + 4], dv[4 * j + 5]), cd_pack2<kFp16>(dv[4 * j + 6], dv[4 * j + 7]));
-  }
-  cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the TMA stores (async proxy) */
-  cd_named_bar_sync(CD_SM90_BAR_BWD_EPILOGUE, 256);
-  if (threadIdx.x == 128) {
-#pragma unroll
-    for (int c = 0; c < D / 64; ++c) { /* a slab wholly past a real dim: nothing to store */
-      if (64 * c < head_dim) cd_tma_store_4d(tm_dk, sQ + c * (BN * 128), 64 * c, k0, hk, b);
-      if (64 * c < head_dim_v) cd_tma_store_4d(tm_dv, sDO + c * (BN * 128), 64 * c, k0, hk, b);
-    }
-    cd_tma_store_commit();
-    cd_tma_store_wait_read<0>(); /* the CTA's shared memory stays until the stores read it */
-  }
-}
-#endif
 
 #endif /* CUDADENT_SM90_BWD_EPILOGUE_CUH */

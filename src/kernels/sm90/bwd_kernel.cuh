@@ -37,9 +37,7 @@
  *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue (bwd_epilogue.cuh) scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
- *   past the call's real head_dim (dK) / head_dim_v (dV)); a dev build with config.cuh's
- *   SM90_BWD_TMA_EPILOGUE stages them by stmatrix as [D/64][BN][64] slabs and writes them with TMA
- *   tensor stores (the dense kernels; the store maps clip).
+ *   past the call's real head_dim (dK) / head_dim_v (dV)).
  *
  * Widths: D (64 or 128) is the compiled width; a call's real head_dim and head_dim_v are any
  * multiples of 8 up to D (the kernel arguments head_dim, head_dim_v; bwd.cu). The tensor maps'
@@ -140,12 +138,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  const cd_sm90_bwd_args &args_in, const int head_dim,
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
-                                                 const float softcap_pre = 0.f
-#if SM90_BWD_TMA_EPILOGUE
-                                                 , const CUtensorMap *tm_dk = nullptr,
-                                                 const CUtensorMap *tm_dv = nullptr
-#endif
-                                                 ) {
+                                                 const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
   /* the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP): its staging buffers */
   constexpr bool kDqWarp = SM90_BWD_DQ_WARP_ROW(D) && kDet != CD_SM90_BWD_NONDET;
@@ -514,25 +507,11 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
   if constexpr (kDet && !kDqWarp) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
-#if SM90_BWD_TMA_EPILOGUE
-  /* the store maps' descriptors on their way while the reduces drain and the tiles are staged */
-  if constexpr (!kVarlen)
-    if (threadIdx.x == 128) {
-      cd_tma_prefetch_desc(tm_dk);
-      cd_tma_prefetch_desc(tm_dv);
-    }
-#endif
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
-#if SM90_BWD_TMA_EPILOGUE
-  if constexpr (!kVarlen)
-    cd_sm90_bwd_epilogue_tma<D, kFp16, BN>(dk, dv, args, tm_dk, tm_dv, sQ, sDO, cw, warp, lane, k0, hk, b,
-                                           head_dim, head_dim_v);
-  else
-#endif
-    cd_sm90_bwd_epilogue_rows<D, kFp16, BN>(dk, dv, args, sQ, sDO, key_in_block0, lane, k0, k_tok0, hk, b,
-                                            head_dim, head_dim_v);
+  cd_sm90_bwd_epilogue_rows<D, kFp16, BN>(dk, dv, args, sQ, sDO, key_in_block0, lane, k0, k_tok0, hk, b,
+                                          head_dim, head_dim_v);
   SM90_BWD_TRACE_END(cw, ct, it);
 }
 
@@ -542,19 +521,9 @@ template <int D, bool kFp16, int kDet, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v
-#if SM90_BWD_TMA_EPILOGUE /* the epilogue's store maps (bwd_launch.cuh); at 0 the parameters as they were */
-                       , const __grid_constant__ CUtensorMap tm_dk, const __grid_constant__ CUtensorMap tm_dv
-#endif
-                       ) {
-#if SM90_BWD_TMA_EPILOGUE
-  cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
-                                               cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1}, 0.f,
-                                               &tm_dk, &tm_dv);
-#else
+                       const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
   cd_sm90_bwd_body<D, kFp16, kDet, false, BM_>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
                                                cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
-#endif
 }
 
 /* The dense softcap kernel (bwd.cu cd_sm90_bwd_softcap: the 128 / 128 row at its BLOCK_M, and the
@@ -568,18 +537,10 @@ __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_softcap_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                                const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
-                               const float softcap_pre
-#if SM90_BWD_TMA_EPILOGUE
-                               , const __grid_constant__ CUtensorMap tm_dk, const __grid_constant__ CUtensorMap tm_dv
-#endif
-                               ) {
+                               const float softcap_pre) {
   cd_sm90_bwd_body<D, kFp16, kDet, false, cd_sm90_bwd_tile<D>::BLOCK_M, true>(
       tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1},
-      softcap_pre
-#if SM90_BWD_TMA_EPILOGUE
-      , &tm_dk, &tm_dv
-#endif
-      );
+      softcap_pre);
 }
 
 /* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /

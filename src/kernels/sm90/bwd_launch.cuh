@@ -208,23 +208,6 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
       (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
       (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
     return err;
-#if SM90_BWD_TMA_EPILOGUE
-  /* the narrow rows' dense epilogue stores (config.cuh SM90_BWD_TMA_EPILOGUE; bwd_kernel.cuh): dK and
-   * dV through maps whose extents are the real dims and seqlen_k, so TMA clips what lies past
-   * them. No fallback to the copy loop: api.c (checks.c check_tensor) gives dk and dv what a map
-   * needs (16-byte aligned data, strides multiples of 16 bytes below 2^40, size-1 dimensions'
-   * strides normalized), as it does Q, K, V and dO, whose maps every call builds already; a failed
-   * encoding fails the call as theirs does. */
-  CUtensorMap tm_dk, tm_dv;
-  if constexpr (!kWide)
-    if ((err = cd_sm90_tensor_map_4d(&tm_dk, &p->dk, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
-        (err = cd_sm90_tensor_map_4d(&tm_dv, &p->dv, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
-      return err;
-  /* the narrow kernels' extra parameters */
-#define CD_SM90_BWD_EPI_MAPS , tm_dk, tm_dv
-#else
-#define CD_SM90_BWD_EPI_MAPS
-#endif
 
   cd_sm90_bwd_args a;
   a.lse2 = io.lse2;
@@ -260,10 +243,10 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else if constexpr (kSoftcap)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>, grid, dim3(384), SMEM, stream,
-                                 tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap CD_SM90_BWD_EPI_MAPS);
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
   else
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_kernel<D, kFp16, kDet, BM>, grid, dim3(384), SMEM, stream,
-                                 tm_q, tm_k, tm_v, tm_do, a, d, dv CD_SM90_BWD_EPI_MAPS);
+                                 tm_q, tm_k, tm_v, tm_do, a, d, dv);
   if (err != cudaSuccess) return err;
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
@@ -276,16 +259,13 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   else if constexpr (kSoftcap)
     cd_sm90_bwd_softcap_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
-                                                                          p->softmax_scale / p->softcap
-                                                                          CD_SM90_BWD_EPI_MAPS);
+                                                                          p->softmax_scale / p->softcap);
   else
-    cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv
-                                                                       CD_SM90_BWD_EPI_MAPS);
+    cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   cd_sm90_bwd_post<kFp16, D, DV, BM><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   return cudaGetLastError();
 #endif
-#undef CD_SM90_BWD_EPI_MAPS
 }
 
 /* Row (D, DV) in the call's mode and dtype. */

@@ -23,8 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_DET_DQ_WARP) || \
-     defined(SM90_BWD_DET_DQ_WARP_D64) || defined(SM90_BWD_TMA_EPILOGUE) ||                   \
-     defined(SM90_BWD_D256_DQ_BULK))
+     defined(SM90_BWD_DET_DQ_WARP_D64) || defined(SM90_BWD_D256_DQ_BULK))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -200,18 +199,6 @@
 #endif
 /* whether row D's deterministic kernels (kDet != 0) run the dQ warp */
 #define SM90_BWD_DQ_WARP_ROW(D) (SM90_BWD_DET_DQ_WARP && ((D) != 64 || SM90_BWD_DET_DQ_WARP_D64))
-
-/* The narrow rows' dense main kernels' epilogue (bwd_kernel.cuh cd_sm90_bwd_body, kVarlen false:
- * d64, d128 with the 80-row tile, the softcap kernels; docs/kernels/sm90_bwd.md section 2.1e):
- * 1 stages dK (scaled) and dV with stmatrix into [D/64 slabs][BN keys][64] 128-byte-swizzled
- * slabs in the free Q / dO stages and writes them with one thread's TMA tensor stores through two
- * more tensor maps (bwd_launch.cuh: extents the real head_dim / head_dim_v and seqlen_k, so TMA
- * clips the rows and columns past them), extra __grid_constant__ parameters of those kernels only
- * at 1. 0: scalar st.shared staging and a 16-byte ld.shared / st.global copy loop by the 256
- * consumer threads (the kernels' parameters and code as without the knob). Not measured yet. */
-#ifndef SM90_BWD_TMA_EPILOGUE
-#define SM90_BWD_TMA_EPILOGUE 0
-#endif
 
 /* The d256 row's dQ (docs/kernels/sm90_bwd.md section 2.3): 1 gives its non-deterministic kernels
  * (softcap ones included) the 192 / 128 row's way, dQ staged in shared memory and added by bulk
