@@ -13,10 +13,10 @@
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 #   VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_softcap_hopper_bwd": the var build's test filters
 #   run (sm90 forced) before the timings (default gpu_bwd, the narrow rows only).
-# detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1): the var build's
+# detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=0): the var build's
 #   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
-#   PREBUILT=build-carry PREBUILT_VAR=build-carry-dqw dev/sm90_bwd/gpu_run.sh detvar (both made by
-#   PREBUILD_GZ=1 dev/tools/prebuild.sh dqw=-DSM90_BWD_DET_DQ_WARP=1: two uncompressed folders
+#   PREBUILT=build-carry PREBUILT_VAR=build-carry-TAG dev/sm90_bwd/gpu_run.sh detvar (both made by
+#   PREBUILD_GZ=1 dev/tools/prebuild.sh TAG=-DSM90_BWD_...: two uncompressed folders
 #   are ~95 MB, over the run's 64 MiB carry)
 # bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md, the block-phase trace (SM90_BWD_TRACE) of
 #   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
@@ -566,7 +566,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     detvar)
-      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DQ_WARP=1, the dQ warp of
+      # the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=0; session 22: the dQ warp of
       # docs/kernels/sm90_bwd.md section 3) against the working tree (~200 s with PREBUILT and
       # PREBUILT_VAR): the var build's deterministic tests first (a wrong turn order or barrier
       # count hangs: timeouts), compute-sanitizer synccheck / racecheck of small deterministic causal

@@ -13,9 +13,8 @@
  *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread TMA-loads K and V of
  *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], 128-byte swizzled
  *     slabs of 64 columns) and the block's log2-LSE and delta rows (1-d bulk copies) into a
- *     STAGES-deep ring. The other 127 threads exit, except in the deterministic kernels with
- *     config.cuh's SM90_BWD_DET_DQ_WARP (1; the d64 row: SM90_BWD_DET_DQ_WARP_D64, 0): warp 1 is the dQ
- *     warp (bwd_parts.cuh cd_sm90_bwd_dq_warp), which takes each block's staged dQ parts, waits
+ *     STAGES-deep ring. The other 127 threads exit, except in the deterministic kernels: warp 1 is
+ *     the dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp), which takes each block's staged dQ parts, waits
  *     for the key block's turn and issues the bulk reduce-adds, so that the consumers only stage.
  *   warpgroups 1, 2, consumers: after setmaxnreg.inc to CONSUMER_REGS, consumer w owns keys
  *     [64 w, 64 w + 64) of the block. Per iteration (the transposed products, FA3's SdP_swapAB,
@@ -140,8 +139,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
                                                  const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
-  /* the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP): its staging buffers */
-  constexpr bool kDqWarp = SM90_BWD_DQ_WARP_ROW(D) && kDet != CD_SM90_BWD_NONDET;
+  /* the deterministic modes' dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp): its staging buffers */
+  constexpr bool kDqWarp = kDet != CD_SM90_BWD_NONDET;
   constexpr int DQB = cd_sm90_bwd_dq_bufs<D, BM_, kDet>();
   typedef cd_sm90_bwd_smem<D, BM_, DQB> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -296,7 +295,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
   float dq[SWAP ? BM / 2 : 32]; /* SWAP: dQ^T, element 4j + 2r + e is D column 64 cw + 16 warp +
                                  * lane / 4 + 8r, query row 8j + 2 (lane % 4) + e */
-  int *sem_pending = nullptr; /* deterministic mode, lane 0: a count owed (cd_sm90_bwd_reduce_dq_det) */
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
@@ -494,8 +492,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_sm90_fence_regs(dq);
       if constexpr (kDqWarp)
         cd_sm90_bwd_stage_dq_det<D, DQB>(dq, sDQ, it, cw, warp, lane);
-      else if constexpr (kDet)
-        cd_sm90_bwd_reduce_dq_det<D, kDet>(dq, args, sDQ, b, h, m, n_block, cw, warp, lane, sem_pending);
       else
         cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_REDUCE);
@@ -506,7 +502,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if constexpr (kDet && !kDqWarp) cd_sm90_bwd_release_dq_det(sem_pending, cw, warp, lane);
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");

@@ -29,8 +29,8 @@
 
 /* BM_: the tile's BLOCK_M, the row's (bwd_tiles.cuh) unless 80, the d128 row's 80-row tile of
  * config.cuh SM90_BWD_D128_BM80 (SWAP: dQ computed transposed, dS stored as dS). DQB: the dQ
- * staging's buffers (cd_sm90_bwd_dq_bufs: 2 only for the deterministic dQ warp, config.cuh
- * SM90_BWD_DET_DQ_WARP, where they fit). */
+ * staging's buffers (cd_sm90_bwd_dq_bufs: 2 only for the deterministic dQ warp, where they
+ * fit). */
 template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_sm90_bwd_smem {
   typedef cd_sm90_bwd_tile<D> tile;
   static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -146,11 +146,11 @@ __device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_arg
  * template value (kDet), not an argument: a larger argument struct made the d64 kernels spill. */
 enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
 
-/* The dQ staging buffers of mode kDet (cd_sm90_bwd_smem's DQB): with the deterministic dQ warp
- * (config.cuh SM90_BWD_DET_DQ_WARP, the deterministic modes) two where a second 32 KiB fits the
- * 227 KiB (d128, BLOCK_M 64: 225.9 KiB), else one (d64, BLOCK_M 128: 40 B over); otherwise one. */
+/* The dQ staging buffers of mode kDet (cd_sm90_bwd_smem's DQB): for the deterministic modes' dQ
+ * warp two where a second 32 KiB fits the 227 KiB (d128, BLOCK_M 64: 225.9 KiB), else one (d64,
+ * BLOCK_M 128: 40 B over); otherwise one. */
 template <int D, int BM, int kDet> __host__ __device__ constexpr int cd_sm90_bwd_dq_bufs() {
-  return !SM90_BWD_DQ_WARP_ROW(D) || kDet == CD_SM90_BWD_NONDET ? 1
+  return kDet == CD_SM90_BWD_NONDET ? 1
          : cd_sm90_bwd_smem<D, BM>::BYTES + cd_sm90_bwd_smem<D, BM>::DQ_BUF_BYTES <= 227 * 1024 ? 2
                                                                                             : 1;
 }
@@ -219,7 +219,7 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
 /* This warp's 16 x 64 floats of a dQ part (BM 80: 16 x 80 of dQ^T), staged in fragment order
  * (float4 i * 32 + lane holds registers 4i .. 4i + 3) and added to the workspace by one bulk reduce
  * of 4 KiB (BM 80: 5 KiB), in any order
- * (the non-deterministic mode; cd_sm90_bwd_reduce_dq_det orders them). */
+ * (the non-deterministic mode; the deterministic one's dQ warp orders them). */
 template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
 __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
                                                       uint32_t sDQ, int b, int h, int m, int cw,
@@ -244,67 +244,11 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
   }
 }
 
-/* The deterministic mode's dQ reduce (kDet: a turn order, section 3 of docs/kernels/sm90_bwd.md):
- * the query block's semaphore counts the key blocks whose reduces have completed, and a block
- * adds its part only on its turn. The count of a block's reduces is delayed to its next call (or
- * cd_sm90_bwd_release_dq_det after the last), so that they land while the next block's products
- * run; the count never waits for another CTA (it comes before this call's own turn), so the
- * delay adds no dependency. Per call: the 8 consumer warps stage their parts and meet at a named
- * barrier once their previous reduces have completed; one thread counts the block's previous
- * reduces (+1) and waits for this block's turn; a second barrier hands the turn to the 8 warps,
- * which issue their reduces. Every consumer warp calls both the same number of times (the walk
- * is the CTA's). One count and one wait a block, not one a warp: +1.0-5.0% (H100, session 18).
- * sem_pending (the first consumer thread's): the semaphore owed a count, or NULL. */
-template <int D, int kDet>
-__device__ __forceinline__ void cd_sm90_bwd_reduce_dq_det(const float (&dq)[32], const cd_sm90_bwd_args &args,
-                                                            uint32_t sDQ, int b, int h, int m, int n_block,
-                                                            int cw, int warp, int lane, int *&sem_pending) {
-  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
-  const uint32_t stage_dq = sDQ + (cw * 4 + warp) * cd_sm90_bwd_smem<D>::DQ_WARP_BYTES;
-  if (lane == 0) {
-    if (sem_pending != nullptr) { /* this warp's previous reduce has completed */
-      cd_tma_store_wait_all<0>();
-      cd_sm90_bwd_fence_proxy_global();
-    }
-    cd_tma_store_wait_read<0>();
-  }
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (i * 32 + lane) * 16),
-                 "f"(dq[4 * i]), "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
-                 : "memory");
-  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-  const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-  int *const sem = cd_sm90_bwd_sems(args) + tile;
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (cw == 0 && warp == 0 && lane == 0) {
-    if (sem_pending != nullptr)
-      asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-    cd_sm90_bwd_wait_turn<kDet, BM, BN>(args, sem, m, n_block);
-  }
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (lane == 0) {
-    cd_sm90_bwd_fence_proxy_global(); /* the earlier blocks' sums, seen by the async proxy */
-    cd_bulk_reduce_add_f32(args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * 1024, stage_dq,
-                           cd_sm90_bwd_smem<D>::DQ_WARP_BYTES);
-    cd_tma_store_commit();
-    sem_pending = sem;
-  }
-}
-
-__device__ __forceinline__ void cd_sm90_bwd_release_dq_det(int *&sem_pending, int cw, int warp, int lane) {
-  if (lane == 0 && sem_pending != nullptr) {
-    cd_tma_store_wait_all<0>();
-    cd_sm90_bwd_fence_proxy_global();
-  }
-  cd_named_bar_sync(CD_SM90_BAR_BWD_DQ_TURN, 256);
-  if (cw == 0 && warp == 0 && lane == 0 && sem_pending != nullptr)
-    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(sem_pending) : "memory");
-}
-
-/* The deterministic mode with the dQ warp (config.cuh SM90_BWD_DET_DQ_WARP; docs/kernels/
- * sm90_bwd.md section 3): the turn taken off the consumers. Staging buffer i of DQB (32 KiB: the
+/* The deterministic mode (kDet: a turn order, docs/kernels/sm90_bwd.md section 3): the query
+ * block's semaphore counts the key blocks whose reduces have completed, and a key block adds its
+ * part only on its turn. The turn is the dQ warp's, not the consumers' (FA3's dQ warp; the
+ * consumers' own turn, one count and one wait a block, measured 0.61-0.73x of the
+ * non-deterministic kernel at d64 and 0.68x at d128 on an H200, was deleted in session 23). Staging buffer i of DQB (32 KiB: the
  * 8 consumer warps' 16 x 64 parts in the order of cd_sm90_bwd_reduce_dq, which is the order of the
  * query block's accumulator tile, so one block's parts are 32 contiguous KiB at both ends) is
  * handed over by two named barriers of 288 threads: FULL + i (the 8 consumer warps arrive once
@@ -382,10 +326,9 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_walk(const cd_sm90_bwd_args &args
 /* The dQ warp (warp 1 of the producer warpgroup, at its PRODUCER_REGS): the CTA's walk (the same h /
  * j loop and cd_sm90_bwd_walk_m order as the consumers', cd_sm90_bwd_dq_walk), and per block: wait
  * for the staged parts (FULL), then lane 0 waits for the key block's turn on the query block's
- * semaphore (the turn orders and counting of cd_sm90_bwd_reduce_dq_det: the semaphore counts key
- * blocks), issues the block's reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup),
+ * semaphore (the turn orders above: the semaphore counts key blocks), issues the block's reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup),
  * waits until they have read the buffer and frees it (EMPTY), then waits until they have completed
- * and counts the key block (+1, release) with the fences of cd_sm90_bwd_reduce_dq_det: a count is
+ * and counts the key block (+1, release; fence.proxy.async.global before and after): a count is
  * released only after its reduces completed, and before the dQ warp waits for its next block. The
  * CTA stays resident until this warp has counted its last block (it returns only then), and no
  * other code writes the staging buffers (the epilogue stages dK / dV in the Q / dO stages).

@@ -22,8 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_DET_DQ_WARP) || \
-     defined(SM90_BWD_DET_DQ_WARP_D64) || defined(SM90_BWD_D256_DQ_BULK))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_D256_DQ_BULK))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -178,27 +177,6 @@
 #ifndef SM90_BWD_PDL
 #define SM90_BWD_PDL 1
 #endif
-
-/* The deterministic mode's dQ turn off the consumers (the narrow rows' deterministic kernels only,
- * kDet != CD_SM90_BWD_NONDET; docs/kernels/sm90_bwd.md section 3): 1 gives the turn to a dQ warp,
- * warp 1 of the producer warpgroup, which walks the CTA's blocks, waits for the consumers' staged
- * parts (named barrier CD_SM90_BAR_BWD_DQ_FULL), for the key block's turn on the query block's
- * semaphore, issues the bulk reduce-adds, frees the staging (CD_SM90_BAR_BWD_DQ_EMPTY) and counts
- * the block once its reduces completed; the consumers only stage (double-buffered where shared
- * memory allows: d128; d64 one buffer). 0: the consumers' own turn (cd_sm90_bwd_reduce_dq_det).
- * 1 since session 22 (H200, d128, against 0: causal 4k 365.3 -> 442.3 TFLOP/s, 0.83x the
- * non-deterministic kernel; non-causal 2k 389.0 -> 457.1, 0.83x; GQA 32/8 causal 4k 339.5 -> 403.3;
- * tests, synccheck clean). SM90_BWD_DET_DQ_WARP_D64: the same for the d64 row (one staging buffer
- * there), 0 until measured (its tests and synccheck passed with it in that run, its speed was not
- * timed). */
-#ifndef SM90_BWD_DET_DQ_WARP
-#define SM90_BWD_DET_DQ_WARP 1
-#endif
-#ifndef SM90_BWD_DET_DQ_WARP_D64
-#define SM90_BWD_DET_DQ_WARP_D64 0
-#endif
-/* whether row D's deterministic kernels (kDet != 0) run the dQ warp */
-#define SM90_BWD_DQ_WARP_ROW(D) (SM90_BWD_DET_DQ_WARP && ((D) != 64 || SM90_BWD_DET_DQ_WARP_D64))
 
 /* The d256 row's dQ (docs/kernels/sm90_bwd.md section 2.3): 1 gives its non-deterministic kernels
  * (softcap ones included) the 192 / 128 row's way, dQ staged in shared memory and added by bulk

@@ -15,12 +15,12 @@
 enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_SYNCTHREADS = 0, /* __syncthreads: never named here */
   /* backward (bwd_kernel.cuh), the 8 consumer warps (256 threads): dS of a block staged (both
-   * warpgroups' halves); the epilogue's staging; the deterministic mode's dQ turn per block
-   * (cd_sm90_bwd_reduce_dq_det) */
+   * warpgroups' halves); the epilogue's staging; the wide rows' deterministic dQ turn per block
+   * (bwd_wide_kernel.cuh) */
   CD_SM90_BAR_BWD_DS = 1,
   CD_SM90_BAR_BWD_EPILOGUE = 2,
   CD_SM90_BAR_BWD_DQ_TURN = 3,
-  /* backward, the deterministic mode's dQ warp (config.cuh SM90_BWD_DET_DQ_WARP; bwd_parts.cuh
+  /* backward, the narrow rows' deterministic dQ warp (bwd_parts.cuh
    * cd_sm90_bwd_dq_warp): staging buffer i (< CD_SM90_BWD_DQ_MAX_BUFS) holds a block's dQ parts
    * (FULL + i: the 8 consumer warps arrive, the dQ warp waits; 288 threads) / is free again
    * (EMPTY + i: the dQ warp arrives, the consumer warps wait; 288) */
