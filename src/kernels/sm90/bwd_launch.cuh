@@ -129,7 +129,7 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
 /* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
  * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
 template <int D, int DV, int BM, int kDet> static constexpr int cd_sm90_bwd_smem_bytes() {
-  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV, kDet>::BYTES;
+  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
   else return cd_sm90_bwd_smem<D, BM, cd_sm90_bwd_dq_bufs<D, BM, kDet>()>::BYTES;
 }
 template <int D, int DV, bool kFp16, int kDet, int BM, bool kSoftcap = false>

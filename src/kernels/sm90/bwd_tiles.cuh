@@ -9,15 +9,10 @@
  * operands). WIDE 1: the D-split kernel (bwd_wide_kernel.cuh: both consumers share the 64 keys,
  * each owns 64-column slabs of dK, dV and dQ; P^T and dS^T go through shared memory). DQ_BULK
  * (WIDE rows): 1 adds dQ through a staged bulk reduce, 0 with 16-byte reductions from registers
- * (no staging: the d256 row has no shared memory left for it). DQ_LEAN (with DQ_BULK; the d256 row
- * under the dev knob SM90_BWD_D256_DQ_BULK, config.cuh): the room for the staging comes from one dO
- * stage, and a warp stages one slab at a time; deterministic kernels keep the layout without it
- * (bwd_wide_kernel.cuh cd_sm90_bwd_wide_ring).
+ * (no staging: the d256 row has no shared memory left for it).
  */
 #ifndef CUDADENT_SM90_BWD_TILES_CUH
 #define CUDADENT_SM90_BWD_TILES_CUH
-
-#include "kernels/sm90/config.cuh" /* SM90_BWD_D256_DQ_BULK */
 
 template <int DQK, int DV = DQK> struct cd_sm90_bwd_tile;
 
@@ -46,12 +41,12 @@ template <> struct cd_sm90_bwd_tile<128, 128> {
 template <> struct cd_sm90_bwd_tile<192, 128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr int WIDE = 1, DQ_BULK = 1, DQ_LEAN = 0;
+  static constexpr int WIDE = 1, DQ_BULK = 1;
 };
 template <> struct cd_sm90_bwd_tile<256, 256> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-  static constexpr int WIDE = 1, DQ_BULK = SM90_BWD_D256_DQ_BULK, DQ_LEAN = SM90_BWD_D256_DQ_BULK;
+  static constexpr int WIDE = 1, DQ_BULK = 0;
 };
 
 #endif /* CUDADENT_SM90_BWD_TILES_CUH */

@@ -22,28 +22,23 @@
  * The dQ part goes to the fp32 workspace in the narrow kernels' chunk order (16 x 64 floats a warp
  * and slab, chunk 4 slab + warp: cd_sm90_bwd_post reads it unchanged): staged and bulk-reduced
  * (DQ_BULK 1) or with 16-byte red.global.add.v4.f32 from registers (DQ_BULK 0, and every
- * deterministic call). d256 under the dev knob SM90_BWD_D256_DQ_BULK (LEAN, cd_sm90_bwd_wide_ring;
- * non-deterministic kernels only): one dO stage makes room for one staged slab a warp, the warp's
- * two slabs staged and reduced one after the other.
+ * deterministic call).
  *
  * Shared memory (cd_sm90_bwd_wide_smem; 16-bit elements, 1024-byte aligned blocks, 128-byte
  * swizzle):
  *   K [D_QK/64][64][64], V [D_V/64][64][64]           loaded once
- *   Q [STAGES][D_QK/64][64][64], dO [ST_DO][D_V/64][64][64]   the ring (ST_DO = STAGES, LEAN 1)
+ *   Q [STAGES][D_QK/64][64][64], dO [STAGES][D_V/64][64][64]   the ring
  *   P^T, dS^T [2][64 keys][64 queries]                double-buffered: one named barrier a block
  *   LSE2, delta [STAGES][64] fp32
- *   dQ staging [8 warps][DQ_SLABS][1024] fp32         DQ_BULK 1 only (QN_MAX slabs; LEAN 1)
- *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]; LEAN: do_full[1], do_empty[1]
+ *   dQ staging [8 warps][QN_MAX slabs][1024] fp32     DQ_BULK 1 only
+ *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
  *
  * Synchronization: as bwd_kernel.cuh, but the named barriers are the non-aligned barrier.sync
  * (cd_named_bar_sync_any_pc): the two consumers reach them from different template instances.
  * A P^T / dS^T buffer of block i is rewritten in block i + 2,
  * after both consumers passed block i + 1's barrier, which each reaches only after its block-i
  * dV, dK and dQ products (the buffer's readers) completed. q_empty: one arrival per consumer warp
- * once its dV and dK products (the last readers of the stage's Q and dO) completed. LEAN: Q, LSE2
- * and delta stay on q_full / q_empty; dO has its own pair, do_empty arrived once the dV product (dO's
- * last reader, committed alone) completed, and the consumers wait for do_full between the S^T and
- * dP^T issues; the producer issues block i's dO after its Q, once block i - 1's dV completed.
+ * once its dV and dK products (the last readers of the stage's Q and dO) completed.
  *
  * Epilogue: dK (scaled) staged in the Q stages as [64 keys][D_QK], dV in the dO stages as
  * [64][D_V], 16-byte chunks XOR-swizzled by key % 8, written as 16-byte row chunks below the real
@@ -72,26 +67,10 @@ template <int DQK, int DV, int W> struct cd_sm90_bwd_wide_plan {
   static_assert(DQK % 64 == 0 && DV % 64 == 0 && SV % 2 == 0 && SQK >= 2, "whole slabs, halved");
 };
 
-/* The ring and the dQ staging of row (DQK, DV)'s kernels in mode kDet. LEAN (the d256 row under
- * SM90_BWD_D256_DQ_BULK, tile::DQ_LEAN, its non-deterministic kernels): one dO stage (ST_DO 1 of
- * the Q ring's ST; dO gets full / empty barriers of its own) and one staged slab a warp; its
- * deterministic kernels (dQ from registers) keep the layout without staging. Otherwise ST_DO = ST
- * (one set of barriers for both) and DQ_SLABS = QN_MAX where DQ_BULK (192 / 128: its deterministic
- * kernels keep the unused staging, as before the knob). RED: dQ from registers. */
-template <int DQK, int DV, int kDet> struct cd_sm90_bwd_wide_ring {
+template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  static constexpr bool LEAN = tile::DQ_LEAN && kDet == CD_SM90_BWD_NONDET;
-  static constexpr int ST = tile::STAGES, ST_DO = LEAN ? 1 : ST, QN_MAX = (DQK / 64 + 1) / 2;
-  static constexpr int DQ_SLABS = LEAN ? 1 : (tile::DQ_BULK && !tile::DQ_LEAN) ? QN_MAX : 0;
-  static constexpr bool RED = !tile::DQ_BULK || kDet;
-  static_assert(!tile::DQ_LEAN || tile::DQ_BULK, "DQ_LEAN: a way of DQ_BULK");
-};
-
-template <int DQK, int DV, int kDet> struct cd_sm90_bwd_wide_smem {
-  typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_ring<DQK, DV, kDet> R;
-  static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES, ST_DO = R::ST_DO;
-  static constexpr int SQK = DQK / 64, SV = DV / 64, QN_MAX = R::QN_MAX, DQ_SLABS = R::DQ_SLABS;
+  static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
+  static constexpr int SQK = DQK / 64, SV = DV / 64, QN_MAX = (SQK + 1) / 2;
   static constexpr int K_BYTES = BN * DQK * 2, V_BYTES = BN * DV * 2;
   static constexpr int Q_BYTES = BM * DQK * 2, DO_BYTES = BM * DV * 2; /* one stage */
   static constexpr int ROW_BYTES = BM * 4;                              /* LSE2 or delta */
@@ -101,20 +80,18 @@ template <int DQK, int DV, int kDet> struct cd_sm90_bwd_wide_smem {
   static constexpr int V_OFF = K_OFF + K_BYTES;
   static constexpr int Q_OFF = V_OFF + V_BYTES;
   static constexpr int DO_OFF = Q_OFF + ST * Q_BYTES;
-  static constexpr int P_OFF = DO_OFF + ST_DO * DO_BYTES;
+  static constexpr int P_OFF = DO_OFF + ST * DO_BYTES;
   static constexpr int DS_OFF = P_OFF + 2 * PDS_BYTES;
   static constexpr int LSE_OFF = DS_OFF + 2 * PDS_BYTES;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int DQ_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
-  static constexpr int DQ_BYTES = 8 * DQ_SLABS * DQ_WARP_BYTES;
+  static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_MAX * DQ_WARP_BYTES : 0;
   static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
-  /* kv_full, q_full[ST], q_empty[ST]; where ST_DO != ST, do_full[ST_DO], do_empty[ST_DO] */
-  static constexpr int DO_BAR_OFF = BAR_OFF + 8 * (1 + 2 * ST);
-  static constexpr int NUM_BARS = 1 + 2 * ST + (ST_DO != ST ? 2 * ST_DO : 0);
+  static constexpr int NUM_BARS = 1 + 2 * ST;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
   static_assert(BM == 64 && BN == 64, "one 64-row slab of P^T / dS^T; S^T halves of 32 queries");
   static_assert(P_OFF % 1024 == 0, "swizzle atoms");
-  static_assert(BN * DQK * 2 <= ST * Q_BYTES && BN * DV * 2 <= ST_DO * DO_BYTES, "epilogue staging");
+  static_assert(BN * DQK * 2 <= ST * Q_BYTES && BN * DV * 2 <= ST * DO_BYTES, "epilogue staging");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
@@ -132,31 +109,24 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_red_dq(const float (&dq)[QN * 3
                  : "memory");
 }
 
-/* The same through this warp's staging (G 4 KiB parts) and one bulk reduce-add a slab: G slabs at a
- * time (G = QN: all at once; G < QN, LEAN: the next G wait until the reduces of the last G have
- * read the staging). */
-template <int QN, int QLO, int G = QN>
+/* The same through this warp's staging (QN 4 KiB parts) and one bulk reduce-add a slab. */
+template <int QN, int QLO>
 __device__ __forceinline__ void cd_sm90_bwd_wide_bulk_dq(const float (&dq)[QN * 32], float *tile_dst,
                                                          uint32_t stage, int warp, int lane) {
-  static_assert(QN % G == 0, "whole groups of slabs");
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduces have read the staging */
+  __syncwarp();
 #pragma unroll
-  for (int g = 0; g < QN; g += G) {
-    if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduces have read the staging */
-    __syncwarp();
+  for (int j = 0; j < QN * 8; ++j)
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + (j / 8) * 4096 + ((j % 8) * 32 + lane) * 16),
+                 "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
+                 : "memory");
+  cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
+  __syncwarp();
+  if (lane == 0) {
 #pragma unroll
-    for (int j = 0; j < G * 8; ++j)
-      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + (j / 8) * 4096 + ((j % 8) * 32 + lane) * 16),
-                   "f"(dq[4 * (8 * g + j)]), "f"(dq[4 * (8 * g + j) + 1]), "f"(dq[4 * (8 * g + j) + 2]),
-                   "f"(dq[4 * (8 * g + j) + 3])
-                   : "memory");
-    cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-    __syncwarp();
-    if (lane == 0) {
-#pragma unroll
-      for (int q = 0; q < G; ++q)
-        cd_bulk_reduce_add_f32(tile_dst + ((QLO + g + q) * 4 + warp) * 1024, stage + q * 4096, 4096);
-      cd_tma_store_commit();
-    }
+    for (int q = 0; q < QN; ++q)
+      cd_bulk_reduce_add_f32(tile_dst + ((QLO + q) * 4 + warp) * 1024, stage + q * 4096, 4096);
+    cd_tma_store_commit();
   }
 }
 
@@ -185,15 +155,13 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
                                                           const uint8_t *gbase, int n_block, int hk, int b,
                                                           int m_lo, int m_hi, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV, kDet> L;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   typedef cd_sm90_bwd_wide_plan<DQK, DV, W> P;
-  typedef cd_sm90_bwd_wide_ring<DQK, DV, kDet> R;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
-  constexpr bool kRed = R::RED; /* dQ from registers */
+  constexpr bool kRed = !tile::DQ_BULK || kDet; /* dQ from registers */
   const uint32_t sK = base + L::K_OFF, sV = base + L::V_OFF, sQ = base + L::Q_OFF;
   const uint32_t sDO = base + L::DO_OFF, sP = base + L::P_OFF, sDS = base + L::DS_OFF;
   const uint32_t bar_q_full = base + L::BAR_OFF + 8, bar_q_empty = bar_q_full + 8 * ST;
-  const uint32_t bar_do_full = base + L::DO_BAR_OFF, bar_do_empty = bar_do_full + 8 * R::ST_DO; /* LEAN */
   const int ct = threadIdx.x - 128 * (W + 1);
   const int warp = ct / 32, lane = ct % 32;
   const int key_row0 = 16 * warp + lane / 4; /* this thread's keys in the block: this and + 8 */
@@ -213,7 +181,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
   /* dQ: A = dS (the MN-major view of dS^T), B = K slabs (MN-major) */
   const uint64_t desc_ds = cd_gmma_desc_sw128(sDS, BN * 128, 1024);
   const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + P::Q_LO * BN * 128, BN * 128, 1024);
-  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::DQ_SLABS * L::DQ_WARP_BYTES;
+  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_MAX * L::DQ_WARP_BYTES;
 
   float dv[P::V_N * 32], dk[P::K_N * 32];
 #pragma unroll
@@ -232,7 +200,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
     for (int j = m_lo; j < m_hi; ++j, ++it) {
       const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
-      const uint32_t sd = R::LEAN ? it % R::ST_DO : s, phd = R::LEAN ? (it / R::ST_DO) & 1 : ph; /* dO */
       cd_mbar_wait(bar_q_full + 8 * s, ph);
 
       float st[16], dpt[16]; /* [64 keys, 32 queries]: element 4j + 2r + e is key key_row0 + 8r,
@@ -241,12 +208,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_sm90_gemm_ss<32, DQK, kFp16, false, cd_sm90_k_major<BN>, cd_sm90_k_major<BM>>(
         st, desc_k_a, cd_gmma_desc_add(desc_q_b, s * L::Q_BYTES));
       cd_wgmma_commit();
-      if constexpr (R::LEAN) {
-        cd_mbar_wait(bar_do_full + 8 * sd, phd); /* dO: its own stage */
-        cd_wgmma_fence(); /* after the wait's loop (else ptxas injects it: C7519) */
-      }
       cd_sm90_gemm_ss<32, DV, kFp16, false, cd_sm90_k_major<BN>, cd_sm90_k_major<BM>>(
-        dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, sd * L::DO_BYTES));
+        dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, s * L::DO_BYTES));
       cd_wgmma_commit();
 
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES) + 32 * W;
@@ -329,8 +292,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
 
       cd_wgmma_fence();
       cd_sm90_gemm_ss<P::V_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
-        dv, cd_gmma_desc_add(desc_pt, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_do_mn, sd * L::DO_BYTES));
-      if constexpr (R::LEAN) cd_wgmma_commit(); /* dV alone: its completion frees the dO stage */
+        dv, cd_gmma_desc_add(desc_pt, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_do_mn, s * L::DO_BYTES));
       cd_sm90_gemm_ss<P::K_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
         dk, cd_gmma_desc_add(desc_dst, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_q_mn, s * L::Q_BYTES));
       cd_wgmma_commit();
@@ -339,11 +301,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES), desc_k_mn);
       cd_wgmma_commit();
 
-      if constexpr (R::LEAN) {
-        cd_wgmma_wait<2>(); /* dV done: the dO stage is free (its last reader); dK, dQ pending */
-        cd_sm90_fence_regs(dv);
-        if (lane == 0) cd_mbar_arrive(bar_do_empty + 8 * sd);
-      }
       cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
       cd_sm90_fence_regs(dv);
       cd_sm90_fence_regs(dk);
@@ -359,7 +316,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       else if constexpr (kRed)
         cd_sm90_bwd_wide_red_dq<P::Q_N, P::Q_LO>(dq, tile_dst, warp, lane);
       else
-        cd_sm90_bwd_wide_bulk_dq<P::Q_N, P::Q_LO, R::LEAN ? 1 : P::Q_N>(dq, tile_dst, stage_dq, warp, lane);
+        cd_sm90_bwd_wide_bulk_dq<P::Q_N, P::Q_LO>(dq, tile_dst, stage_dq, warp, lane);
     }
   if (!kRed && lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until read */
 
@@ -412,8 +369,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
                                                       const cd_sm90_bwd_args &args, const int head_dim,
                                                       const int head_dim_v, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV, kDet> L;
-  typedef cd_sm90_bwd_wide_ring<DQK, DV, kDet> R;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static_assert(tile::WIDE == 1, "a wide row");
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
@@ -423,7 +379,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   const uint8_t *const gbase = smem_raw + (base - cd_smem_addr(smem_raw));
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
-  const uint32_t bar_do_full = base + L::DO_BAR_OFF, bar_do_empty = bar_do_full + 8 * R::ST_DO; /* LEAN */
 
   int n_block, hk, b;
 #if SM90_BWD_PDL
@@ -433,14 +388,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   cd_griddep_launch_dependents();
 #endif
   cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
-  if constexpr (R::LEAN) {
-    /* dO's own barriers (before the set-up's fence and CTA barrier, which cover them) */
-    if (threadIdx.x == 0)
-      for (int s = 0; s < R::ST_DO; ++s) {
-        cd_mbar_init(bar_do_full + 8 * s, 1);
-        cd_mbar_init(bar_do_empty + 8 * s, 8); /* one arrival per consumer warp */
-      }
-  }
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
   const int k0 = n_block * BN;
@@ -469,29 +416,16 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
         const uint32_t s = it % ST, ph = (it / ST) & 1;
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         const uint32_t full = bar_q_full + 8 * s;
-        cd_mbar_arrive_expect_tx(full, L::Q_BYTES + (R::LEAN ? 0 : L::DO_BYTES) + 2 * L::ROW_BYTES);
+        cd_mbar_arrive_expect_tx(full, L::Q_BYTES + L::DO_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
         for (int c = 0; c < L::SQK; ++c)
           cd_tma_load_4d(base + L::Q_OFF + s * L::Q_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
-        if constexpr (!R::LEAN) {
 #pragma unroll
-          for (int c = 0; c < L::SV; ++c)
-            cd_tma_load_4d(base + L::DO_OFF + s * L::DO_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
-        }
+        for (int c = 0; c < L::SV; ++c)
+          cd_tma_load_4d(base + L::DO_OFF + s * L::DO_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
         const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
-        if constexpr (R::LEAN) {
-          /* dO in its own ring: stage it % ST_DO is free once block it - ST_DO's dV products
-           * completed (block it + 1's Q, issued next, waits for block it - 1's dK, which completes
-           * after that dV: this wait delays it nothing) */
-          const uint32_t sd = it % R::ST_DO, phd = (it / R::ST_DO) & 1, dfull = bar_do_full + 8 * sd;
-          cd_mbar_wait(bar_do_empty + 8 * sd, phd ^ 1);
-          cd_mbar_arrive_expect_tx(dfull, L::DO_BYTES);
-#pragma unroll
-          for (int c = 0; c < L::SV; ++c)
-            cd_tma_load_4d(base + L::DO_OFF + sd * L::DO_BYTES + c * BM * 128, &tm_do, dfull, 64 * c, m * BM, h, b);
-        }
       }
     return;
   }

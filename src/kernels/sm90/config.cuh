@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_D256_DQ_BULK))
+     defined(SM90_BWD_PDL))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -176,19 +176,6 @@
  * build's override): plain launches, the kernels' code as without the knob. */
 #ifndef SM90_BWD_PDL
 #define SM90_BWD_PDL 1
-#endif
-
-/* The d256 row's dQ (docs/kernels/sm90_bwd.md section 2.3): 1 gives its non-deterministic kernels
- * (softcap ones included) the 192 / 128 row's way, dQ staged in shared memory and added by bulk
- * reduces (cp.reduce.async.bulk), instead of red.global.add.v4.f32 from registers. The room comes
- * from FA3's d256 choice Stages_dO 1: one dO stage (Q keeps two; dO gets its own full / empty
- * barriers, freed once the dV product completed), and the staging is one 4 KiB slab a warp (32 KiB),
- * the warp's two slabs one after the other (the second waits until the first's reduce has read the
- * staging). The deterministic d256 kernels keep 0's layout and code (dQ from registers). The
- * 192 / 128 row measured bulk 10-13% faster than registers (session 22); 0: the library's, until
- * measured. */
-#ifndef SM90_BWD_D256_DQ_BULK
-#define SM90_BWD_D256_DQ_BULK 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
