@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# dev/sm90_bwd/ncu_compare.sh - ncu of one backward call, cudadent beside SDPA's cuDNN, per shape
-# (dev/sm90_bwd/ncu_one_bwd.py under `ncu --profile-from-start off`): every kernel of the call
+# dev/sm90_bwd/ncu_compare.sh - ncu of one backward call (NCU_FORWARD=1: one forward with
+# gradients recorded), cudadent beside SDPA's cuDNN, per shape (dev/sm90_bwd/ncu_one_call.py under
+# `ncu --profile-from-start off`): every kernel of the call
 # with its time, the tensor pipe's active cycles, shared-memory bank reads / writes and DRAM / L2
 # throughput (percent of peak). On the GPU machine, with the library in build-gpu/ (gpu_run.sh's
 # PREBUILT, or a build):
@@ -22,9 +23,10 @@ for shape in "${shapes[@]}"; do
   for backend in cudadent cudnn; do
     args="--backend $backend --batch $b --heads $h --heads-kv $hkv --seqlen $s --head-dim $d --head-dim-v $dv"
     [ "$causal" = 1 ] && args+=" --causal"
+    [ "${NCU_FORWARD:-0}" = 1 ] && args+=" --forward"
     echo "==== $backend $shape" | tee -a "$out/ncu_compare.txt"
     CUDADENT_LIBRARY=$lib PYTHONPATH=$PWD/python timeout 240 ncu --profile-from-start off --csv \
-      --metrics "$metrics" python3 dev/sm90_bwd/ncu_one_bwd.py $args > "$out/ncu.raw" 2> "$out/ncu.err"
+      --metrics "$metrics" python3 dev/sm90_bwd/ncu_one_call.py $args > "$out/ncu.raw" 2> "$out/ncu.err"
     echo "rc $? $(tail -2 "$out/ncu.err" | tr '\n' ' ')" >> "$out/ncu_compare.txt"
     grep '^"' "$out/ncu.raw" | sed "s/^/\"$backend\",\"$shape\",/" >> "$out/ncu_compare.csv"
     python3 - "$out/ncu.raw" <<'PY' | tee -a "$out/ncu_compare.txt"

@@ -1,10 +1,11 @@
-"""ncu_one_bwd.py - one backward call of one backend between cudaProfilerStart / Stop, for
-`ncu --profile-from-start off` (dev/sm90_bwd/ncu_compare.sh): the package bench's own forward
+"""ncu_one_call.py - one backward (or, with --forward, one forward with gradients recorded, as in
+a training step) of one backend between cudaProfilerStart / Stop, for `ncu --profile-from-start
+off` (dev/sm90_bwd/ncu_compare.sh): the package bench's own forward
 (cudadent.bench_backends.make_forward, so cudadent and SDPA's cuDNN run exactly as the bench
-times them), three untimed backward calls first, then the profiled one.
+times them), three untimed calls first, then the profiled one.
 
-    python dev/sm90_bwd/ncu_one_bwd.py --backend cudadent|cudnn --batch 4 --heads 16 --seqlen 4096
-        --head-dim 128 [--head-dim-v 128] [--heads-kv 16] [--causal]
+    python dev/sm90_bwd/ncu_one_call.py --backend cudadent|cudnn --batch 4 --heads 16 --seqlen 4096
+        --head-dim 128 [--head-dim-v 128] [--heads-kv 16] [--causal] [--forward]
 """
 import argparse
 
@@ -23,6 +24,7 @@ def main():
     p.add_argument("--head-dim", type=int, required=True)
     p.add_argument("--head-dim-v", type=int, default=None)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--forward", action="store_true")
     a = p.parse_args()
     hkv, dv = a.heads_kv or a.heads, a.head_dim_v or a.head_dim
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -33,11 +35,12 @@ def main():
     with ctx:
         o = fwd()
         dout = torch.randn_like(o)
+        call = fwd if a.forward else lambda: torch.autograd.grad(o, leaves, dout, retain_graph=True)
         for _ in range(3):
-            torch.autograd.grad(o, leaves, dout, retain_graph=True)
+            call()
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStart()
-        torch.autograd.grad(o, leaves, dout, retain_graph=True)
+        call()
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStop()
 
