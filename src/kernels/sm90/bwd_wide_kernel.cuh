@@ -19,10 +19,11 @@
  *   dQ[:, slabs_q(w)]  = dS K[:, slabs_q(w)]       A = dS (MN-major view of dS^T), B = K (MN-major)
  * where slabs_x(w) are 64-column slabs (cd_sm90_bwd_wide_plan: each consumer gets the same number
  * of slab products: d256 2 + 2 + 2; 192 / 128: consumer 0 dV 1, dK 2, dQ 1, consumer 1 1, 1, 2).
- * The dQ part goes to the fp32 workspace in the narrow kernels' chunk order (16 x 64 floats a warp
- * and slab, chunk 4 slab + warp: cd_sm90_bwd_post reads it unchanged): staged and bulk-reduced
- * (DQ_BULK 1) or with 16-byte red.global.add.v4.f32 from registers (DQ_BULK 0, and every
- * deterministic call).
+ * The dQ product is issued first, dV and dK after it, so that the dQ part's reduce runs while they
+ * are in flight (the narrow rows' order). The dQ part goes to the fp32 workspace in the narrow
+ * kernels' chunk order (16 x 64 floats a warp and slab, chunk 4 slab + warp: cd_sm90_bwd_post
+ * reads it unchanged): staged and bulk-reduced (DQ_BULK 1) or with 16-byte red.global.add.v4.f32
+ * from registers (DQ_BULK 0, and every deterministic call).
  *
  * Shared memory (cd_sm90_bwd_wide_smem; 16-bit elements, 1024-byte aligned blocks, 128-byte
  * swizzle):
@@ -291,22 +292,19 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
 
       cd_wgmma_fence();
+      /* dQ first, its reduce under the dV and dK products (the narrow rows' order; session 23: d256
+       * +7.5-9.2%, 192 / 128 +0-2%) */
+      float dq[P::Q_N * 32];
+      cd_sm90_gemm_ss<P::Q_N * 64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+        dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES), desc_k_mn);
+      cd_wgmma_commit();
       cd_sm90_gemm_ss<P::V_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
         dv, cd_gmma_desc_add(desc_pt, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_do_mn, s * L::DO_BYTES));
       cd_sm90_gemm_ss<P::K_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
         dk, cd_gmma_desc_add(desc_dst, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_q_mn, s * L::Q_BYTES));
       cd_wgmma_commit();
-      float dq[P::Q_N * 32];
-      cd_sm90_gemm_ss<P::Q_N * 64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-        dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES), desc_k_mn);
-      cd_wgmma_commit();
 
-      cd_wgmma_wait<1>(); /* dV and dK products done: the stage is free; dQ pending */
-      cd_sm90_fence_regs(dv);
-      cd_sm90_fence_regs(dk);
-      __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
-      if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-      cd_wgmma_wait<0>();
+      cd_wgmma_wait<1>(); /* dQ done; dV and dK pending */
       cd_sm90_fence_regs(dq);
       const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
       float *const tile_dst = args.dq_acc + tile_idx * (BM * DQK);
@@ -317,6 +315,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         cd_sm90_bwd_wide_red_dq<P::Q_N, P::Q_LO>(dq, tile_dst, warp, lane);
       else
         cd_sm90_bwd_wide_bulk_dq<P::Q_N, P::Q_LO>(dq, tile_dst, stage_dq, warp, lane);
+      cd_wgmma_wait<0>(); /* dV and dK products done: the stage is free */
+      cd_sm90_fence_regs(dv);
+      cd_sm90_fence_regs(dk);
+      __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
+      if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
   if (!kRed && lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until read */
 
