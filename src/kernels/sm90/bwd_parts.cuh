@@ -248,9 +248,10 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
  * block's semaphore counts the key blocks whose reduces have completed, and a key block adds its
  * part only on its turn. The turn is the dQ warp's, not the consumers' (FA3's dQ warp; the
  * consumers' own turn, one count and one wait a block, measured 0.61-0.73x of the
- * non-deterministic kernel at d64 and 0.68x at d128 on an H200, was deleted in session 23). Staging buffer i of DQB (32 KiB: the
- * 8 consumer warps' 16 x 64 parts in the order of cd_sm90_bwd_reduce_dq, which is the order of the
- * query block's accumulator tile, so one block's parts are 32 contiguous KiB at both ends) is
+ * non-deterministic kernel at d64 and 0.68x at d128 on an H200, was deleted in session 23).
+ * Staging buffer i of DQB (32 KiB: the 8 consumer warps' 16 x 64 parts in the order of
+ * cd_sm90_bwd_reduce_dq, which is the order of the query block's accumulator tile, so one block's
+ * parts are 32 contiguous KiB at both ends) is
  * handed over by two named barriers of 288 threads: FULL + i (the 8 consumer warps arrive once
  * they staged, the dQ warp waits) and EMPTY + i (the dQ warp arrives once its reduces have read
  * the buffer, the consumer warps wait before staging into it). Block it uses buffer it % DQB.
@@ -326,10 +327,12 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_walk(const cd_sm90_bwd_args &args
 /* The dQ warp (warp 1 of the producer warpgroup, at its PRODUCER_REGS): the CTA's walk (the same h /
  * j loop and cd_sm90_bwd_walk_m order as the consumers', cd_sm90_bwd_dq_walk), and per block: wait
  * for the staged parts (FULL), then lane 0 waits for the key block's turn on the query block's
- * semaphore (the turn orders above: the semaphore counts key blocks), issues the block's reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup),
- * waits until they have read the buffer and frees it (EMPTY), then waits until they have completed
- * and counts the key block (+1, release; fence.proxy.async.global before and after): a count is
- * released only after its reduces completed, and before the dQ warp waits for its next block. The
+ * semaphore (the turn orders of section 3: the semaphore counts key blocks), issues the block's
+ * reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup), waits until they have read
+ * the buffer and frees it (EMPTY), then waits until they have completed and counts the key block
+ * (+1, release; a fence.proxy.async.global after the turn's acquire and before the count): a
+ * count is released only after its reduces completed, and before the dQ warp waits for its next
+ * block. The
  * CTA stays resident until this warp has counted its last block (it returns only then), and no
  * other code writes the staging buffers (the epilogue stages dK / dV in the Q / dO stages).
  * Deadlock-free (section 3): the dQ warp of key block n waits for the counts of key blocks before
