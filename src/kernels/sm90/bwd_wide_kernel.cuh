@@ -41,6 +41,10 @@
  * dV, dK and dQ products (the buffer's readers) completed. q_empty: one arrival per consumer warp
  * once its dV and dK products (the last readers of the stage's Q and dO) completed.
  *
+ * Dev knob SM90_BWD_WIDE_SDP_SPLIT 1 (experiment E4, not measured; bwd_wide_sdp_split.cuh): S^T of
+ * all 64 queries on consumer 0, dP^T on consumer 1 (m64n64 each), P^T handed over through its shared
+ * buffer and one more named barrier; the softcap kernels keep the split by query above.
+ *
  * Epilogue: dK (scaled) staged in the Q stages as [64 keys][D_QK], dV in the dO stages as
  * [64][D_V], 16-byte chunks XOR-swizzled by key % 8, written as 16-byte row chunks below the real
  * head_dim / head_dim_v and seqlen_k.
@@ -56,6 +60,7 @@
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 
 #include "kernels/sm90/bwd_kernel.cuh"
+#include "kernels/sm90/bwd_wide_sdp_split.cuh" /* SM90_BWD_WIDE_SDP_SPLIT 1 (dev): S^T / dP^T split */
 
 /* Consumer w's 64-column slabs: dV [V_LO, +V_N), dK [K_LO, +K_N), dQ [Q_LO, +Q_N). dV halves;
  * dK and dQ (D_QK / 64 slabs each) are split so that both consumers have V_N + K_N + Q_N slab
@@ -203,6 +208,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
 
+      if constexpr (SM90_BWD_WIDE_SDP_SPLIT && !kSoftcap) {
+        /* dev knob (E4): S^T of all 64 queries on consumer 0, dP^T on consumer 1 (that file) */
+        cd_sm90_bwd_wide_sdp_split<L, DQK, DV, kFp16, W>(args, base, gbase, s, buf, m, k0, key_tail, warp, lane);
+      } else {
       float st[16], dpt[16]; /* [64 keys, 32 queries]: element 4j + 2r + e is key key_row0 + 8r,
                               * query 32 W + 8j + 2 (lane % 4) + e */
       cd_wgmma_fence();
@@ -289,6 +298,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         }
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
+      }
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
 
       cd_wgmma_fence();
