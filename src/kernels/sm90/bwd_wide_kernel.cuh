@@ -3,7 +3,8 @@
  * the tile table (bwd_tiles.cuh, WIDE 1: D_QK / D_V = 256 / 256 and 192 / 128): dK, dV of one key
  * block and that block's dQ contributions, as bwd_kernel.cuh computes them for the narrow rows,
  * with the work split over D instead of over keys (at d256 a consumer owning 64 keys would hold
- * dK and dV in 256 fp32 registers a thread).
+ * dK and dV in 256 fp32 registers a thread). Design note: docs/kernels/sm90_bwd_wide.md; what to
+ * try next: docs/kernels/sm90_bwd_wide_next.md.
  *
  * Grid, producer, ring, LSE2 / delta, masks, launch order and the deterministic turn orders are
  * bwd_kernel.cuh's (its helpers are used here); the differences:
