@@ -5,7 +5,7 @@
 # with its time, the tensor pipe's active cycles, shared-memory bank reads / writes and DRAM / L2
 # throughput (percent of peak). On the GPU machine, with the library in build-gpu/ (gpu_run.sh's
 # PREBUILT, or a build):
-#   OUT=$OUT dev/sm90_bwd/ncu_compare.sh ["B H HKV S D DV CAUSAL" ...]
+#   [NCU_METRICS=m1,m2] OUT=$OUT dev/sm90_bwd/ncu_compare.sh ["B H HKV S D DV CAUSAL" ...]
 # into $OUT/ncu_compare.txt (one block per shape and backend) and $OUT/ncu_compare.csv.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +16,7 @@ metrics="gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_su
 metrics+=",l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed"
 metrics+=",l1tex__data_bank_writes.avg.pct_of_peak_sustained_elapsed"
 metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed"
+[ -n "${NCU_METRICS:-}" ] && metrics+=",$NCU_METRICS" # more, comma-separated (the csv has them)
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=("4 16 16 4096 128 128 0" "4 16 16 4096 128 128 1")
 for shape in "${shapes[@]}"; do
