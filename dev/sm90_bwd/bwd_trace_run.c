@@ -12,7 +12,8 @@
  * (problem_time_ms: 3 warm-up calls, then each timed call after an L2 flush); the buffer then holds
  * the last call's records and goes to FILE as it is (the file header that the entry point wrote,
  * the CTA headers, the block records). Prints how many CTAs were stamped (none: the calls did not
- * run the sm90 narrow-row main kernel; run with CUDADENT_KERNEL_BWD=sm90), then the CLI's row
+ * run the sm90 backward's main kernel, narrow or wide row (bwd_wide_kernel.cuh: head dims over
+ * 128, e.g. --head-dim 192 --head-dim-v 128); run with CUDADENT_KERNEL_BWD=sm90), then the CLI's row
  * (shape, bwd, check, median ms of the traced calls, TFLOP/s; the last line without --check) and
  * with --check the check's figures after it, as cudadent-bench prints them.
  *
@@ -23,13 +24,13 @@
  *     -lpthread -lm -o DIR/bwd_trace_run
  * Run:
  *   CUDADENT_KERNEL_BWD=sm90 DIR/bwd_trace_run --trace FILE [--batch B] [--heads H]
- *     [--heads-kv HKV] [--seqlen-q SQ] [--seqlen-k SK] [--head-dim D] [--dtype bf16|fp16]
+ *     [--heads-kv HKV] [--seqlen-q SQ] [--seqlen-k SK] [--head-dim D] [--head-dim-v DV] [--dtype bf16|fp16]
  *     [--causal] [--window L,R] [--deterministic] [--check] [--iters N] [--seed S]
  *   python3 dev/sm90_bwd/trace_phases.py FILE
  * Defaults as cudadent-bench's: batch 4, seqlen 1024 (seqlen-k: seqlen-q), heads 16 (heads-kv:
- * heads), head-dim 128, bf16, no mask, iters 30, seed from the clock. Exit status: 0 ok, 1 check
- * failed, CUDA failure, nothing stamped or FILE not written, 2 bad arguments, a build without the
- * trace or a shape it does not cover (head dims over 128), 3 no usable GPU.
+ * heads), head-dim 128 (head-dim-v: head-dim), bf16, no mask, iters 30, seed from the clock. Exit
+ * status: 0 ok, 1 check failed, CUDA failure, nothing stamped or FILE not written, 2 bad arguments,
+ * a build without the trace or a shape it does not cover (varlen), 3 no usable GPU.
  */
 #include <errno.h>
 #include <limits.h>
@@ -54,12 +55,13 @@ static const char *prog = "bwd_trace_run";
 static void usage(FILE *f) {
   fprintf(f,
 "usage: %s --trace FILE [--batch B] [--heads H] [--heads-kv HKV] [--seqlen-q SQ]\n"
-"         [--seqlen-k SK] [--head-dim D] [--dtype bf16|fp16] [--causal] [--window L,R]\n"
+"         [--seqlen-k SK] [--head-dim D] [--head-dim-v DV] [--dtype bf16|fp16] [--causal]\n"
+"         [--window L,R]\n"
 "         [--deterministic] [--check] [--iters N] [--seed S]\n"
 "The sm90 backward of one dense shape with its block-phase trace on (a library built with\n"
 "-DCUDADENT_DEV -DSM90_BWD_TRACE=1; run with CUDADENT_KERNEL_BWD=sm90): the last of the N timed\n"
 "calls' records go to FILE, for dev/sm90_bwd/trace_phases.py. Defaults: batch 4, seqlen 1024,\n"
-"heads 16, head-dim 128, bf16, iters 30, seed from the clock.\n",
+"heads 16, head-dim 128 (head-dim-v: head-dim), bf16, iters 30, seed from the clock.\n",
           prog);
 }
 
@@ -109,6 +111,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
       rc = parse_int(a, val, 1, CUDADENT_MAX_SEQLEN, &d->seqlen_q);
     else if (!strcmp(a, "--seqlen-k")) rc = parse_int(a, val, 1, CUDADENT_MAX_SEQLEN, &d->seqlen_k);
     else if (!strcmp(a, "--head-dim")) rc = parse_int(a, val, 8, 256, &d->head_dim);
+    else if (!strcmp(a, "--head-dim-v")) rc = parse_int(a, val, 8, 256, &d->head_dim_v);
     else if (!strcmp(a, "--iters")) rc = parse_int(a, val, 1, INT_MAX, &o->iters);
     else if (!strcmp(a, "--dtype")) {
       if (!strcmp(val, "bf16")) d->dtype = CUDADENT_DTYPE_BF16;
@@ -204,8 +207,8 @@ int main(int argc, char **argv) {
   cudaError_t e = cudadent_dev_sm90_bwd_trace_set(&p, NULL, 0, &bytes);
   if (e != cudaSuccess) {
     fprintf(stderr, "%s: %s: cudadent_dev_sm90_bwd_trace_set: %s (a library built without "
-            "-DCUDADENT_DEV -DSM90_BWD_TRACE=1, or a shape the trace does not cover: head dims "
-            "over 128)\n", prog, desc, cudaGetErrorString(e));
+            "-DCUDADENT_DEV -DSM90_BWD_TRACE=1, or a shape the trace does not cover: varlen)\n",
+            prog, desc, cudaGetErrorString(e));
     problem_destroy(&pr);
     return 2;
   }
@@ -262,8 +265,8 @@ int main(int argc, char **argv) {
   if (o.check) problem_print_check(&r, 1);
   fflush(stdout);
   if (stamped == 0)
-    fprintf(stderr, "%s: no CTA stamped: the calls did not run the sm90 backward's narrow-row "
-            "main kernel (CUDADENT_KERNEL_BWD=sm90 forces it)\n", prog);
+    fprintf(stderr, "%s: no CTA stamped: the calls did not run the sm90 backward's main kernel "
+            "(CUDADENT_KERNEL_BWD=sm90 forces it)\n", prog);
   rc = failed || stamped == 0;
 done:
   cudaFree(buf);

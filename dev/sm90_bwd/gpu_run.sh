@@ -24,6 +24,9 @@
 #   (PREBUILT_VAR80, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1), run by the dev
 #   program dev/sm90_bwd/bwd_trace_run.c (compiled here against each dev library; only the
 #   libraries are taken from the carried folders): $out/bwdtrace.txt.
+#   The wide rows (M2 of docs/kernels/sm90_bwd_wide_next.md; either build traces them):
+#   TRACE_TAGS="t64" (the builds, default "t64 t80"), TRACE_CHECKS / TRACE_SHAPES: ';'-separated
+#   bwd_trace_run arguments replacing the step's checks / timed shapes.
 # The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
 # package bench's reports.
 # ab: the backward of build-base/ (a tree made with
@@ -637,6 +640,7 @@ for step in "${steps[@]}"; do
       tb_ok=1
       for spec in "t64:${PREBUILT_VAR:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0" "t80:${PREBUILT_VAR80:-}:-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1"; do
         tag=${spec%%:*} rest=${spec#*:}; pre=${rest%%:*} flags=${rest#*:}; dir=build-trace-$tag
+        [[ " ${TRACE_TAGS:-t64 t80} " == *" $tag "* ]] || continue
         if [ -n "$pre" ]; then
           rm -rf $dir && mkdir -p $dir && copy_lib "$pre" $dir \
             || { note "bwdtrace: $pre incomplete"; tb_ok=0; continue; }
@@ -656,14 +660,16 @@ for step in "${steps[@]}"; do
       done
       [ $tb_ok = 1 ] || continue
       : > "$out/bwdtrace.txt"
-      for tag in t64 t80; do
+      for tag in ${TRACE_TAGS:-t64 t80}; do
         # the dev library by LD_LIBRARY_PATH: a PREBUILT run exports build-gpu's, which would win
         # over the program's rpath (DT_RUNPATH) and lacks the trace entry point
         tb="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-trace-$tag build-trace-$tag/bwd_trace_run"
         # the trace build packs P with dS after the dP^T wait in every tile: its results, checked
         # (traced) on the tile of each build, a masked d64 call and a deterministic GQA window call
-        for chk in "--seqlen-q 1024 --heads 2 --head-dim 128" "--seqlen-q 1000 --seqlen-k 700 --heads 2 --head-dim 64 --causal" \
-                   "--seqlen-q 600 --heads 4 --heads-kv 2 --head-dim 128 --window 100,20 --deterministic --dtype fp16"; do
+        checks=("--seqlen-q 1024 --heads 2 --head-dim 128" "--seqlen-q 1000 --seqlen-k 700 --heads 2 --head-dim 64 --causal"
+                "--seqlen-q 600 --heads 4 --heads-kv 2 --head-dim 128 --window 100,20 --deterministic --dtype fp16")
+        [ -n "${TRACE_CHECKS:-}" ] && IFS=';' read -ra checks <<< "$TRACE_CHECKS"
+        for chk in "${checks[@]}"; do
           timeout 120 $tb --batch 1 $chk --check --iters 2 --seed 7 --trace /tmp/bwdtrace-chk.bin > "$logs/c.log" 2>&1
           note "bwdtrace $tag check (traced, $chk): rc $? $(grep -E '^trace:| bwd ' "$logs/c.log" | tr '\n' ' ')$(grep -cE '\bok$' "$logs/c.log") ok $(grep -c FAIL "$logs/c.log") FAIL"
           { echo "==== $tag $chk"; cat "$logs/c.log"; } >> "$logs/bwdtrace_checks.log"
@@ -676,8 +682,10 @@ for step in "${steps[@]}"; do
         shapes=("--batch 16 --seqlen-q 1024 --heads 16 --head-dim 128" "--batch 8 --seqlen-q 2048 --heads 16 --head-dim 128" "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128"
                 "--batch 1 --seqlen-q 16384 --heads 16 --head-dim 128")
         [ $tag = t64 ] && shapes+=("--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64")
+        [ -n "${TRACE_SHAPES:-}" ] && IFS=';' read -ra shapes <<< "$TRACE_SHAPES"
         for shape in "${shapes[@]}"; do
           label="$tag $(echo "$shape" | awk '{print "d" $8 " " $4 " b" $2}')"
+          [ -n "${TRACE_SHAPES:-}" ] && label="$tag $(echo $shape | sed 's/--//g')"
           timeout 120 $tb $shape --dtype bf16 --iters 10 --seed 7 --trace /tmp/bwdtrace.bin > "$logs/r.log" 2>&1
           rc=$?
           { echo "==== $label"; cat "$logs/r.log"; } >> "$logs/bwdtrace_runs.log"

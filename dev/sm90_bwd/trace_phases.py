@@ -68,6 +68,18 @@ PHASES = [
     ("J", DK_WAIT, None, "dK done -> next q_full (release, loop head, q_full wait)", "waits"),
 ]
 
+# the wide rows (header d 192 / 256, bwd_wide_kernel.cuh: the same events at their equivalent
+# points, bwd_trace.cuh's "wide:"): the phases' meanings where they differ
+WIDE_WHAT = {
+    "C": "dP^T wait -> P^T, dS^T packed (delta loads, dS math, packs)",
+    "D": "packed -> dS stored (stmatrix, proxy fence)",
+    "F": "BAR_DS -> dQ, dV and dK issued",
+    "G": "issued -> dQ done (wait<1>; dV, dK running)",
+    "H": "dQ done -> dQ reduce issued (staging + bulk, or red.v4)",
+    "I": "reduce issued -> dV and dK done (wait<0>)",
+    "J": "dV, dK done -> next q_full (release, loop head, q_full wait)",
+}
+
 
 def pct(sorted_vals, q):
     """the q-quantile (0..1) of sorted values, nearest rank"""
@@ -252,8 +264,9 @@ def report(res, label=""):
             continue
         sum_med += s["median"]
         share = s["mean"] / tot["mean"] if tot["n"] and tot["mean"] else float("nan")
+        what = WIDE_WHAT.get(letter, ph["what"]) if h["d"] > 128 else ph["what"]
         p("%-3s %-66s %5s %7s %7s %7s %7s %5s%% %7s %7s" % (
-            letter, ph["what"][:66], ph["sec3"], fmt(s["median"]), fmt(s["p10"]), fmt(s["p90"]),
+            letter, what[:66], ph["sec3"], fmt(s["median"]), fmt(s["p10"]), fmt(s["p90"]),
             fmt(s["mean"]), fmt(100 * share, 1), fmt(ph["c0"]["median"]), fmt(ph["c1"]["median"])))
     p("%-3s %-66s %5s %7s %7s %7s %7s %6s %7s %7s" % (
         "", "block total (q_full -> next q_full)", "", fmt(tot["median"]), fmt(tot["p10"]), fmt(tot["p90"]),

@@ -32,11 +32,12 @@ cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p, int order
 cudaError_t cudadent_dev_sm90_fwd_trace_set(void *buf);
 /* The sm90 backward's block-phase trace (src/kernels/sm90/bwd_trace.cuh; builds with
  * -DCUDADENT_DEV -DSM90_BWD_TRACE=1): *needed = the bytes of the trace of a dense call like p (the
- * narrow rows: head dims up to 128); with buf != NULL (buf_bytes >= *needed) zeroes buf, writes its
- * file header and turns the trace on for the dense main kernels (the last call's records stay
- * in buf); buf == NULL turns it off. cudaErrorNotSupported: a build without the trace, or a call it
- * does not cover (varlen, the wide rows). Exported from libcudadent.so (default visibility), so
- * that the dev program dev/sm90_bwd/bwd_trace_run.c links it; the library never calls it. */
+ * narrow rows and the wide ones, bwd_wide_kernel.cuh); with buf != NULL (buf_bytes >= *needed)
+ * zeroes buf, writes its file header and turns the trace on for the dense main kernels (the last
+ * call's records stay in buf); buf == NULL turns it off. cudaErrorNotSupported: a build without
+ * the trace, or a call it does not cover (varlen). Exported from libcudadent.so (default
+ * visibility), so that the dev program dev/sm90_bwd/bwd_trace_run.c links it; the library never
+ * calls it. */
 __attribute__((visibility("default"))) cudaError_t cudadent_dev_sm90_bwd_trace_set(
     const cudadent_attn_bwd_params_t *p, void *buf, size_t buf_bytes, size_t *needed);
 

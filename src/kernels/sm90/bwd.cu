@@ -111,11 +111,13 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
 #if SM90_BWD_TRACE
   if (p == NULL || needed == NULL) return cudaErrorInvalidValue;
   *needed = 0;
-  if (p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL || cd_sm90_bwd_row(p) > 128)
-    return cudaErrorNotSupported; /* dense calls of the narrow rows only */
-  const int row = cd_sm90_bwd_row(p);
+  if (p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL) return cudaErrorNotSupported; /* dense calls */
+  const int row = cd_sm90_bwd_row(p); /* 192, 256: the wide rows (bwd_wide_kernel.cuh, bwd_wide.cu) */
   const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(row);
-  const int bn = row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_N : cd_sm90_bwd_tile<128>::BLOCK_N;
+  const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
+                 : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
+                 : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
+                              : cd_sm90_bwd_tile<256>::BLOCK_N;
   if (p->heads_kv <= 0 || p->batch <= 0) return cudaErrorInvalidValue;
   const long long ctas = (long long)((p->seqlen_k + bn - 1) / bn) * p->heads_kv * p->batch;
   const long long max_blocks = (long long)(p->heads_q / p->heads_kv) * ((p->seqlen_q + bm - 1) / bm);
@@ -150,7 +152,9 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
     st.ctas = ctas;
     st.max_blocks = (int)max_blocks;
   }
-  return cudaMemcpyToSymbol(cd_sm90_bwd_trace_dev, &st, sizeof st);
+  /* both units' kernels (this one's narrow rows, bwd_wide.cu's wide ones): a call runs one of them */
+  cudaError_t err = cudaMemcpyToSymbol(cd_sm90_bwd_trace_dev, &st, sizeof st);
+  return err != cudaSuccess ? err : cd_sm90_bwd_wide_trace_state_set(&st);
 #else
   (void)p;
   (void)buf;

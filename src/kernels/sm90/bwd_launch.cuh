@@ -286,6 +286,11 @@ static cudaError_t cd_sm90_bwd_launch_mode(const cudadent_attn_bwd_params_t *p, 
 
 /* The wide rows (bwd_wide.cu): a call whose cd_sm90_bwd_row is 192 or 256 (softcap ones too). */
 cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream);
+#if defined(CUDADENT_DEV) && SM90_BWD_TRACE
+/* bwd_wide.cu's copy of the trace state (bwd_trace.cuh: one a translation unit), set by bwd.cu's
+ * cudadent_dev_sm90_bwd_trace_set */
+cudaError_t cd_sm90_bwd_wide_trace_state_set(const cd_sm90_bwd_trace_state *st);
+#endif
 
 /* Varlen calls (bwd_varlen.cu; the narrow rows, not deterministic: bwd.cu's supports()): the
  * workspace they need and their launch. */

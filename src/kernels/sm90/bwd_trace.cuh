@@ -1,7 +1,10 @@
 /*
- * bwd_trace.cuh - an optional block-phase trace of the Hopper backward's main kernel
+ * bwd_trace.cuh - an optional block-phase trace of the Hopper backward's main kernels
  * (bwd_kernel.cuh, the narrow rows: d64, d128, the d128 80-row tile; experiment 1 of
- * docs/kernels/sm90_bwd_next.md), read by dev/sm90_bwd/trace_phases.py. Compiled to nothing
+ * docs/kernels/sm90_bwd_next.md; and bwd_wide_kernel.cuh, the wide rows 192 / 128 and 256 / 256:
+ * measurement M2 of docs/kernels/sm90_bwd_wide_next.md, the same record and events, some of them
+ * at the wide block's equivalent points, marked "wide" below), read by
+ * dev/sm90_bwd/trace_phases.py. Compiled to nothing
  * unless config.cuh's SM90_BWD_TRACE is 1, which only a dev build (-DCUDADENT_DEV) may set: at 0
  * every macro below is empty and the kernels' code is the library's.
  *
@@ -35,20 +38,24 @@
 #include "kernels/sm90/config.cuh"
 
 /* consumer events, a block record's word 1 + e (consumer 0) and 12 + e (consumer 1); in the kernel
- * each stamp sits right after the call it names */
+ * each stamp sits right after the call it names. The wide rows (bwd_wide_kernel.cuh: dQ issued
+ * first, then dV and dK; P^T / dS^T stored before any of them): "wide:" below; the file header's
+ * D (192, 256) tells a wide trace. New events go at the end (trace_phases.py reads the numbers). */
 enum {
   CD_BWD_EV_Q_FULL = 0,    /* q_full wait passed: the stage's Q, dO, LSE2, delta landed */
   CD_BWD_EV_ST_WAIT = 1,   /* S^T done (wgmma wait<1>; S^T and dP^T issued before it) */
   CD_BWD_EV_UNUSED = 2,    /* not stamped (word kept 0): "P packed" would pin the P packs before
                             * the dP^T wait, where the library's SASS has them after it */
   CD_BWD_EV_DPT_WAIT = 3,  /* dP^T done (wait<0>) */
-  CD_BWD_EV_DV_ISSUED = 4, /* P^T and dS^T packed, dV issued (its commit) */
+  CD_BWD_EV_DV_ISSUED = 4, /* P^T and dS^T packed, dV issued (its commit); wide: P^T and dS^T
+                            * packed (before their stmatrix; register math may cross the stamp) */
   CD_BWD_EV_DS_STORED = 5, /* dS stored (stmatrix + proxy fence): at the barrier */
   CD_BWD_EV_BAR_DS = 6,    /* BAR_DS passed (both consumers' dS in shared memory) */
-  CD_BWD_EV_DQDK_ISSUED = 7, /* dQ and dK issued (dK's commit) */
-  CD_BWD_EV_DVDQ_WAIT = 8, /* dV and dQ done (wait<1>; dK running) */
-  CD_BWD_EV_REDUCE = 9,    /* dQ staged and its bulk reduce issued (under dK) */
-  CD_BWD_EV_DK_WAIT = 10,  /* dK done (wait<0>): the stage is released next */
+  CD_BWD_EV_DQDK_ISSUED = 7, /* dQ and dK issued (dK's commit); wide: dQ, dV and dK issued */
+  CD_BWD_EV_DVDQ_WAIT = 8, /* dV and dQ done (wait<1>; dK running); wide: dQ done (dV, dK running) */
+  CD_BWD_EV_REDUCE = 9,    /* dQ staged and its bulk reduce issued (under dK); wide: the same, or
+                            * its red.global.add.v4 issued (d256, deterministic) */
+  CD_BWD_EV_DK_WAIT = 10,  /* dK done (wait<0>): the stage is released next; wide: dV and dK done */
   CD_BWD_EV_COUNT = 11
 };
 
@@ -76,7 +83,8 @@ enum {
   CD_SM90_BWD_TRACE_C_SMID = 0,
   CD_SM90_BWD_TRACE_C_START = 1,     /* clock64 at the body's start (consumer 0, thread 0) */
   CD_SM90_BWD_TRACE_C_START_NS = 2,  /* %globaltimer there */
-  CD_SM90_BWD_TRACE_C_END = 3,       /* clock64 after consumer 0's epilogue stores */
+  CD_SM90_BWD_TRACE_C_END = 3,       /* clock64 after consumer 0's epilogue stores (wide: after
+                                      * the consumers' shared dK / dV stores, both) */
   CD_SM90_BWD_TRACE_C_END_NS = 4,
   CD_SM90_BWD_TRACE_C_BLOCKS = 5,    /* blocks walked */
   CD_SM90_BWD_TRACE_C_WORK = 6,      /* key block | KV head << 24 | batch << 44 */
@@ -91,8 +99,8 @@ enum {
 #if SM90_BWD_TRACE
 /* what cudadent_dev_sm90_bwd_trace_set (bwd.cu) sets: the buffer (NULL: off), its CTAs and block
  * records a CTA. __constant__ (ptxas keeps what derives from it in uniform registers); static: one
- * copy per translation unit, bwd.cu's (the dense kernels) is set, the varlen and wide units' stay
- * off. */
+ * copy per translation unit, bwd.cu's (the dense narrow kernels) and bwd_wide.cu's (the wide rows;
+ * through cd_sm90_bwd_wide_trace_state_set) are set, the varlen unit's stays off. */
 struct cd_sm90_bwd_trace_state {
   unsigned long long *buf;
   long long ctas;

@@ -27,3 +27,10 @@ cudaError_t cd_sm90_bwd_wide(const cudadent_attn_bwd_params_t *p, void *workspac
   if (row == 192) return cd_sm90_bwd_launch_mode<192, 128>(p, workspace, stream);
   return cd_sm90_bwd_launch_mode<256, 256>(p, workspace, stream);
 }
+
+#if defined(CUDADENT_DEV) && SM90_BWD_TRACE
+/* the trace state of this unit's kernels (the wide rows' main kernels; bwd_trace.cuh) */
+cudaError_t cd_sm90_bwd_wide_trace_state_set(const cd_sm90_bwd_trace_state *st) {
+  return cudaMemcpyToSymbol(cd_sm90_bwd_trace_dev, st, sizeof *st);
+}
+#endif

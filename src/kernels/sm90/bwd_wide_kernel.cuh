@@ -46,6 +46,10 @@
  * all 64 queries on consumer 0, dP^T on consumer 1 (m64n64 each), P^T handed over through its shared
  * buffer and one more named barrier; the softcap kernels keep the split by query above.
  *
+ * Dev trace SM90_BWD_TRACE 1 (bwd_trace.cuh; M2 of docs/kernels/sm90_bwd_wide_next.md): the narrow
+ * kernel's stamps at the equivalent points (thread 0 of each consumer, the producer), + 256 B of
+ * shared memory; at 0 the macros are empty.
+ *
  * Epilogue: dK (scaled) staged in the Q stages as [64 keys][D_QK], dV in the dO stages as
  * [64][D_V], 16-byte chunks XOR-swizzled by key % 8, written as 16-byte row chunks below the real
  * head_dim / head_dim_v and seqlen_k.
@@ -95,7 +99,9 @@ template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_MAX * DQ_WARP_BYTES : 0;
   static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
-  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
+  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
   static_assert(BM == 64 && BN == 64, "one 64-row slab of P^T / dS^T; S^T halves of 32 queries");
   static_assert(P_OFF % 1024 == 0, "swizzle atoms");
   static_assert(BN * DQK * 2 <= ST * Q_BYTES && BN * DV * 2 <= ST * DO_BYTES, "epilogue staging");
@@ -172,6 +178,9 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
   const int ct = threadIdx.x - 128 * (W + 1);
   const int warp = ct / 32, lane = ct % 32;
   const int key_row0 = 16 * warp + lane / 4; /* this thread's keys in the block: this and + 8 */
+#if SM90_BWD_TRACE
+  constexpr int cw = W; /* SM90_BWD_TRACE_EV's consumer */
+#endif
 
   /* S^T / dP^T: A = all 64 keys of K / V (K-major), B = this consumer's 32 query rows of Q / dO
    * (K-major, 32 rows = 4 swizzle atoms into each slab) */
@@ -208,6 +217,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_Q_FULL);
 
       if constexpr (SM90_BWD_WIDE_SDP_SPLIT && !kSoftcap) {
         /* dev knob (E4): S^T of all 64 queries on consumer 0, dP^T on consumer 1 (that file) */
@@ -227,6 +237,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES) + 32 * W;
       cd_wgmma_wait<1>();
       cd_sm90_fence_regs(st);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_ST_WAIT);
       const int r0 = m * BM, rl = r0 + BM - 1;
       const bool need_mask = key_tail ||
                              (args.window_right >= 0 && k0 + BN - 1 > r0 + shift + args.window_right) ||
@@ -269,6 +280,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
          * P (dP^T - delta) (1 - t^2), both packed after the dP^T wait (bwd_kernel.cuh's order) */
         cd_wgmma_wait<0>(); /* dP^T done */
         cd_sm90_fence_regs(dpt);
+        SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
         cd_sm90_bwd_softcap_p_ds<kFp16, 4>(st, dpt, lse_s, delta_s, args.scale_log2, lane, p16, ds16);
       } else {
 #pragma unroll
@@ -276,6 +288,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
 
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + 8 * j + 2 * (lane & 3));
@@ -286,6 +299,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       }
       }
 
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DV_ISSUED); /* the wide rows: P^T, dS^T packed (bwd_trace.cuh) */
       /* P^T and dS^T to shared memory, [64 keys][64 queries], 128-byte swizzle: this consumer's
        * 16-byte chunks of queries are 4 W .. 4 W + 3 (stmatrix as bwd_kernel.cuh) */
       {
@@ -300,7 +314,9 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
       }
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
 
       cd_wgmma_fence();
       /* dQ first, its reduce under the dV and dK products (the narrow rows' order; session 23: d256
@@ -314,9 +330,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_sm90_gemm_ss<P::K_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
         dk, cd_gmma_desc_add(desc_dst, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_q_mn, s * L::Q_BYTES));
       cd_wgmma_commit();
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DQDK_ISSUED); /* the wide rows: dQ, dV and dK issued */
 
       cd_wgmma_wait<1>(); /* dQ done; dV and dK pending */
       cd_sm90_fence_regs(dq);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DVDQ_WAIT); /* the wide rows: dQ done */
       const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
       float *const tile_dst = args.dq_acc + tile_idx * (BM * DQK);
       if constexpr (kDet)
@@ -326,9 +344,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         cd_sm90_bwd_wide_red_dq<P::Q_N, P::Q_LO>(dq, tile_dst, warp, lane);
       else
         cd_sm90_bwd_wide_bulk_dq<P::Q_N, P::Q_LO>(dq, tile_dst, stage_dq, warp, lane);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_REDUCE);
       cd_wgmma_wait<0>(); /* dV and dK products done: the stage is free */
       cd_sm90_fence_regs(dv);
       cd_sm90_fence_regs(dk);
+      SM90_BWD_TRACE_EV(it, CD_BWD_EV_DK_WAIT);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
@@ -387,6 +407,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static_assert(tile::WIDE == 1, "a wide row");
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
+  static_assert(!SM90_BWD_TRACE || ST == 2, "the trace's two stamp slots: block it - 2's copied once it is free");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
@@ -407,11 +428,13 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   const int k0 = n_block * BN;
   int m_hi, m_lo; /* in this order since the body left the kernel: the kernels' SASS as before */
   cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
+  SM90_BWD_TRACE_BEGIN(n_block, hk, b);
 
   if (wg == 0) {
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
+    SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
     cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
 #pragma unroll
     for (int c = 0; c < L::SQK; ++c)
@@ -429,6 +452,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
         const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+        SM90_BWD_TRACE_PRODUCER(it);
         const uint32_t full = bar_q_full + 8 * s;
         cd_mbar_arrive_expect_tx(full, L::Q_BYTES + L::DO_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
@@ -441,6 +465,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
       }
+    SM90_BWD_TRACE_PRODUCER_END(it);
     return;
   }
 
@@ -461,6 +486,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
                                   args.dk_ss, k0w, args.seqlen_k, head_dim / 8);
   cd_sm90_bwd_wide_store<DV / 8>(base + L::DO_OFF, (uint16_t *)args.dv + b * args.dv_sb + hk * args.dv_sh,
                                  args.dv_ss, k0w, args.seqlen_k, head_dim_v / 8);
+  /* both consumers' ends after the global stores (the narrow kernels': after their own epilogue) */
+  SM90_BWD_TRACE_END(wg - 1, (int)threadIdx.x - 128 * wg, (uint32_t)(args.group * (m_hi - m_lo)));
 }
 
 template <int DQK, int DV, bool kFp16, int kDet>
