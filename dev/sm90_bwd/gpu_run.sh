@@ -103,6 +103,34 @@ var_tests() {
   done
   return $rc
 }
+# compute-sanitizer of C test cases with the backward forced onto sm90: sanitize_bwd_cases DIR LOG
+# SPEC... (SPEC tool:case; DIR's library and tests), a summary line each, the logs into $logs/LOG
+sanitize_bwd_cases() {
+  local dir=$1 log=$2 spec tool case
+  shift 2
+  for spec in "$@"; do
+    tool=${spec%%:*} case=${spec#*:}
+    CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+      env LD_LIBRARY_PATH=$PWD/$dir $dir/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
+    note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
+    { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/$log"
+  done
+}
+# CLI timings of the softcap backward (--bwd, bf16, --iters 50): softcap_bwd_cli DIR LOG SHAPE...,
+# per shape sm80 and sm90 with softcap 30 and sm90 without, twice; the outputs into $logs/LOG
+softcap_bwd_cli() {
+  local dir=$1 log=$2 shape kc kern cap
+  shift 2
+  for shape in "$@"; do
+    for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
+      kern=${kc%%:*} cap=${kc#*:}
+      CUDADENT_KERNEL_BWD=$kern LD_LIBRARY_PATH=$PWD/$dir timeout 120 $dir/cudadent-bench $shape --softcap $cap \
+        --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
+      note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
+      cat "$logs/c.log" >> "$logs/$log"
+    done
+  done
+}
 # DEADLINE (seconds from the start, default 540): a step that would start later is skipped, so a
 # 600-second call ends with its logs; the archive is rewritten after every step for the same reason
 deadline=${DEADLINE:-540}
@@ -339,24 +367,12 @@ for step in "${steps[@]}"; do
           | sed 's/^/  d64: /' | tee -a "$summary"
         { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdsoftcap.log"
       done
-      for spec in ${BSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/03 racecheck:gpu_softcap_hopper_bwd/03 synccheck:gpu_softcap_hopper_bwd/03 memcheck:gpu_softcap_hopper_bwd/08}; do
-        tool=${spec%%:*} case=${spec#*:}
-        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-          $vrun build-bsc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
-        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
-        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdsoftcap_sanitize.log"
-      done
+      sanitize_bwd_cases build-bsc bwdsoftcap_sanitize.log ${BSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/03 racecheck:gpu_softcap_hopper_bwd/03 synccheck:gpu_softcap_hopper_bwd/03 memcheck:gpu_softcap_hopper_bwd/08}
       # timings: 16k tokens at seqlen 4096 (batch 4; heads 32 at d64, 16 at d128), bf16, causal and
       # not; the backward of sm90 / sm80 with softcap 30, and sm90 without (the cost of the tanh)
-      for shape in "--batch 4 --heads 32 --seqlen 4096 --head-dim 64" "--batch 4 --heads 32 --seqlen 4096 --head-dim 64 --causal" \
-                   "--batch 4 --heads 16 --seqlen 4096 --head-dim 128" "--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal"; do
-        for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
-          kern=${kc%%:*} cap=${kc#*:}
-          CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bsc/cudadent-bench $shape --softcap $cap --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
-          note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
-          cat "$logs/c.log" >> "$logs/bwdsoftcap_cli.log"
-        done
-      done ;;
+      softcap_bwd_cli build-bsc bwdsoftcap_cli.log "--batch 4 --heads 32 --seqlen 4096 --head-dim 64" \
+        "--batch 4 --heads 32 --seqlen 4096 --head-dim 64 --causal" "--batch 4 --heads 16 --seqlen 4096 --head-dim 128" \
+        "--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal" ;;
     bwdwidesoftcap)
       # softcap on the Hopper backward's wide rows (docs/kernels/sm90_bwd_softcap.md, "Wide
       # rows"; build-bwsc/ is build-gpu/, gpu_build_as). A probe first
@@ -383,21 +399,9 @@ for step in "${steps[@]}"; do
         grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
         { echo "==== $envset $filter"; cat "$logs/t.log"; } >> "$logs/bwdwidesoftcap.log"
       done
-      for spec in ${BWSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/10 memcheck:gpu_softcap_hopper_bwd/13 synccheck:gpu_softcap_hopper_bwd/10}; do
-        tool=${spec%%:*} case=${spec#*:}
-        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-          $vrun build-bwsc/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
-        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
-        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdwidesoftcap_sanitize.log"
-      done
-      for shape in "--batch 2 --heads 16 --seqlen 4096 --head-dim 256" "--batch 2 --heads 16 --seqlen 4096 --head-dim 256 --causal"; do
-        for kc in sm80:30 sm90:30 sm90:0 sm80:30 sm90:30 sm90:0; do
-          kern=${kc%%:*} cap=${kc#*:}
-          CUDADENT_KERNEL_BWD=$kern timeout 120 $vrun build-bwsc/cudadent-bench $shape --softcap $cap --bwd --dtype bf16 --iters 50 > "$logs/c.log" 2>&1
-          note "cli $kern bwd softcap $cap ($shape): $(tail -1 "$logs/c.log")"
-          cat "$logs/c.log" >> "$logs/bwdwidesoftcap_cli.log"
-        done
-      done ;;
+      sanitize_bwd_cases build-bwsc bwdwidesoftcap_sanitize.log ${BWSC_SANITIZE:-memcheck:gpu_softcap_hopper_bwd/10 memcheck:gpu_softcap_hopper_bwd/13 synccheck:gpu_softcap_hopper_bwd/10}
+      softcap_bwd_cli build-bwsc bwdwidesoftcap_cli.log "--batch 2 --heads 16 --seqlen 4096 --head-dim 256" \
+        "--batch 2 --heads 16 --seqlen 4096 --head-dim 256 --causal" ;;
     bwdvarlen)
       # issue 28's Hopper varlen backward (docs/kernels/sm90_bwd_varlen.md; build-bvl/ is
       # build-gpu/, gpu_build_as): the varlen backward tests
@@ -412,13 +416,7 @@ for step in "${steps[@]}"; do
         grep -E '^\[ FAIL' -B8 "$logs/t.log" | head -60 | tee -a "$summary"
         { echo "==== $envset"; cat "$logs/t.log"; } >> "$logs/bwdvarlen.log"
       done
-      for spec in ${BVL_SANITIZE:-memcheck:gpu_varlen_bwd/15 memcheck:gpu_varlen_bwd/16 memcheck:gpu_varlen_bwd/22 memcheck:gpu_varlen_bwd/11 racecheck:gpu_varlen_bwd/15 synccheck:gpu_varlen_bwd/17}; do
-        tool=${spec%%:*} case=${spec#*:}
-        CUDADENT_KERNEL_BWD=sm90 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-          $vrun build-bvl/tests/cudadent_tests "$case" > "$logs/s.log" 2>&1
-        note "$tool sm90 $case: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/s.log" | tail -1) $(tail -1 "$logs/s.log")"
-        { echo "==== $tool $case"; cat "$logs/s.log"; } >> "$logs/bwdvarlen_sanitize.log"
-      done
+      sanitize_bwd_cases build-bvl bwdvarlen_sanitize.log ${BVL_SANITIZE:-memcheck:gpu_varlen_bwd/15 memcheck:gpu_varlen_bwd/16 memcheck:gpu_varlen_bwd/22 memcheck:gpu_varlen_bwd/11 racecheck:gpu_varlen_bwd/15 synccheck:gpu_varlen_bwd/17}
       shape="--varlen 1:1,127:127,129:129,0:5,255:255,64:0,700:700 --heads 4 --heads-kv 2 --head-dim 128 --causal --layout gapped --bwd"
       CUDADENT_KERNEL_BWD=sm90 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
         $vrun build-bvl/cudadent-bench $shape --check --iters 1 --seed 7 > "$logs/s.log" 2>&1
