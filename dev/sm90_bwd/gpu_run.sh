@@ -697,7 +697,7 @@ for step in "${steps[@]}"; do
           rm -f /tmp/bwdtrace.bin
         done
       done
-      grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^CTA: [0-9]|^tail" "$out/bwdtrace.txt" | cut -c1-160 | tee -a "$summary" ;;
+      grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^producer|^CTA: [0-9]|^tail" "$out/bwdtrace.txt" | cut -c1-160 | tee -a "$summary" ;;
     pytest)
       CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \
         timeout ${PYTEST_LIMIT:-240} python3 -m pytest -q -x tests/python > "$logs/pytest.log" 2>&1

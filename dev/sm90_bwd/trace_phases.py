@@ -38,7 +38,7 @@ NEV = 11
 REC = 1 + 2 * NEV
 # consumer events (bwd_trace.cuh CD_BWD_EV_*)
 Q_FULL, ST_WAIT, UNUSED, DPT_WAIT, DV_ISSUED, DS_STORED, BAR_DS, DQDK_ISSUED, DVDQ_WAIT, REDUCE, DK_WAIT = range(NEV)
-EV_NAMES = ["q_full", "S^T wait", "(unused)", "dP^T wait", "dV issued", "dS stored", "BAR_DS",
+EV_NAMES = ["q_full", "S^T wait", "(producer)", "dP^T wait", "dV issued", "dS stored", "BAR_DS",
             "dQ, dK issued", "dV/dQ wait", "dQ reduce issued", "dK wait"]
 # file header words (CD_SM90_BWD_TRACE_H_*)
 H_NAMES = ["magic", "version", "ctas", "max_blocks", "rec", "events", "block_m", "block_n", "d",
@@ -183,6 +183,22 @@ def analyze(tr, skip_first=1, max_blocks=32768):
     q0 = cols[0][Q_FULL]
     out["producer"] = {"load_to_qfull": stats([d32(x, y) for x, y, k in zip(pl, q0, keep) if x and y and k]),
                        "loads": sum(1 for x in pl if x)}
+    # the producer's own words (bwd_trace.cuh cd_sm90_bwd_trace_pstamp; traces from session 24 on,
+    # 0 in older ones): consumer 1's event-2 word its wait for the stage begun, consumer 0's its
+    # loads issued. Per block i: the wait (begun -> stage free, the load-issue stamp), the issue
+    # (-> issued), the release of block i - 2 (both consumers' dK wait, the later) -> stage free,
+    # and the loop (block i - 1 issued -> block i's wait begun: the trace's copy and the loop head)
+    pw, pd = cols[1][UNUSED], cols[0][UNUSED]
+    dk0, dk1 = cols[0][DK_WAIT], cols[1][DK_WAIT]
+    idx = [i for i in range(n) if keep[i] and (i % maxb) >= 2]
+
+    def rel(i):
+        a, b = dk0[i - 2], dk1[i - 2]
+        return 0 if not a or not b else (b if d32(a, b) > 0 else a)
+    out["producer"]["wait"] = stats([d32(pw[i], pl[i]) for i in idx if pw[i] and pl[i]])
+    out["producer"]["issue"] = stats([d32(pl[i], pd[i]) for i in idx if pl[i] and pd[i]])
+    out["producer"]["release_to_issue"] = stats([d32(rel(i), pl[i]) for i in idx if rel(i) and pl[i]])
+    out["producer"]["loop"] = stats([d32(pd[i - 1], pw[i]) for i in idx if pd[i - 1] and pw[i]])
     # CTAs
     ctas = []
     for c in range(tr.ctas):
@@ -281,6 +297,13 @@ def report(res, label=""):
     pr = res["producer"]["load_to_qfull"]
     p("producer: load issue -> consumer 0's q_full passed median %s p10 %s p90 %s cycles (%d loads)"
       % (fmt(pr["median"]), fmt(pr["p10"]), fmt(pr["p90"]), res["producer"]["loads"]))
+    if res["producer"]["wait"]["n"]:
+        pp = res["producer"]
+        p("producer, per block (median / p90 cycles): wait for the stage %s / %s; block i - 2 released -> "
+          "stage seen free %s / %s; load issue %s / %s; issued -> next wait (copy, loop) %s / %s" % (
+              fmt(pp["wait"]["median"]), fmt(pp["wait"]["p90"]), fmt(pp["release_to_issue"]["median"]),
+              fmt(pp["release_to_issue"]["p90"]), fmt(pp["issue"]["median"]), fmt(pp["issue"]["p90"]),
+              fmt(pp["loop"]["median"]), fmt(pp["loop"]["p90"])))
     cc, cu = res["cta_cycles"], res["cta_us"]
     p("CTA: %d traced, duration median %s p90 %s max %s cycles (%s / %s / %s us at the measured %s GHz); "
       "blocks median %s" % (res["ctas_traced"], fmt(cc["median"]), fmt(cc["p90"]), fmt(cc["max"]),
@@ -338,6 +361,8 @@ def synth(path, bm80=False, ctas=24, sms=8, maxb=6, clock_ghz=1.5):
         for i in range(nb):
             rec = r0 + REC * (c * maxb + i)
             words[rec] = (t - 900) & M32  # producer's load issue (32-bit stamps)
+            words[rec + 1 + NEV * 1 + UNUSED] = (t - 950) & M32  # its wait begun (50 cycles)
+            words[rec + 1 + NEV * 0 + UNUSED] = (t - 870) & M32  # its loads issued (30 cycles)
             for w in range(2):
                 tw = t + (10 if w else 0)
                 for e in range(NEV):
@@ -400,6 +425,17 @@ def selftest():
             check(res["bar_ds"]["arrival_skew_abs"]["median"] == 20, "skew %s" % res["bar_ds"]["arrival_skew_abs"]["median"])
             check(res["bar_ds"]["c0_last_share"] == 0.0, "c0 last")
             check(res["producer"]["load_to_qfull"]["median"] == 900, "producer lead %s" % res["producer"]["load_to_qfull"]["median"])
+            pp = res["producer"]
+            check(pp["wait"]["median"] == 50 and pp["issue"]["median"] == 30, "producer wait %s issue %s"
+                  % (pp["wait"]["median"], pp["issue"]["median"]))
+            # block i's wait begins at q_full(i) - 950, block i - 1's loads were issued at
+            # q_full(i - 1) - 870: the loop is a block (the total) less 80
+            check(pp["loop"]["median"] in (per_block - 80, per_block - 79), "producer loop %s" % pp["loop"]["median"])
+            # block i - 2's later dK wait is consumer 1's, 20 cycles after consumer 0's (it starts 10
+            # later and waits 10 more for S^T): two blocks before q_full(i), less one block and
+            # HEAD, plus 20; the stage seen free at q_full(i) - 900
+            check(pp["release_to_issue"]["median"] in (per_block + HEAD - 920, per_block + HEAD - 919),
+                  "release -> issue %s" % pp["release_to_issue"]["median"])
             check(res["timeline"]["ctas_per_sm"]["min"] == 2 and res["timeline"]["ctas_per_sm"]["max"] == 3, "CTAs an SM")
             check(res["blocks_per_cta"]["min"] == 5 and res["blocks_per_cta"]["max"] == 6, "blocks a CTA")
             # the tail: SM 7 has 2 CTAs (7 untraced), SM 5 two (CTA 5 shorter): from the first SM

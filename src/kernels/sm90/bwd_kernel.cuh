@@ -238,6 +238,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       for (int j = m_lo; j < m_hi; ++j, ++it) {
         const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
+        SM90_BWD_TRACE_PRODUCER_WAIT(it);
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         SM90_BWD_TRACE_PRODUCER(it);
         const uint32_t full = bar_q_full + 8 * s;
@@ -250,6 +251,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)(mt0 + m) * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+        SM90_BWD_TRACE_PRODUCER_COPY(it);
       }
     SM90_BWD_TRACE_PRODUCER_END(it);
     return;
@@ -492,7 +494,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       cd_sm90_fence_regs(dq);
       if constexpr (kDqWarp)
         cd_sm90_bwd_stage_dq_det<D, DQB>(dq, sDQ, it, cw, warp, lane);
-      else
+      else if constexpr (SM90_BWD_SKIP_DQ != 1)
         cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_REDUCE);
       cd_wgmma_wait<0>(); /* dK done: the stage is free */

@@ -57,8 +57,8 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int BAR_OFF = SWAP ? DELTA_OFF + ST * ROW_BYTES : DQ_OFF + DQB * DQ_BUF_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
-  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
-  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
+  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
+  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
   static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
   static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
@@ -239,7 +239,10 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
   if (lane == 0) {
     const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
     float *dst = args.dq_acc + tile * (BM * D) + (cw * 4 + warp) * L::DQ_FLOATS;
-    cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
+    if constexpr (SM90_BWD_SKIP_DQ == 2)
+      cd_bulk_store(dst, stage_dq, L::DQ_WARP_BYTES); /* dev measurement (config.cuh) */
+    else
+      cd_bulk_reduce_add_f32(dst, stage_dq, L::DQ_WARP_BYTES);
     cd_tma_store_commit();
   }
 }

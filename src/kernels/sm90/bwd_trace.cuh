@@ -10,7 +10,8 @@
  *
  * Who stamps what. Thread 0 of each consumer warpgroup stamps the low 32 bits of its SM's clock
  * at 10 points of every block (enum below) into a shared-memory slot; the producer thread copies
- * a block's slot to the block's record once the consumers have released the block's stage, and
+ * a block's slot to the block's record once the consumers have released the block's stage (after
+ * issuing the next loads: three slots, so that the copy is off the load issue's path), and
  * stamps each block's load issue; consumer 0's thread 0 writes the CTA's start and end (clock64
  * and %globaltimer) and %smid. The SM clock, not %globaltimer, for the events: it counts SM
  * cycles (the phases are tens to thousands of cycles; %globaltimer ticks every ~32 ns on an H100,
@@ -28,7 +29,9 @@
  * A block record is a walk step of the CTA (it: query head of the group, query block), in the
  * kernel's walk order. A consumer event costs a clock read, two multiply-adds, a compare and a
  * predicated shared store (cd_sm90_bwd_trace_ev says why so); the producer's copy 22 shared loads
- * and global stores a block, before its load issue.
+ * and global stores a block, after its load issue (session 21's trace copied before the issue,
+ * which most likely delayed it: the 64-row tile's J of 1,391 cycles did not move with a third
+ * ring stage untraced, docs/kernels/sm90_bwd_next.md experiment 7).
  */
 #ifndef CUDADENT_SM90_BWD_TRACE_CUH
 #define CUDADENT_SM90_BWD_TRACE_CUH
@@ -44,8 +47,10 @@
 enum {
   CD_BWD_EV_Q_FULL = 0,    /* q_full wait passed: the stage's Q, dO, LSE2, delta landed */
   CD_BWD_EV_ST_WAIT = 1,   /* S^T done (wgmma wait<1>; S^T and dP^T issued before it) */
-  CD_BWD_EV_UNUSED = 2,    /* not stamped (word kept 0): "P packed" would pin the P packs before
-                            * the dP^T wait, where the library's SASS has them after it */
+  CD_BWD_EV_UNUSED = 2,    /* no consumer stamp ("P packed" would pin the P packs before the dP^T
+                            * wait, where the library's SASS has them after it); the producer's
+                            * words instead: consumer 0's slot its loads' issue done, consumer 1's
+                            * the start of its wait for the block's stage */
   CD_BWD_EV_DPT_WAIT = 3,  /* dP^T done (wait<0>) */
   CD_BWD_EV_DV_ISSUED = 4, /* P^T and dS^T packed, dV issued (its commit); wide: P^T and dS^T
                             * packed (before their stmatrix; register math may cross the stamp) */
@@ -148,7 +153,7 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_put(unsigned long long *p, uns
 }
 
 /* A consumer event: the low 32 bits of the SM clock into the shared-memory slot of block it
- * (it & 1) and consumer cw, word OFF / 4 of [2 blocks][2 consumers][16] u32 at the end of the
+ * (it % 3) and consumer cw, word OFF / 4 of [3 blocks][2 consumers][16] u32 at the end of the
  * kernel's shared memory (cd_sm90_bwd_smem TRACE_OFF; bar is the q_full barriers' address, the
  * slots start 16 ST bytes past it), where who is 0 (the warpgroup's thread 0). One asm statement:
  * the address is computed inside it from values the body holds anyway, so that the trace holds no
@@ -158,17 +163,20 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_put(unsigned long long *p, uns
  * block's slot to the block's record once the consumers have released its stage. */
 template <int OFF>
 __device__ __forceinline__ void cd_sm90_bwd_trace_ev(uint32_t bar, uint32_t it, int cw, int who) {
-  asm volatile("{\n.reg .pred q;\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nand.b32 a, %1, 1;\n"
+  asm volatile("{\n.reg .pred q;\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nrem.u32 a, %1, 3;\n"
                "mad.lo.u32 a, a, 128, %0;\nmad.lo.u32 a, %2, 64, a;\nsetp.eq.u32 q, %3, 0;\n"
                "@q st.shared.u32 [a+%4], t;\n}\n" ::"r"(bar),
                "r"(it), "r"(cw), "r"(who), "n"(OFF)
                : "memory");
 }
-/* The producer: copies block b's consumer stamps (slot b & 1) to its record, words 1.. 22 */
+/* The producer: copies block b's consumer stamps (slot b % 3) to its record, words 1.. 22. Called
+ * for block it - 2 after block it's loads are issued: block it - 2 has released its stage (the
+ * producer waited for that before the issue), and slot (it - 2) % 3 is next written by block
+ * it + 1, whose loads this thread issues only after the copy. */
 __device__ __forceinline__ void cd_sm90_bwd_trace_copy(unsigned long long *rec, uint32_t slots, uint32_t b) {
   if (rec == nullptr) return;
   unsigned long long *const r = rec + (long long)CD_SM90_BWD_TRACE_REC * b + 1;
-  const uint32_t src = slots + (b & 1) * 128;
+  const uint32_t src = slots + (b % 3) * 128;
 #pragma unroll 1
   for (int e = 0; e < 2 * CD_BWD_EV_COUNT; ++e) {
     uint32_t v;
@@ -182,6 +190,17 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_producer_begin(uint32_t slots,
   unsigned long long *const h = cd_sm90_bwd_trace_hdr();
   cd_sm90_bwd_trace_stamp(h != nullptr ? h + CD_SM90_BWD_TRACE_C_P_START : nullptr);
 }
+/* The producer's own stamps of block it in the consumers' unused event-2 words of the block's slot
+ * (copied with the block): who 0, its loads issued (after the last load instruction); who 1, its
+ * wait for the block's stage begun (before the q_empty wait). Slot it % 3 is free then: block
+ * it - 3's stamps were copied in the producer's previous iteration. */
+template <int WHO>
+__device__ __forceinline__ void cd_sm90_bwd_trace_pstamp(uint32_t slots, uint32_t it) {
+  asm volatile("{\n.reg .u32 t, a;\nmov.u32 t, %%clock;\nrem.u32 a, %1, 3;\nmad.lo.u32 a, a, 128, %0;\n"
+               "st.shared.u32 [a+%2], t;\n}\n" ::"r"(slots),
+               "r"(it), "n"(64 * WHO + 4 * CD_BWD_EV_UNUSED)
+               : "memory");
+}
 /* The producer's load issue of block it: the low 32 bits of the clock, as the consumers' */
 __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, uint32_t it) {
   unsigned t;
@@ -194,8 +213,10 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
  *                                       CTA's start, %smid and its work
  *   SM90_BWD_TRACE_PRODUCER_BEGIN(walk) the producer: its record pointer; clears the slots;
  *                                       stamps its start (the K / V loads' issue)
- *   SM90_BWD_TRACE_PRODUCER(it)         the producer, its stage free: copies block it - 2's stamps,
- *                                       stamps block it's load issue
+ *   SM90_BWD_TRACE_PRODUCER_WAIT(it)    the producer, before its wait for block it's stage
+ *   SM90_BWD_TRACE_PRODUCER(it)         the producer, its stage free: stamps block it's load issue
+ *   SM90_BWD_TRACE_PRODUCER_COPY(it)    after block it's loads: stamps their issue done, copies
+ *                                       block it - 2's stamps
  *   SM90_BWD_TRACE_PRODUCER_END(it)     after the loop: stamps the producer's end, waits for the
  *                                       last two blocks' release (q_empty), copies their stamps
  *   SM90_BWD_TRACE_EV(it, ev)           consumer event ev of block it (thread 0 of the warpgroup)
@@ -216,11 +237,11 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
   unsigned long long *const trace_rec_ = cd_sm90_bwd_trace_rec(walk);         \
   const uint32_t trace_slots_ = bar_q_full + (L::TRACE_OFF - L::BAR_OFF - 8); \
   cd_sm90_bwd_trace_producer_begin(trace_slots_, L::TRACE_BYTES)
-#define SM90_BWD_TRACE_PRODUCER(it)                                 \
-  do {                                                              \
-    if ((it) >= 2) cd_sm90_bwd_trace_copy(trace_rec_, trace_slots_, (it) - 2); \
-    cd_sm90_bwd_trace_load(trace_rec_, (it));                       \
-  } while (0)
+#define SM90_BWD_TRACE_PRODUCER_WAIT(it) cd_sm90_bwd_trace_pstamp<1>(trace_slots_, (it))
+#define SM90_BWD_TRACE_PRODUCER(it) cd_sm90_bwd_trace_load(trace_rec_, (it))
+#define SM90_BWD_TRACE_PRODUCER_COPY(it)                   \
+  cd_sm90_bwd_trace_pstamp<0>(trace_slots_, (it));         \
+  if ((it) >= 2) cd_sm90_bwd_trace_copy(trace_rec_, trace_slots_, (it) - 2)
 #define SM90_BWD_TRACE_PRODUCER_END(it)                                                  \
   SM90_BWD_TRACE_HDR_STAMP(true, CD_SM90_BWD_TRACE_C_P_END);                            \
   for (uint32_t t_ = (it); t_ < (it) + 2; ++t_)                                         \
@@ -246,7 +267,9 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
 #else
 #define SM90_BWD_TRACE_BEGIN(n, hk, b)
 #define SM90_BWD_TRACE_PRODUCER_BEGIN(walk)
+#define SM90_BWD_TRACE_PRODUCER_WAIT(it)
 #define SM90_BWD_TRACE_PRODUCER(it)
+#define SM90_BWD_TRACE_PRODUCER_COPY(it)
 #define SM90_BWD_TRACE_PRODUCER_END(it)
 #define SM90_BWD_TRACE_EV(it, ev)
 #define SM90_BWD_TRACE_HDR_STAMP(cond, word)

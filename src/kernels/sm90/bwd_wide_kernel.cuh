@@ -42,12 +42,8 @@
  * dV, dK and dQ products (the buffer's readers) completed. q_empty: one arrival per consumer warp
  * once its dV and dK products (the last readers of the stage's Q and dO) completed.
  *
- * Dev knob SM90_BWD_WIDE_SDP_SPLIT 1 (experiment E4, not measured; bwd_wide_sdp_split.cuh): S^T of
- * all 64 queries on consumer 0, dP^T on consumer 1 (m64n64 each), P^T handed over through its shared
- * buffer and one more named barrier; the softcap kernels keep the split by query above.
- *
  * Dev trace SM90_BWD_TRACE 1 (bwd_trace.cuh; M2 of docs/kernels/sm90_bwd_wide_next.md): the narrow
- * kernel's stamps at the equivalent points (thread 0 of each consumer, the producer), + 256 B of
+ * kernel's stamps at the equivalent points (thread 0 of each consumer, the producer), + 384 B of
  * shared memory; at 0 the macros are empty.
  *
  * Epilogue: dK (scaled) staged in the Q stages as [64 keys][D_QK], dV in the dO stages as
@@ -65,7 +61,6 @@
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 
 #include "kernels/sm90/bwd_kernel.cuh"
-#include "kernels/sm90/bwd_wide_sdp_split.cuh" /* SM90_BWD_WIDE_SDP_SPLIT 1 (dev): S^T / dP^T split */
 
 /* Consumer w's 64-column slabs: dV [V_LO, +V_N), dK [K_LO, +K_N), dQ [Q_LO, +Q_N). dV halves;
  * dK and dQ (D_QK / 64 slabs each) are split so that both consumers have V_N + K_N + Q_N slab
@@ -99,8 +94,8 @@ template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_MAX * DQ_WARP_BYTES : 0;
   static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
-  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of two blocks, [2][2][16] u32 */
-  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 256 : 0;
+  /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
+  static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
   static_assert(BM == 64 && BN == 64, "one 64-row slab of P^T / dS^T; S^T halves of 32 queries");
   static_assert(P_OFF % 1024 == 0, "swizzle atoms");
@@ -117,9 +112,14 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_red_dq(const float (&dq)[QN * 3
   float *const dst = tile_dst + (QLO * 4 + warp) * 1024 + lane * 4;
 #pragma unroll
   for (int j = 0; j < QN * 8; ++j)
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (j / 8) * 4096 + (j % 8) * 128),
-                 "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
-                 : "memory");
+    if constexpr (SM90_BWD_SKIP_DQ == 2) /* dev measurement (config.cuh): stored, not added */
+      asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (j / 8) * 4096 + (j % 8) * 128),
+                   "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
+                   : "memory");
+    else
+      asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (j / 8) * 4096 + (j % 8) * 128),
+                   "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
+                   : "memory");
 }
 
 /* The same through this warp's staging (QN 4 KiB parts) and one bulk reduce-add a slab. */
@@ -138,7 +138,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_bulk_dq(const float (&dq)[QN * 
   if (lane == 0) {
 #pragma unroll
     for (int q = 0; q < QN; ++q)
-      cd_bulk_reduce_add_f32(tile_dst + ((QLO + q) * 4 + warp) * 1024, stage + q * 4096, 4096);
+      if constexpr (SM90_BWD_SKIP_DQ == 2)
+        cd_bulk_store(tile_dst + ((QLO + q) * 4 + warp) * 1024, stage + q * 4096, 4096); /* dev (config.cuh) */
+      else
+        cd_bulk_reduce_add_f32(tile_dst + ((QLO + q) * 4 + warp) * 1024, stage + q * 4096, 4096);
     cd_tma_store_commit();
   }
 }
@@ -219,10 +222,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_mbar_wait(bar_q_full + 8 * s, ph);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_Q_FULL);
 
-      if constexpr (SM90_BWD_WIDE_SDP_SPLIT && !kSoftcap) {
-        /* dev knob (E4): S^T of all 64 queries on consumer 0, dP^T on consumer 1 (that file) */
-        cd_sm90_bwd_wide_sdp_split<L, DQK, DV, kFp16, W>(args, base, gbase, s, buf, m, k0, key_tail, warp, lane);
-      } else {
       float st[16], dpt[16]; /* [64 keys, 32 queries]: element 4j + 2r + e is key key_row0 + 8r,
                               * query 32 W + 8j + 2 (lane % 4) + e */
       cd_wgmma_fence();
@@ -313,7 +312,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         }
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
-      }
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
@@ -340,6 +338,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       if constexpr (kDet)
         cd_sm90_bwd_wide_det_dq<P::Q_N, P::Q_LO, kDet>(dq, args, tile_dst, tile_idx, m, n_block,
                                                        W == 0 && warp == 0 && lane == 0, warp, lane);
+      else if constexpr (SM90_BWD_SKIP_DQ == 1)
+        ; /* dev measurement: no dQ reduce (config.cuh) */
       else if constexpr (kRed)
         cd_sm90_bwd_wide_red_dq<P::Q_N, P::Q_LO>(dq, tile_dst, warp, lane);
       else
@@ -407,7 +407,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static_assert(tile::WIDE == 1, "a wide row");
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
-  static_assert(!SM90_BWD_TRACE || ST == 2, "the trace's two stamp slots: block it - 2's copied once it is free");
+  static_assert(!SM90_BWD_TRACE || ST == 2, "the trace copies block it - 2's stamps once block it's stage is free");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
@@ -451,6 +451,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
       for (int j = m_lo; j < m_hi; ++j, ++it) {
         const int m = cd_sm90_bwd_walk_m<kDet>(j, m_lo, m_hi, n_block);
         const uint32_t s = it % ST, ph = (it / ST) & 1;
+        SM90_BWD_TRACE_PRODUCER_WAIT(it);
         cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
         SM90_BWD_TRACE_PRODUCER(it);
         const uint32_t full = bar_q_full + 8 * s;
@@ -464,6 +465,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
         const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+        SM90_BWD_TRACE_PRODUCER_COPY(it);
       }
     SM90_BWD_TRACE_PRODUCER_END(it);
     return;

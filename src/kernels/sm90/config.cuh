@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_WIDE_SDP_SPLIT))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -178,14 +178,14 @@
 #define SM90_BWD_PDL 1
 #endif
 
-/* Experiment E4 of docs/kernels/sm90_bwd_wide_next.md, a dev knob, not measured: 1 splits the wide
- * rows' (192 / 128, 256 / 256) S^T and dP^T by product instead of by query (bwd_wide_sdp_split.cuh):
- * consumer 0 computes S^T = K Q^T of all 64 queries (m64n64) and P^T, consumer 1 dP^T = V dO^T
- * (m64n64) and dS^T from P^T read back from shared memory (16-bit P^T, not fp32), one more named
- * barrier a block (CD_SM90_BAR_BWD_P); deterministic kernels too, softcap kernels keep the old path.
- * 0: the library's kernels (the code of the old path only). */
-#ifndef SM90_BWD_WIDE_SDP_SPLIT
-#define SM90_BWD_WIDE_SDP_SPLIT 0
+/* A measurement, not a kernel (dev builds only; dQ is WRONG with it): 1 skips the dQ reduce of
+ * the non-deterministic dense main kernels (the narrow rows' staging and bulk reduce, the wide rows'
+ * staging and bulk reduce or red.global from registers); the dQ product still runs. What the calls
+ * gain bounds what any cheaper dQ reduction can win (docs/kernels/sm90_bwd_wide_next.md, M3).
+ * 2 stores dQ instead of adding it (cp.async.bulk for cp.reduce.async.bulk, st.global for
+ * red.global): the same bytes through the same paths without the L2's read-modify-write. */
+#ifndef SM90_BWD_SKIP_DQ
+#define SM90_BWD_SKIP_DQ 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -20,9 +20,6 @@ enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_BWD_DS = 1,
   CD_SM90_BAR_BWD_EPILOGUE = 2,
   CD_SM90_BAR_BWD_DQ_TURN = 3,
-  /* the wide rows with the dev knob SM90_BWD_WIDE_SDP_SPLIT (bwd_wide_sdp_split.cuh): a block's P^T
-   * stored by consumer 0 (its 128 threads arrive, consumer 1's 128 wait; 256) */
-  CD_SM90_BAR_BWD_P = 4,
   /* backward, the narrow rows' deterministic dQ warp (bwd_parts.cuh
    * cd_sm90_bwd_dq_warp): staging buffer i (< CD_SM90_BWD_DQ_MAX_BUFS) holds a block's dQ parts
    * (FULL + i: the 8 consumer warps arrive, the dQ warp waits; 288 threads) / is free again

@@ -121,6 +121,14 @@ __device__ __forceinline__ void cd_bulk_reduce_add_f32(float *dst, uint32_t src,
       : "memory");
 }
 
+/* 9.7.9.25.4.2 cp.async.bulk (shared -> global, non-tensor, bulk_group completion): a plain copy.
+ * Used only by the dev measurement SM90_BWD_SKIP_DQ 2 (config.cuh: dQ stored, not added). */
+__device__ __forceinline__ void cd_bulk_store(void *dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"((uint64_t)dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
+
 /* 9.7.9.25.4.3 cp.async.bulk.commit_group. */
 __device__ __forceinline__ void cd_tma_store_commit(void) {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
