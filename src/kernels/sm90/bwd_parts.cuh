@@ -226,6 +226,23 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
                                                       int warp, int lane) {
   typedef cd_sm90_bwd_smem<D, BM> L;
   static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
+  if constexpr ((SM90_BWD_DQ_SPLIT_PATH && !L::SWAP) || SM90_BWD_SKIP_DQ == 3) {
+    /* dev (config.cuh): consumer 0's part added from registers (16-byte red.global, the layout
+     * of the bulk reduce's; not in the 80-row tile: ptxas serialized its wgmmas, C7512, and
+     * spilled 8 B), or not at all (SKIP_DQ 3); consumer 1's staged as below */
+    if (cw == 0) {
+      if constexpr (SM90_BWD_SKIP_DQ != 3) {
+        const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+        float *const dst = args.dq_acc + tile * (BM * D) + warp * L::DQ_FLOATS + lane * 4;
+#pragma unroll
+        for (int i = 0; i < NQ / 4; ++i)
+          asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + i * 128), "f"(dq[4 * i]),
+                       "f"(dq[4 * i + 1]), "f"(dq[4 * i + 2]), "f"(dq[4 * i + 3])
+                       : "memory");
+      }
+      return;
+    }
+  }
   const uint32_t stage_dq = sDQ + (cw * 4 + warp) * L::DQ_WARP_BYTES;
   if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
   __syncwarp();
