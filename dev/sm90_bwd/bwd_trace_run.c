@@ -1,5 +1,5 @@
 /*
- * bwd_trace_run.c - experiment 1 of docs/kernels/sm90_bwd_next.md: the sm90 backward's block-phase
+ * bwd_trace_run.c - experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md): the sm90 backward's block-phase
  * trace (src/kernels/sm90/bwd_trace.cuh) of one dense shape, written to a file for
  * dev/sm90_bwd/trace_phases.py. A dev program: it links a library built with
  * -DCUDADENT_DEV -DSM90_BWD_TRACE=1 and calls that library's dev entry point

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """trace_phases.py - the Hopper backward's block phases from a trace dump (experiment 1 of
-docs/kernels/sm90_bwd_next.md).
+docs/kernels/sm90_bwd_next.md, now docs/kernels/sm90_bwd_trace.md).
 
   python3 dev/sm90_bwd/trace_phases.py DUMP [--label L] [--skip-first N] [--max-blocks N] [--json OUT]
   python3 dev/sm90_bwd/trace_phases.py --selftest

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """trace_sass.py - what SM90_BWD_TRACE changes in the backward's main kernels' SASS (experiment 1
-of docs/kernels/sm90_bwd_next.md): per kernel of both listings, the instruction count, the HGMMA
-count and whether the sequence of the ops that order the kernel (HGMMA, WARPGROUP.ARRIVE /
-DEPBAR, BAR.SYNC / ARV, STSM, MEMBAR, SYNCS, UBLKRED / UBLKCP / UTMALDG, MUFU.EX2, LDS) is the same;
+of docs/kernels/sm90_bwd_next.md, now sm90_bwd_trace.md): per kernel of both listings, the
+instruction count, the HGMMA count and whether the sequence of the ops that order the kernel
+(HGMMA, WARPGROUP.ARRIVE / DEPBAR, BAR.SYNC / ARV, STSM, MEMBAR, SYNCS, UBLKRED / UBLKCP / UTMALDG, MUFU.EX2, LDS) is the same;
 with --diff, the differing runs of that sequence.
 
   nvcc -cubin -o k0.cubin -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -O3 \\

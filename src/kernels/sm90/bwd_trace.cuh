@@ -1,7 +1,7 @@
 /*
  * bwd_trace.cuh - an optional block-phase trace of the Hopper backward's main kernels
  * (bwd_kernel.cuh, the narrow rows: d64, d128, the d128 80-row tile; experiment 1 of
- * docs/kernels/sm90_bwd_next.md; and bwd_wide_kernel.cuh, the wide rows 192 / 128 and 256 / 256:
+ * docs/kernels/sm90_bwd_next.md, now docs/kernels/sm90_bwd_trace.md; and bwd_wide_kernel.cuh, the wide rows 192 / 128 and 256 / 256:
  * measurement M2 of docs/kernels/sm90_bwd_wide_next.md, the same record and events, some of them
  * at the wide block's equivalent points, marked "wide" below), read by
  * dev/sm90_bwd/trace_phases.py. Compiled to nothing
