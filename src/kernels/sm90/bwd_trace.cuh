@@ -1,12 +1,12 @@
 /*
  * bwd_trace.cuh - an optional block-phase trace of the Hopper backward's main kernels
  * (bwd_kernel.cuh, the narrow rows: d64, d128, the d128 80-row tile; experiment 1 of
- * docs/kernels/sm90_bwd_next.md, now docs/kernels/sm90_bwd_trace.md; and bwd_wide_kernel.cuh, the wide rows 192 / 128 and 256 / 256:
- * measurement M2 of docs/kernels/sm90_bwd_wide_next.md, the same record and events, some of them
- * at the wide block's equivalent points, marked "wide" below), read by
- * dev/sm90_bwd/trace_phases.py. Compiled to nothing
- * unless config.cuh's SM90_BWD_TRACE is 1, which only a dev build (-DCUDADENT_DEV) may set: at 0
- * every macro below is empty and the kernels' code is the library's.
+ * docs/kernels/sm90_bwd_next.md, now docs/kernels/sm90_bwd_trace.md; and bwd_wide_kernel.cuh, the
+ * wide rows 192 / 128 and 256 / 256: measurement M2 of docs/kernels/sm90_bwd_wide_next.md, the
+ * same record and events, some of them at the wide block's equivalent points, marked "wide"
+ * below), read by dev/sm90_bwd/trace_phases.py. Compiled to nothing unless config.cuh's
+ * SM90_BWD_TRACE is 1, which only a dev build (-DCUDADENT_DEV) may set: at 0 every macro below is
+ * empty and the kernels' code is the library's.
  *
  * Who stamps what. Thread 0 of each consumer warpgroup stamps the low 32 bits of its SM's clock
  * at 10 points of every block (enum below) into a shared-memory slot; the producer thread copies
