@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # dev/sm90_bwd/dq_path_run.sh - one GPU call for the dQ path's next measurements
-# (docs/kernels/sm90_bwd_wide_next.md section 6): SM90_BWD_SKIP_DQ 3 (half the dQ bytes, dQ wrong:
-# timing only), SM90_BWD_DQ_SPLIT_PATH 1 (consumer 0's dQ by red.global, consumer 1's by the bulk
-# engine: tests, sanitizers, timing) and a trace with the producer's own stamps, each against the
-# library, into $OUT/{half,split,trace}. Build on the workstation first:
+# (docs/kernels/sm90_bwd_wide_next.md section 6): the egress microbenchmark M0
+# (docs/kernels/sm90_bwd_dq_path.md section 3; dev/sm90_bwd/dq_egress_bench.cu, built here by nvcc
+# into build-egress/, its --sweep, about a minute), SM90_BWD_SKIP_DQ 3 (half the dQ bytes, dQ
+# wrong: timing only), SM90_BWD_DQ_SPLIT_PATH 1 (consumer 0's dQ by red.global, consumer 1's by the
+# bulk engine: tests, sanitizers, timing) and a trace with the producer's own stamps, each against
+# the library, into $OUT/{egress,half,split,trace}. Build on the workstation first (egress needs
+# none of it):
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh half=-DSM90_BWD_SKIP_DQ=3 \
 #     split=-DSM90_BWD_DQ_SPLIT_PATH=1 "t64=-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0"
 # then run with carry build-carry, build-carry-half, build-carry-split, build-carry-t64 (~44 MB):
-#   dev/sm90_bwd/dq_path_run.sh [half] [split] [trace]   (default: all three, ~8 minutes)
+#   dev/sm90_bwd/dq_path_run.sh [egress] [half] [split] [trace]   (default: all four, ~9 minutes)
 set -u
 cd "$(dirname "$0")/../.."
 base=${OUT:-gpu-logs}
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(half split trace)
+[ ${#steps[@]} -gt 0 ] || steps=(egress half split trace)
 # the M3 shapes: the wide rows, the 80-row and 64-row d128 tiles, d64
 shapes='--batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128 --causal
 --batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128
@@ -23,6 +26,11 @@ shapes='--batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128 --c
 --batch 1 --seqlen-q 16384 --heads 16 --head-dim 128'
 for step in "${steps[@]}"; do
   case $step in
+    egress)
+      mkdir -p $base/egress build-egress
+      { nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc dev/sm90_bwd/dq_egress_bench.cu \
+          -o build-egress/dq_egress_bench && timeout 180 build-egress/dq_egress_bench --sweep; } \
+        > $base/egress/egress.txt 2>&1 || echo "dq_path_run.sh: egress failed (rc $?): $base/egress/egress.txt" ;;
     half)
       OUT=$base/half PREBUILT=build-carry PREBUILT_VAR=build-carry-half VAR_TESTS=no_such_test \
         ABVAR_SHAPES="$shapes" timeout 200 dev/sm90_bwd/gpu_run.sh abvar ;;
