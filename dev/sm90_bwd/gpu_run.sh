@@ -18,8 +18,8 @@
 #   PREBUILT=build-carry PREBUILT_VAR=build-carry-TAG dev/sm90_bwd/gpu_run.sh detvar (both made by
 #   PREBUILD_GZ=1 dev/tools/prebuild.sh TAG=-DSM90_BWD_...: two uncompressed folders
 #   are ~95 MB, over the run's 64 MiB carry)
-# bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md), the block-phase trace (SM90_BWD_TRACE) of
-#   the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
+# bwdtrace: experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md), the
+#   block-phase trace (SM90_BWD_TRACE) of the 64-row tile (PREBUILT_VAR, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0: the
 #   library's 80-row tile would take the step's non-causal d128 shapes) and the 80-row tile
 #   (PREBUILT_VAR80, or built with -DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=1), run by the dev
 #   program dev/sm90_bwd/bwd_trace_run.c (compiled here against each dev library; only the
@@ -627,8 +627,8 @@ for step in "${steps[@]}"; do
         timeout ${TRAIN_LIMIT:-300} python3 -m cudadent.bench --train $flag --out "$out" > "$logs/train.log" 2>&1
       note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$logs/train.log" | head -40 | tee -a "$summary" ;;
     bwdtrace)
-      # experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md): per trace build (t64: the 64-row d128 tile,
-      # t80: the 80-row one), the dev library (carried: its libcudadent.so*; else built here) and
+      # experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md): per trace
+      # build (t64: the 64-row d128 tile, t80: the 80-row one), the dev library (carried: its libcudadent.so*; else built here) and
       # the dev program dev/sm90_bwd/bwd_trace_run.c compiled against it ($dir/bwd_trace_run); a
       # traced --check at 1k (and memcheck of a traced call: the trace's stores stay in its
       # buffer), then d128 non-causal 1k / 2k / 4k / 16k (16k tokens, 16 heads; t64 also d64 2k, 32
