@@ -1,7 +1,7 @@
 /*
  * bwd_trace_run.c - experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md):
- * the sm90 backward's block-phase trace (src/kernels/sm90/bwd_trace.cuh) of one dense shape, written to a file for
- * dev/sm90_bwd/trace_phases.py. A dev program: it links a library built with
+ * the sm90 backward's block-phase trace (src/kernels/sm90/bwd_trace.cuh) of one dense shape,
+ * written to a file for dev/sm90_bwd/trace_phases.py. A dev program: it links a library built with
  * -DCUDADENT_DEV -DSM90_BWD_TRACE=1 and calls that library's dev entry point
  * cudadent_dev_sm90_bwd_trace_set (src/kernels/dev.h) directly; the production CLI knows nothing
  * of the trace.
