@@ -14,6 +14,16 @@
  *   bulkstore the same with cp.async.bulk.global.shared::cta.bulk_group (a plain copy)
  *   red       each thread kib/4 x red.global.add.v4.f32 from registers (no shared memory)
  *   store     the same with st.global.v4.f32
+ *   dsmem     clusters of 2 CTAs (even --ctas): each consumer warp st.shared.v4's its part of a
+ *             double-buffered staging round, then lane 0 bulk-copies it into the peer CTA's
+ *             receive buffer (cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx,
+ *             completion on the peer's "full" mbarrier); the peer's warp 8 (the receiver here, no
+ *             --load-kib) waits, checks the round's data and frees the buffer by a remote arrive
+ *             on the sender's "free" mbarrier. Bytes leave the SM to the peer, none to L2
+ *   mix       the same cluster, warps 0-3 to the peer as dsmem, warps 4-7 bulk-reduce to L2 as
+ *             bulkred (double-buffered): option O2's d128 traffic (half dS to the peer, half dQ to
+ *             L2). mix's out_Bclk well above bulkred's: SM-to-SM bytes escape the limit
+ *             (docs/kernels/sm90_bwd_cluster_ds.md step 0)
  * Destination: each CTA cycles through its own slice of a --ws-mib MiB fp32 buffer (32: L2-resident
  * on H100/H200; 256: beyond L2); --shared-dst: all CTAs into the same kib KiB (contention).
  * Producer (--load-kib N): lane 0 loops cp.async.bulk.shared::cluster.global.mbarrier::complete_tx
@@ -24,7 +34,8 @@
  * Build and run (GPU machine; dev/sm90_bwd/dq_path_run.sh egress does this):
  *   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
  *     dev/sm90_bwd/dq_egress_bench.cu -o dq_egress_bench      (from the repository root)
- *   ./dq_egress_bench --sweep   (4 modes + bulkred --bufs 2, x ctas {1,16,66,#SMs} x load-kib {0,32})
+ *   ./dq_egress_bench --sweep   (4 modes + bulkred --bufs 2, x ctas {1,16,66,#SMs} x load-kib {0,32};
+ *                                then dsmem and mix at ctas {2,16,66,#SMs even}, no loads)
  *   ./dq_egress_bench --mode bulkred --ctas 132 --kib 32 --bufs 2 --load-kib 32 [--ws-mib 256]
  *       [--shared-dst] [--rounds 2000] [--reps 5] [--src-mib 8]
  * Output: "check" lines first (a 37-round run from a zeroed destination, PASS/FAIL: bulkred / red
@@ -58,8 +69,8 @@
     }                                                                                            \
   } while (0)
 
-enum { M_BULKRED, M_BULKSTORE, M_RED, M_STORE, M_COUNT };
-static const char *kModeName[M_COUNT] = {"bulkred", "bulkstore", "red", "store"};
+enum { M_BULKRED, M_BULKSTORE, M_RED, M_STORE, M_DSMEM, M_MIX, M_COUNT };
+static const char *kModeName[M_COUNT] = {"bulkred", "bulkstore", "red", "store", "dsmem", "mix"};
 enum { R_C0, R_C1, R_NS0, R_NS1, R_SMID, R_P0, R_P1, R_PBYTES, R_N }; /* a CTA's record words */
 enum { ERR_TIMEOUT = 1, ERR_LOADDATA = 2 };
 static const uint32_t kMaxLoadRounds = 1u << 20, kMaxTries = 1u << 22, kThreads = 288;
@@ -97,6 +108,46 @@ __device__ __forceinline__ void red_v4(float *p, float v) {
 __device__ __forceinline__ void st_global_v4(float *p, float v) {
   asm volatile("st.global.v4.f32 [%0], {%1, %1, %1, %1};\n" ::"l"(p), "f"(v) : "memory");
 }
+/* the cluster modes' PTX (PTX ISA: mapa, cp.async.bulk shared::cluster, mbarrier at cluster
+ * scope, barrier.cluster) */
+__device__ __forceinline__ uint32_t cluster_rank(void) {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t mapa_peer(uint32_t a, uint32_t rank) {
+  uint32_t d;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(rank));
+  return d;
+}
+__device__ __forceinline__ void copy_to_peer(uint32_t dst_cluster, uint32_t src, uint32_t bytes, uint32_t bar_cluster) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   dst_cluster),
+               "r"(src), "r"(bytes), "r"(bar_cluster)
+               : "memory");
+}
+__device__ __forceinline__ void arrive_remote(uint32_t bar_cluster) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar_cluster) : "memory");
+}
+__device__ __forceinline__ void cluster_sync_all(void) {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+/* a wait at cluster scope (the phase completed by a peer's copy or arrive), capped as below */
+__device__ __forceinline__ bool mbar_wait_cluster_bounded(uint32_t bar, uint32_t parity, int *err) {
+#pragma unroll 1
+  for (uint32_t i = 0; i < kMaxTries; ++i) {
+    uint32_t ok;
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    if (ok) return true;
+  }
+  atomicOr(err, ERR_TIMEOUT);
+  return false;
+}
+
 /* cd_mbar_wait with a cap: false (and the error flag set) after kMaxTries unsuccessful tries */
 __device__ __forceinline__ bool mbar_wait_bounded(uint32_t bar, uint32_t parity, int *err) {
 #pragma unroll 1
@@ -161,6 +212,90 @@ __device__ __forceinline__ void reg_rounds(const Params &p, float *cta_dst, int 
   }
 }
 
+/* dsmem / mix: the CTA pair's rounds. Shared memory: staging [2][round] | receive [2][round] |
+ * full[2] (this CTA receives: one arrive.expect_tx by the receiver a round, the peer's copies'
+ * complete_tx) | free[2] (this CTA sends: one remote arrive by the peer's receiver a round).
+ * Round r uses buffer b = r & 1, phase r >> 1 of full[b] / free[b]. A sender warp rewrites its
+ * staging part of buffer b and copies into the peer's receive buffer b only after the peer freed
+ * round r - 2 (free[b], phase (r >> 1) - 1), which the peer does after round r - 2 landed there:
+ * so the copy of round r - 2 has also read the staging. The receiver's expect_tx may come after
+ * the copies' complete_tx (tx-count goes negative until it does; the phase needs the arrival).
+ * Both CTAs pass a cluster barrier after the init and before exit (no remote access to an
+ * uninitialized or exited CTA); every thread reaches both. */
+__device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long *rec) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tid = threadIdx.x;
+  const uint32_t rb = p.round_bytes, part = rb / 8;
+  const uint32_t recv = stg + 2 * rb, full = recv + 2 * rb, freeb = full + 16;
+  const uint32_t peer = cluster_rank() ^ 1;
+  const int dsmem_warps = p.mode == M_DSMEM ? 8 : 4; /* mix: warps 4-7 to L2 */
+  const uint32_t rx_bytes = dsmem_warps * part;
+  if (tid == 0) {
+    for (int i = 0; i < 2; ++i) {
+      cd_mbar_init(full + 8 * i, 1);
+      cd_mbar_init(freeb + 8 * i, 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  cluster_sync_all();
+  unsigned long long t0 = 0, n0 = 0;
+  if (tid == 0) { n0 = gtime(); t0 = clk(); }
+  if (warp == 8) {
+    if (lane == 0) { /* the receiver */
+      for (int r = 0; r < p.rounds; ++r) {
+        const uint32_t b = r & 1;
+        cd_mbar_arrive_expect_tx(full + 8 * b, rx_bytes);
+        if (!mbar_wait_cluster_bounded(full + 8 * b, (r >> 1) & 1, p.err)) break;
+        float first, last;
+        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(first) : "r"(recv + b * rb) : "memory");
+        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(last) : "r"(recv + b * rb + rx_bytes - 4) : "memory");
+        if (first != (float)(r + 1) || last != (float)(r + 1)) atomicOr(p.err, ERR_LOADDATA);
+        arrive_remote(mapa_peer(freeb + 8 * b, peer));
+      }
+    }
+  } else if (warp < dsmem_warps) { /* senders to the peer */
+    for (int r = 0; r < p.rounds; ++r) {
+      const uint32_t b = r & 1, my = stg + b * rb + warp * part;
+      if (r >= 2 && !mbar_wait_cluster_bounded(freeb + 8 * b, ((r >> 1) - 1) & 1, p.err)) break;
+      for (uint32_t o = lane * 16; o < part; o += 512) st_shared_v4(my + o, (float)(r + 1));
+      cd_fence_proxy_async_smem();
+      __syncwarp();
+      if (lane == 0)
+        copy_to_peer(mapa_peer(recv + b * rb + warp * part, peer), my, part, mapa_peer(full + 8 * b, peer));
+    }
+    /* the last two rounds landed and were freed by the peer */
+    for (int r = p.rounds < 2 ? 0 : p.rounds - 2; r < p.rounds; ++r)
+      if (!mbar_wait_cluster_bounded(freeb + 8 * (r & 1), (r >> 1) & 1, p.err)) break;
+  } else { /* mix: warps 4-7, bulk reduce of their parts to L2, double-buffered */
+    float *cta_dst = p.dst + (size_t)blockIdx.x * p.slot_stride / 4;
+    uint32_t slot = 0;
+    for (int r = 0; r < p.rounds; ++r) {
+      const uint32_t b = r & 1, my = stg + b * rb + warp * part;
+      if (lane == 0) cd_tma_store_wait_read<1>();
+      __syncwarp();
+      for (uint32_t o = lane * 16; o < part; o += 512) st_shared_v4(my + o, p.value);
+      cd_fence_proxy_async_smem();
+      __syncwarp();
+      if (lane == 0) {
+        cd_bulk_reduce_add_f32(cta_dst + ((size_t)slot * rb + warp * part) / 4, my, part);
+        cd_tma_store_commit();
+      }
+      if (++slot == p.nslots) slot = 0;
+    }
+    if (lane == 0) cd_tma_store_wait_all<0>();
+  }
+  cd_named_bar_sync(1, 288); /* all 9 warps: the CTA's sends and receives are done */
+  if (tid == 0) {
+    rec[R_C1] = clk();
+    rec[R_NS1] = gtime();
+    rec[R_C0] = t0;
+    rec[R_NS0] = n0;
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+    rec[R_SMID] = s;
+  }
+  cluster_sync_all(); /* the peer's last remote arrive on this CTA's free barriers is done */
+}
+
 __global__ void __launch_bounds__(kThreads, 1) egress_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tid = threadIdx.x;
@@ -170,6 +305,10 @@ __global__ void __launch_bounds__(kThreads, 1) egress_kernel(const Params p) {
   const uint32_t bars = ld_buf + 2 * p.load_bytes;
   volatile uint32_t *done = (volatile uint32_t *)(smem + (bars - stg) + 16);
   unsigned long long *rec = p.rec + (size_t)blockIdx.x * R_N;
+  if (p.mode == M_DSMEM || p.mode == M_MIX) {
+    cluster_rounds(p, stg, rec);
+    return;
+  }
   if (tid == 0) {
     cd_mbar_init(bars, 1);
     cd_mbar_init(bars + 8, 1);
@@ -259,7 +398,9 @@ static float launch(const Cfg &c, const Bufs &b, int rounds, std::vector<unsigne
   p.slot_stride = c.shared_dst ? 0 : p.nslots * p.round_bytes;
   p.src_slots = p.load_bytes ? (uint32_t)(((size_t)c.src_mib << 20) / p.load_bytes) : 1;
   if (p.nslots == 0 || p.src_slots == 0) { fprintf(stderr, "ws-mib / src-mib too small\n"); exit(2); }
-  const size_t smem = std::max<size_t>(120 * 1024, c.bufs * p.round_bytes + 2 * p.load_bytes + 64);
+  const bool cluster = c.mode == M_DSMEM || c.mode == M_MIX;
+  const size_t smem = std::max<size_t>(120 * 1024, cluster ? 4 * (size_t)p.round_bytes + 64
+                                                           : c.bufs * p.round_bytes + 2 * p.load_bytes + 64);
   CK(cudaFuncSetAttribute(egress_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   int occ = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, egress_kernel, kThreads, smem));
@@ -268,7 +409,22 @@ static float launch(const Cfg &c, const Bufs &b, int rounds, std::vector<unsigne
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   CK(cudaEventRecord(e0));
-  egress_kernel<<<c.ctas, kThreads, smem>>>(p);
+  if (cluster) { /* pairs of CTAs: cluster dims (2, 1, 1) */
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(c.ctas);
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 2;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&cfg, egress_kernel, p));
+  } else {
+    egress_kernel<<<c.ctas, kThreads, smem>>>(p);
+  }
   CK(cudaGetLastError());
   CK(cudaEventRecord(e1));
   CK(cudaEventSynchronize(e1));
@@ -294,11 +450,14 @@ static bool check(Cfg c, const Bufs &b) {
   const uint32_t rw = c.kib * 256u; /* words a round */
   const uint32_t nslots = c.shared_dst ? 1 : (uint32_t)(ws / c.ctas / (rw * 4));
   std::vector<float> want(words, 0.f);
-  const bool add = c.mode == M_BULKRED || c.mode == M_RED;
-  for (int cta = 0; cta < c.ctas; ++cta)
+  const bool add = c.mode == M_BULKRED || c.mode == M_RED || c.mode == M_MIX;
+  /* dsmem writes nothing to L2 (its data is checked in the kernel); mix's warps 4-7 add their
+   * parts, the second half of each round */
+  const uint32_t lo = c.mode == M_MIX ? rw / 2 : 0;
+  for (int cta = 0; c.mode != M_DSMEM && cta < c.ctas; ++cta)
     for (int r = 0; r < R; ++r) {
       size_t base = (c.shared_dst ? 0 : (size_t)cta * nslots * rw) + (size_t)(r % nslots) * rw;
-      for (uint32_t i = 0; i < rw; ++i) want[base + i] = add ? want[base + i] + 1.f : 1.f;
+      for (uint32_t i = lo; i < rw; ++i) want[base + i] = add ? want[base + i] + 1.f : 1.f;
     }
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < words; ++i)
@@ -385,6 +544,12 @@ int main(int argc, char **argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   const int nsm = prop.multiProcessorCount;
   if (c.ctas <= 0 || c.ctas > nsm) c.ctas = nsm;
+  const int nsm_even = nsm & ~1;
+  if ((c.mode == M_DSMEM || c.mode == M_MIX) &&
+      (c.ctas % 2 || c.load_kib || 4 * (size_t)c.kib * 1024 + 64 > 227 * 1024)) {
+    fprintf(stderr, "dsmem / mix: an even --ctas, no --load-kib (warp 8 receives), 4 x kib <= 227 KiB\n");
+    return 2;
+  }
   const size_t stage_max = 227 * 1024 - 64;
   if (c.kib <= 0 || c.kib % 4 || (c.bufs != 1 && c.bufs != 2) || c.load_kib < 0 || c.load_kib % 4 ||
       c.rounds <= 0 || c.reps <= 0 ||
@@ -418,6 +583,18 @@ int main(int argc, char **argv) {
           k.load_kib = l ? 32 : 0;
           measure(k, b);
         }
+    /* option O2's question: bulkred (bufs 2) against mix and dsmem at the same CTA counts; the
+     * cluster modes last, so that a failing cluster launch (CK exits) loses nothing before them */
+    for (int m = M_DSMEM; m <= M_MIX; ++m) { /* pairs, no producer loads */
+      Cfg k = c; k.mode = m; k.bufs = 2; k.ctas = nsm_even; k.load_kib = 0;
+      ok &= check(k, b);
+    }
+    const int cctas[4] = {2, 16, 66, nsm_even};
+    for (int m = M_DSMEM; m <= M_MIX; ++m)
+      for (int ci = 0; ci < 4; ++ci) {
+        Cfg k = c; k.mode = m; k.bufs = 2; k.ctas = std::min(cctas[ci], nsm_even); k.load_kib = 0;
+        measure(k, b);
+      }
   } else {
     ok &= check(c, b);
     header();
