@@ -108,6 +108,17 @@ __device__ __forceinline__ void red_v4(float *p, float v) {
 __device__ __forceinline__ void st_global_v4(float *p, float v) {
   asm volatile("st.global.v4.f32 [%0], {%1, %1, %1, %1};\n" ::"l"(p), "f"(v) : "memory");
 }
+/* thread 0 at a CTA's end: its start (t0 clock64, n0 %globaltimer), its end, and its SM */
+__device__ __forceinline__ void record_end(unsigned long long *rec, unsigned long long t0, unsigned long long n0) {
+  rec[R_C1] = clk();
+  rec[R_NS1] = gtime();
+  rec[R_C0] = t0;
+  rec[R_NS0] = n0;
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+  rec[R_SMID] = s;
+}
+
 /* the cluster modes' PTX (PTX ISA: mapa, cp.async.bulk shared::cluster, mbarrier at cluster
  * scope, barrier.cluster) */
 __device__ __forceinline__ uint32_t cluster_rank(void) {
@@ -285,13 +296,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
   }
   cd_named_bar_sync(1, 288); /* all 9 warps: the CTA's sends and receives are done */
   if (tid == 0) {
-    rec[R_C1] = clk();
-    rec[R_NS1] = gtime();
-    rec[R_C0] = t0;
-    rec[R_NS0] = n0;
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
-    rec[R_SMID] = s;
+    record_end(rec, t0, n0);
   }
   cluster_sync_all(); /* the peer's last remote arrive on this CTA's free barriers is done */
 }
@@ -356,13 +361,7 @@ __global__ void __launch_bounds__(kThreads, 1) egress_kernel(const Params p) {
   }
   cd_named_bar_sync(1, 256); /* the 8 consumer warps only */
   if (tid == 0) {
-    rec[R_C1] = clk();
-    rec[R_NS1] = gtime();
-    rec[R_C0] = t0;
-    rec[R_NS0] = n0;
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
-    rec[R_SMID] = s;
+    record_end(rec, t0, n0);
     *done = 1; /* the producer stops at its next completed round */
   }
 }
