@@ -31,9 +31,11 @@
  *                                             (BLOCK_M 64), the key block's 128 keys as K
  *       dK_w += dS^T Q        [64, D]         A from registers, Q as an MN-major B; issued after
  *                                             dQ (FA3's order), so dQ is staged under it
- *     and the dQ part is added to the fp32 workspace with a bulk reduce-add: each warp stages its
- *     16 x 64 floats (4 KiB, in accumulator-fragment order) and issues its own
- *     cp.reduce.async.bulk .add.f32 of those 4 KiB; cd_sm90_bwd_post turns the sums into dQ.
+ *     and the dQ part is added to the fp32 workspace by two paths out of the SM (L::DQ_SPLIT):
+ *     consumer 1's warps each stage 16 x 64 floats (4 KiB, in accumulator-fragment order) and
+ *     issue their own cp.reduce.async.bulk .add.f32 of those 4 KiB; consumer 0's warps add the
+ *     same layout from registers by 16-byte red.global.add.v4.f32 (the 80-row tile: all 8 warps
+ *     bulk). cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue (bwd_epilogue.cuh) scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
  *   past the call's real head_dim (dK) / head_dim_v (dV)).
@@ -53,7 +55,8 @@
  *   LSE2, delta [STAGES][BLOCK_M] fp32
  *   dS^T   [2][BLOCK_M/64][BLOCK_N][64]           double-buffered: one named barrier a block
  *   dQ     [2 consumers][4 warps][1024] fp32      each warp's staging for its bulk reduce (the
- *                                                 dQ warp: [DQB] of them, cd_sm90_bwd_dq_bufs)
+ *                                                 dQ warp: [DQB] of them, cd_sm90_bwd_dq_bufs;
+ *                                                 consumer 0's unused under DQ_SPLIT)
  *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
  *
  * Synchronization. q_full completes by TMA transaction bytes; q_empty by one arrival per consumer

@@ -35,6 +35,12 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   typedef cd_sm90_bwd_tile<D> tile;
   static constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   static constexpr bool SWAP = BM == 80;
+  /* The non-deterministic dQ reduce leaves the SM by two paths (cd_sm90_bwd_reduce_dq): consumer
+   * 0's part by 16-byte red.global from registers, consumer 1's staged and bulk-reduced. Measured
+   * against both parts bulk-reduced (session 25, H200, CLI --bwd, bf16): d128 causal b4 4k +3.2%,
+   * d64 b8 2k +3.6%. Not the 80-row tile (ptxas serialized its wgmmas, C7512, and spilled). So
+   * consumer 0's 16 KiB of staging is unused there; the deterministic dQ warp stages all 8 parts. */
+  static constexpr bool DQ_SPLIT = !SWAP;
   static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
@@ -226,10 +232,10 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
                                                       int warp, int lane) {
   typedef cd_sm90_bwd_smem<D, BM> L;
   static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
-  if constexpr ((SM90_BWD_DQ_SPLIT_PATH && !L::SWAP) || SM90_BWD_SKIP_DQ == 3) {
-    /* dev (config.cuh): consumer 0's part added from registers (16-byte red.global, the layout
-     * of the bulk reduce's; not in the 80-row tile: ptxas serialized its wgmmas, C7512, and
-     * spilled 8 B), or not at all (SKIP_DQ 3); consumer 1's staged as below */
+  if constexpr (L::DQ_SPLIT || SM90_BWD_SKIP_DQ == 3) {
+    /* consumer 0's part added from registers (16-byte red.global in the bulk reduce's layout: the
+     * second path out of the SM, L::DQ_SPLIT), or not at all (the dev measurement SKIP_DQ 3);
+     * consumer 1's staged and bulk-reduced as below */
     if (cw == 0) {
       if constexpr (SM90_BWD_SKIP_DQ != 3) {
         const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;

@@ -340,7 +340,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
                                                        W == 0 && warp == 0 && lane == 0, warp, lane);
       else if constexpr (SM90_BWD_SKIP_DQ == 1 || (SM90_BWD_SKIP_DQ == 3 && W == 0))
         ; /* dev measurement: no dQ reduce (config.cuh) */
-      else if constexpr (kRed || (SM90_BWD_DQ_SPLIT_PATH && W == 0)) /* dev knob: consumer 0 by red */
+      else if constexpr (kRed)
         cd_sm90_bwd_wide_red_dq<P::Q_N, P::Q_LO>(dq, tile_dst, warp, lane);
       else
         cd_sm90_bwd_wide_bulk_dq<P::Q_N, P::Q_LO>(dq, tile_dst, stage_dq, warp, lane);

@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_DQ_SPLIT_PATH))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -188,16 +188,6 @@
  * cost goes with the bytes. */
 #ifndef SM90_BWD_SKIP_DQ
 #define SM90_BWD_SKIP_DQ 0
-#endif
-
-/* Dev knob (session 24, sm90_bwd_wide_next.md section 6, not run): 1 sends consumer 0's dQ part
- * through the load / store units (red.global.add.v4.f32 from registers) and consumer 1's through
- * the staging and the bulk engine as today, in the non-deterministic dense kernels (the narrow
- * rows' 64-row tile and d64, bwd_parts.cuh cd_sm90_bwd_reduce_dq, not the 80-row tile: C7512 and
- * a spill there; the wide 192 / 128 row; d256 is all red.global already): two paths out of the SM
- * instead of one. */
-#ifndef SM90_BWD_DQ_SPLIT_PATH
-#define SM90_BWD_DQ_SPLIT_PATH 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
