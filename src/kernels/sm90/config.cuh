@@ -154,8 +154,11 @@
 #ifndef SM90_BWD_D128_BM80
 #define SM90_BWD_D128_BM80 1
 #endif
-/* the query length from which the 80-row tile is taken (at 512, 7 x 80 rows pay for 512) */
-#define SM90_BWD_BM80_MIN_SEQLEN 1024
+/* the query length from which the 80-row tile is taken: since the 64-row tile's dQ leaves by two
+ * paths (bwd_parts.cuh DQ_SPLIT, session 25) it wins below 4k (H200, CLI A/B alternated twice, bf16
+ * h16, 80-row -> 64-row: 1k 473 -> 483, 2k 555 -> 564, d96 2k 419 -> 427 TFLOP/s), the 80-row
+ * tile from 4k (4k 583 -> 570, bimodal; 8k 573 -> 579, noisy; 16k 587 -> 585) */
+#define SM90_BWD_BM80_MIN_SEQLEN 4096
 
 /* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
  * rows' main kernel (bwd_trace.cuh: clock64 stamps of each block's phases into a buffer that
