@@ -3,19 +3,18 @@
 # (docs/kernels/sm90_bwd_wide_next.md section 6): the egress microbenchmark M0
 # (docs/kernels/sm90_bwd_dq_path.md section 3; dev/sm90_bwd/dq_egress_bench.cu, built here by nvcc
 # into build-egress/, its --sweep, about a minute), SM90_BWD_SKIP_DQ 3 (half the dQ bytes, dQ
-# wrong: timing only), SM90_BWD_DQ_SPLIT_PATH 1 (consumer 0's dQ by red.global, consumer 1's by the
-# bulk engine: tests, sanitizers, timing) and a trace with the producer's own stamps, each against
-# the library, into $OUT/{egress,half,split,trace}. Build on the workstation first (egress needs
-# none of it):
+# wrong: timing only) and a trace with the producer's own stamps, each against the library, into
+# $OUT/{egress,half,trace}. (Session 25 ran it with a fourth step, the split dQ path, since landed
+# as bwd_parts.cuh DQ_SPLIT.) Build on the workstation first (egress needs none of it):
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh half=-DSM90_BWD_SKIP_DQ=3 \
-#     split=-DSM90_BWD_DQ_SPLIT_PATH=1 "t64=-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0"
-# then run with carry build-carry, build-carry-half, build-carry-split, build-carry-t64 (~44 MB):
-#   dev/sm90_bwd/dq_path_run.sh [egress] [half] [split] [trace]   (default: all four, ~9 minutes)
+#     "t64=-DSM90_BWD_TRACE=1 -DSM90_BWD_D128_BM80=0"
+# then run with carry build-carry, build-carry-half, build-carry-t64 (~33 MB):
+#   dev/sm90_bwd/dq_path_run.sh [egress] [half] [trace]   (default: all three, ~7 minutes)
 set -u
 cd "$(dirname "$0")/../.."
 base=${OUT:-gpu-logs}
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(egress half split trace)
+[ ${#steps[@]} -gt 0 ] || steps=(egress half trace)
 # the M3 shapes: the wide rows, the 80-row and 64-row d128 tiles, d64
 shapes='--batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128 --causal
 --batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128
@@ -34,12 +33,6 @@ for step in "${steps[@]}"; do
     half)
       OUT=$base/half PREBUILT=build-carry PREBUILT_VAR=build-carry-half VAR_TESTS=no_such_test \
         ABVAR_SHAPES="$shapes" timeout 200 dev/sm90_bwd/gpu_run.sh abvar ;;
-    split)
-      OUT=$base/split PREBUILT=build-carry PREBUILT_VAR=build-carry-split \
-        VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_varlen_bwd gpu_softcap_hopper_bwd" \
-        SANITIZEVAR_SHAPES='--batch 2 --seqlen-q 300 --seqlen-k 200 --heads 4 --heads-kv 2 --head-dim 128 --causal --layout gapped
---batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --heads-kv 2 --head-dim 192 --head-dim-v 128 --causal --layout gapped' \
-        ABVAR_SHAPES="$shapes" timeout 300 dev/sm90_bwd/gpu_run.sh sanitizevar abvar ;;
     trace)
       OUT=$base/trace PREBUILT=build-carry PREBUILT_VAR=build-carry-t64 TRACE_TAGS=t64 \
         TRACE_CHECKS="--seqlen-q 1024 --heads 2 --head-dim 128 --causal;--seqlen-q 1000 --heads 2 --head-dim 192 --head-dim-v 128 --causal" \

@@ -61,6 +61,7 @@
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 
 #include "kernels/sm90/bwd_kernel.cuh"
+#include "kernels/sm90/bwd_cluster.cuh"
 
 /* Consumer w's 64-column slabs: dV [V_LO, +V_N), dK [K_LO, +K_N), dQ [Q_LO, +Q_N). dV halves;
  * dK and dQ (D_QK / 64 slabs each) are split so that both consumers have V_N + K_N + Q_N slab
@@ -73,7 +74,10 @@ template <int DQK, int DV, int W> struct cd_sm90_bwd_wide_plan {
   static_assert(DQK % 64 == 0 && DV % 64 == 0 && SV % 2 == 0 && SQK >= 2, "whole slabs, halved");
 };
 
-template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
+/* kCluster (dev, config.cuh SM90_BWD_CLUSTER; bwd_cluster.cuh): a consumer stages at most one dQ
+ * slab; + the peer's K (KP) and two receive slots of its dS^T (RECV), + RECV_FULL[2] and
+ * PEER_FREE[2] after the ring's barriers. */
+template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static constexpr int SQK = DQK / 64, SV = DV / 64, QN_MAX = (SQK + 1) / 2;
@@ -91,9 +95,12 @@ template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   static constexpr int LSE_OFF = DS_OFF + 2 * PDS_BYTES;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int DQ_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
-  static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_MAX * DQ_WARP_BYTES : 0;
-  static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
-  static constexpr int NUM_BARS = 1 + 2 * ST;
+  static constexpr int QN_STAGE = kCluster ? 1 : QN_MAX; /* a warp's staged slabs */
+  static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_STAGE * DQ_WARP_BYTES : 0;
+  static constexpr int KP_OFF = DQ_OFF + DQ_BYTES, KP_BYTES = kCluster ? K_BYTES : 0;
+  static constexpr int RECV_OFF = KP_OFF + KP_BYTES, RECV_BYTES = kCluster ? 2 * PDS_BYTES : 0;
+  static constexpr int BAR_OFF = RECV_OFF + RECV_BYTES;
+  static constexpr int NUM_BARS = 1 + 2 * ST + (kCluster ? 4 : 0);
   /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
   static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
@@ -101,6 +108,8 @@ template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   static_assert(P_OFF % 1024 == 0, "swizzle atoms");
   static_assert(BN * DQK * 2 <= ST * Q_BYTES && BN * DV * 2 <= ST * DO_BYTES, "epilogue staging");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+  static_assert(!kCluster || (DQK == 192 && DV == 128 && tile::DQ_BULK && !SM90_BWD_TRACE),
+                "the cluster: the 192 / 128 row, staged dQ, no trace");
 };
 
 /* dQ of this warp (its 16 rows of the consumer's Q_N slabs) to the workspace tile `dst` (the
@@ -166,12 +175,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_det_dq(const float (&dq)[QN * 3
 
 /* One consumer's whole walk and its epilogue's staging (W: which consumer, a template value so that
  * its slabs are constants). */
-template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap>
+template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap, bool kCluster = false>
 __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args &args, uint32_t base,
                                                           const uint8_t *gbase, int n_block, int hk, int b,
                                                           int m_lo, int m_hi, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV, kCluster> L;
   typedef cd_sm90_bwd_wide_plan<DQK, DV, W> P;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr bool kRed = !tile::DQ_BULK || kDet; /* dQ from registers */
@@ -200,7 +209,17 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
   /* dQ: A = dS (the MN-major view of dS^T), B = K slabs (MN-major) */
   const uint64_t desc_ds = cd_gmma_desc_sw128(sDS, BN * 128, 1024);
   const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + P::Q_LO * BN * 128, BN * 128, 1024);
-  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_MAX * L::DQ_WARP_BYTES;
+  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_STAGE * L::DQ_WARP_BYTES;
+  /* kCluster (dev; bwd_cluster.cuh): the peer's addresses, the leader that sends and waits */
+  const uint32_t bar_recv = base + L::BAR_OFF + 8 * (1 + 2 * ST), bar_free = bar_recv + 16;
+  const bool leader = W == 0 && ct == 0;
+  uint32_t rank = 0, recv_peer = 0, bar_recv_peer = 0, bar_free_peer = 0;
+  if constexpr (kCluster) {
+    rank = cd_cluster_ctarank();
+    recv_peer = cd_mapa(base + L::RECV_OFF, rank ^ 1u);
+    bar_recv_peer = cd_mapa(bar_recv, rank ^ 1u);
+    bar_free_peer = cd_mapa(bar_free, rank ^ 1u);
+  }
 
   float dv[P::V_N * 32], dk[P::K_N * 32];
 #pragma unroll
@@ -313,9 +332,61 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       }
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
+      if constexpr (kCluster && SM90_BWD_CLUSTER != 2) /* the peer has read our dS^T of block it - 1 */
+        if (leader && it >= 1) cd_mbar_wait_cluster(bar_free + 8 * ((it - 1) & 1), ((it - 1) >> 1) & 1);
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
 
+      if constexpr (kCluster) {
+        /* option O2: our dS^T to the peer's receive slot, the peer's into ours (armed here); then
+         * dV, dK and this consumer's dQ slab (if any) over our keys and the peer's. Measurement
+         * values of SM90_BWD_CLUSTER (config.cuh): 2 no exchange (dQ wrong), 3 the dQ slab first */
+        constexpr bool kExchange = SM90_BWD_CLUSTER != 2, kDqFirst = SM90_BWD_CLUSTER == 3;
+        if (kExchange && leader) {
+          cd_mbar_arrive_expect_tx(bar_recv + 8 * buf, L::PDS_BYTES);
+          cd_bulk_copy_to_peer(recv_peer + buf * L::PDS_BYTES, sDS + buf * L::PDS_BYTES, L::PDS_BYTES,
+                               bar_recv_peer + 8 * buf);
+        }
+        const int sl = cd_sm90_bwd_pair_slab(it, rank, W);
+        float dq[32];
+        auto dq_products = [&]() {
+          if (kExchange) cd_mbar_wait_cluster(bar_recv + 8 * buf, (it >> 1) & 1);
+          cd_wgmma_fence();
+          cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+            dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES),
+            cd_gmma_desc_add(cd_gmma_desc_sw128(sK, BN * 128, 1024), sl * BN * 128));
+          if (kExchange)
+            cd_sm90_gemm_ss<64, BN, kFp16, true, cd_sm90_mn_major, cd_sm90_mn_major>(
+              dq, cd_gmma_desc_sw128(base + L::RECV_OFF + buf * L::PDS_BYTES, BN * 128, 1024),
+              cd_gmma_desc_sw128(base + L::KP_OFF + sl * BN * 128, BN * 128, 1024));
+          cd_wgmma_commit();
+        };
+        float *const tile_dst = args.dq_acc + (((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * DQK);
+        if (kDqFirst && sl >= 0) dq_products();
+        cd_wgmma_fence();
+        cd_sm90_gemm_ss<P::V_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
+          dv, cd_gmma_desc_add(desc_pt, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_do_mn, s * L::DO_BYTES));
+        cd_sm90_gemm_ss<P::K_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
+          dk, cd_gmma_desc_add(desc_dst, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_q_mn, s * L::Q_BYTES));
+        cd_wgmma_commit();
+        if (kDqFirst && sl >= 0) {
+          cd_wgmma_wait<1>(); /* the dQ slab done, its reduce under dV and dK */
+          cd_sm90_fence_regs(dq);
+          cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, tile_dst + sl * 4096, stage_dq, warp, lane);
+        }
+        if (!kDqFirst && sl >= 0) dq_products();
+        cd_wgmma_wait<0>();
+        cd_sm90_fence_regs(dv);
+        cd_sm90_fence_regs(dk);
+        cd_sm90_fence_regs(dq);
+        __syncwarp(); /* every lane's products and LSE2 / delta reads before lane 0's arrivals */
+        if (lane == 0) {
+          if (kExchange) cd_mbar_arrive_remote(bar_free_peer + 8 * buf); /* we have read the peer's dS^T */
+          cd_mbar_arrive(bar_q_empty + 8 * s);
+        }
+        if (!kDqFirst && sl >= 0) cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, tile_dst + sl * 4096, stage_dq, warp, lane);
+        continue;
+      }
       cd_wgmma_fence();
       /* dQ first, its reduce under the dV and dK products (the narrow rows' order; session 23: d256
        * +7.5-9.2%, 192 / 128 +0-2%) */
@@ -352,6 +423,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
+  if constexpr (kCluster && SM90_BWD_CLUSTER != 2) /* the peer's last reads of our dS^T and arrivals here */
+    if (leader && it >= 1) cd_mbar_wait_cluster(bar_free + 8 * ((it - 1) & 1), ((it - 1) >> 1) & 1);
   if (!kRed && lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until read */
 
   /* epilogue staging: dK (scaled) in the Q stages as [64 keys][DQK], dV in the dO stages as
@@ -396,16 +469,17 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_store(uint32_t stage, void *dst
 }
 
 /* The kernels' body (kSoftcap: cd_sm90_bwd_wide_softcap_kernel's; softcap_pre = softmax_scale /
- * softcap there, unused otherwise). */
-template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap>
+ * softcap there, unused otherwise; kCluster: cd_sm90_bwd_wide_cluster_kernel's, dev only). */
+template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap, bool kCluster = false>
 __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                       const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                       const cd_sm90_bwd_args &args, const int head_dim,
                                                       const int head_dim_v, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV, kCluster> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static_assert(tile::WIDE == 1, "a wide row");
+  static_assert(!kCluster || (!kDet && !kSoftcap), "the cluster: non-deterministic, no softcap");
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
   static_assert(!SM90_BWD_TRACE || ST == 2, "the trace copies block it - 2's stamps once block it's stage is free");
 
@@ -422,12 +496,33 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
    * where the consumers start */
   cd_griddep_launch_dependents();
 #endif
-  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  if constexpr (kCluster) {
+    cd_sm90_bwd_pair_work(args.window_right, cd_cluster_ctarank(), n_block, hk, b);
+    if (threadIdx.x == 0) /* RECV_FULL[2] (the leader's expect_tx), PEER_FREE[2] (the peer's 8 warps) */
+      for (int i = 0; i < 2; ++i) {
+        cd_mbar_init(bar_q_empty + 8 * ST + 8 * i, 1);
+        cd_mbar_init(bar_q_empty + 8 * ST + 16 + 8 * i, 8);
+      }
+  } else {
+    cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+  }
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
+  if constexpr (kCluster) cd_cluster_sync(); /* both CTAs' barriers initialised before any remote use */
 
   const int k0 = n_block * BN;
   int m_hi, m_lo; /* in this order since the body left the kernel: the kernels' SASS as before */
   cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
+  if constexpr (kCluster) {
+    /* both CTAs walk the union of the pair's query blocks (a key block past seqlen_k: none of its
+     * own); outside its own range a block's keys are all masked, so its dS^T is zero */
+    const int nb = (args.seqlen_k + BN - 1) / BN;
+    int p_lo, p_hi;
+    cd_sm90_bwd_q_blocks<BM, BN>(args, n_block ^ 1, &p_lo, &p_hi);
+    if (n_block >= nb) m_hi = m_lo;
+    if ((n_block ^ 1) >= nb) p_hi = p_lo;
+    if (m_hi <= m_lo) m_lo = p_lo, m_hi = p_hi;
+    else if (p_hi > p_lo) m_lo = min(m_lo, p_lo), m_hi = max(m_hi, p_hi);
+  }
   SM90_BWD_TRACE_BEGIN(n_block, hk, b);
 
   if (wg == 0) {
@@ -435,10 +530,14 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
     SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
-    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
+    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES + L::KP_BYTES);
 #pragma unroll
     for (int c = 0; c < L::SQK; ++c)
       cd_tma_load_4d(base + L::K_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
+    if constexpr (kCluster) /* the peer's K: its slabs of our dQ */
+#pragma unroll
+      for (int c = 0; c < L::SQK; ++c)
+        cd_tma_load_4d(base + L::KP_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, (n_block ^ 1) * BN, hk, b);
 #pragma unroll
     for (int c = 0; c < L::SV; ++c)
       cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
@@ -477,11 +576,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
 #endif
   if (wg == 1)
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
-                                                                 softcap_pre);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap, kCluster>(args, base, gbase, n_block, hk, b, m_lo,
+                                                                           m_hi, softcap_pre);
   else
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
-                                                                 softcap_pre);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap, kCluster>(args, base, gbase, n_block, hk, b, m_lo,
+                                                                           m_hi, softcap_pre);
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, 256); /* dK and dV staged */
   const int k0w = n_block * BN;
   cd_sm90_bwd_wide_store<DQK / 8>(base + L::Q_OFF, (uint16_t *)args.dk + b * args.dk_sb + hk * args.dk_sh,
@@ -512,5 +611,18 @@ __global__ void __launch_bounds__(384, 1)
   cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
                                                                   head_dim_v, softcap_pre);
 }
+
+#if SM90_BWD_CLUSTER
+/* Dev (config.cuh SM90_BWD_CLUSTER; bwd_cluster.cuh): the 192 / 128 row's non-deterministic kernel
+ * on (2, 1, 1) clusters exchanging dS^T; the grid's x is even. */
+template <int DQK, int DV, bool kFp16>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+    cd_sm90_bwd_wide_cluster_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                                    const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, false, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                                         head_dim_v, 0.f);
+}
+#endif
 
 #endif /* CUDADENT_SM90_BWD_WIDE_KERNEL_CUH */
