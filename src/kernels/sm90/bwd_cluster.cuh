@@ -75,6 +75,36 @@ __device__ __forceinline__ void cd_bulk_copy_to_peer(uint32_t remote_dst, uint32
       : "memory");
 }
 
+/* st.async (PTX 8.1, sm_90): a 32-bit store into the peer's shared memory (mapa address) that
+ * completes 4 transaction bytes on the peer's mbarrier (mapa address): no bulk engine involved. */
+__device__ __forceinline__ void cd_st_async_b32(uint32_t remote_addr, uint32_t value, uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(remote_addr),
+               "r"(value), "r"(remote_bar)
+               : "memory");
+}
+
+/* SM90_BWD_CLUSTER's measurement values (config.cuh): the exchange by the bulk engine (1, 3, 4) or
+ * pushed from registers by st.async (5, 6); the dQ slab staged and bulk-reduced (1, 2, 3, 5) or added
+ * by red.global from registers (4, 6); 2 no exchange at all; 3 the dQ slab first. */
+constexpr bool kSm90BwdClusterExchange = SM90_BWD_CLUSTER != 2;
+constexpr bool kSm90BwdClusterPush = SM90_BWD_CLUSTER == 5 || SM90_BWD_CLUSTER == 6;
+constexpr bool kSm90BwdClusterRedDq = SM90_BWD_CLUSTER == 4 || SM90_BWD_CLUSTER == 6;
+constexpr bool kSm90BwdClusterDqFirst = SM90_BWD_CLUSTER == 3;
+
+/* A consumer thread's 8 packed dS^T pairs (ds16[2 j + r]: key key_row0 + 8 r, queries 32 w + 8 j +
+ * 2 (lane % 4) + {0, 1}) into the peer's receive slot at `slot` (mapa address), in the layout of
+ * the local stmatrix ([64 keys][64 queries], 16-byte chunk c of a row at c ^ (key % 8)). */
+__device__ __forceinline__ void cd_sm90_bwd_push_ds(const uint32_t (&ds16)[8], uint32_t slot, uint32_t remote_bar,
+                                                    int key_row0, int w, int lane) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int key = key_row0 + 8 * r, c = 4 * w + j;
+      cd_st_async_b32(slot + key * 128 + ((c ^ (key & 7)) << 4) + 4 * (lane & 3), ds16[2 * j + r], remote_bar);
+    }
+}
+
 /* The (key block, KV head, batch) of this CTA: the cluster's linear index over key-block pairs in
  * cd_sm90_bwd_grouped_work's order (as cd_sm90_bwd_work_of_block's non-deterministic order over
  * single blocks), key block 2 pair + rank. */

@@ -273,6 +273,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
           cd_stmatrix_x4(sDS + off, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
         }
       }
+      if constexpr (kCluster && kSm90BwdClusterPush) /* dev: dS^T pushed into the peer's receive slot */
+        cd_sm90_bwd_push_ds(ds16, recv_peer + buf * L::PDS_BYTES, bar_recv_peer + 8 * buf, key_row0, W, lane);
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
       if constexpr (kCluster && SM90_BWD_CLUSTER != 2) /* the peer has read our dS^T of block it - 1 */
@@ -282,18 +284,24 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
 
       if constexpr (kCluster) {
         /* option O2: our dS^T to the peer's receive slot, the peer's into ours (armed here); then
-         * dV, dK and this consumer's dQ slab (if any) over our keys and the peer's. Measurement
-         * values of SM90_BWD_CLUSTER (config.cuh): 2 no exchange (dQ wrong), 3 the dQ slab first */
-        constexpr bool kExchange = SM90_BWD_CLUSTER != 2, kDqFirst = SM90_BWD_CLUSTER == 3;
+         * dV, dK and this consumer's dQ slab (if any) over our keys and the peer's. The knob's
+         * measurement values: bwd_cluster.cuh (kSm90BwdCluster*) */
+        constexpr bool kExchange = kSm90BwdClusterExchange, kDqFirst = kSm90BwdClusterDqFirst;
         if (kExchange && leader) {
           cd_mbar_arrive_expect_tx(bar_recv + 8 * buf, L::PDS_BYTES);
-          cd_bulk_copy_to_peer(recv_peer + buf * L::PDS_BYTES, sDS + buf * L::PDS_BYTES, L::PDS_BYTES,
-                               bar_recv_peer + 8 * buf);
+          if (!kSm90BwdClusterPush)
+            cd_bulk_copy_to_peer(recv_peer + buf * L::PDS_BYTES, sDS + buf * L::PDS_BYTES, L::PDS_BYTES,
+                                 bar_recv_peer + 8 * buf);
         }
         const int sl = cd_sm90_bwd_pair_slab(it, rank, W);
         float dq[32];
+        auto reduce_slab = [&](float *dst) {
+          if constexpr (kSm90BwdClusterRedDq) cd_sm90_bwd_wide_red_dq<1, 0>(dq, dst, warp, lane);
+          else cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, dst, stage_dq, warp, lane);
+        };
         auto dq_products = [&]() {
           if (kExchange) cd_mbar_wait_cluster(bar_recv + 8 * buf, (it >> 1) & 1);
+          if (kSm90BwdClusterPush) cd_fence_proxy_async_smem(); /* the peer's st.async -> our wgmma reads */
           cd_wgmma_fence();
           cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
             dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES),
@@ -315,7 +323,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         if (kDqFirst && sl >= 0) {
           cd_wgmma_wait<1>(); /* the dQ slab done, its reduce under dV and dK */
           cd_sm90_fence_regs(dq);
-          cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, tile_dst + sl * 4096, stage_dq, warp, lane);
+          reduce_slab(tile_dst + sl * 4096);
         }
         if (!kDqFirst && sl >= 0) dq_products();
         cd_wgmma_wait<0>();
@@ -327,7 +335,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
           if (kExchange) cd_mbar_arrive_remote(bar_free_peer + 8 * buf); /* we have read the peer's dS^T */
           cd_mbar_arrive(bar_q_empty + 8 * s);
         }
-        if (!kDqFirst && sl >= 0) cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, tile_dst + sl * 4096, stage_dq, warp, lane);
+        if (!kDqFirst && sl >= 0) reduce_slab(tile_dst + sl * 4096);
         continue;
       }
       cd_wgmma_fence();
