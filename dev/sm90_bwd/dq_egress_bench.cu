@@ -59,6 +59,7 @@
 #include <algorithm>
 #include <vector>
 #include "kernels/sm90/ptx_sm90.cuh"
+#include "kernels/sm90/bwd_cluster.cuh"
 
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -119,30 +120,8 @@ __device__ __forceinline__ void record_end(unsigned long long *rec, unsigned lon
   rec[R_SMID] = s;
 }
 
-/* the cluster modes' PTX (PTX ISA: mapa, cp.async.bulk shared::cluster, mbarrier at cluster
- * scope, barrier.cluster) */
-__device__ __forceinline__ uint32_t cluster_rank(void) {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t mapa_peer(uint32_t a, uint32_t rank) {
-  uint32_t d;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(rank));
-  return d;
-}
-__device__ __forceinline__ void copy_to_peer(uint32_t dst_cluster, uint32_t src, uint32_t bytes, uint32_t bar_cluster) {
-  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   dst_cluster),
-               "r"(src), "r"(bytes), "r"(bar_cluster)
-               : "memory");
-}
-__device__ __forceinline__ void arrive_remote(uint32_t bar_cluster) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar_cluster) : "memory");
-}
-__device__ __forceinline__ void cluster_sync_all(void) {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
+/* the cluster modes' PTX: src/kernels/sm90/bwd_cluster.cuh (cd_cluster_ctarank, cd_mapa,
+ * cd_bulk_copy_to_peer, cd_mbar_arrive_remote, cd_cluster_sync), and a capped wait here */
 /* a wait at cluster scope (the phase completed by a peer's copy or arrive), capped as below */
 __device__ __forceinline__ bool mbar_wait_cluster_bounded(uint32_t bar, uint32_t parity, int *err) {
 #pragma unroll 1
@@ -237,7 +216,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tid = threadIdx.x;
   const uint32_t rb = p.round_bytes, part = rb / 8;
   const uint32_t recv = stg + 2 * rb, full = recv + 2 * rb, freeb = full + 16;
-  const uint32_t peer = cluster_rank() ^ 1;
+  const uint32_t peer = cd_cluster_ctarank() ^ 1;
   const int dsmem_warps = p.mode == M_DSMEM ? 8 : 4; /* mix: warps 4-7 to L2 */
   const uint32_t rx_bytes = dsmem_warps * part;
   if (tid == 0) {
@@ -247,7 +226,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  cluster_sync_all();
+  cd_cluster_sync();
   unsigned long long t0 = 0, n0 = 0;
   if (tid == 0) { n0 = gtime(); t0 = clk(); }
   if (warp == 8) {
@@ -260,7 +239,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
         asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(first) : "r"(recv + b * rb) : "memory");
         asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(last) : "r"(recv + b * rb + rx_bytes - 4) : "memory");
         if (first != (float)(r + 1) || last != (float)(r + 1)) atomicOr(p.err, ERR_LOADDATA);
-        arrive_remote(mapa_peer(freeb + 8 * b, peer));
+        cd_mbar_arrive_remote(cd_mapa(freeb + 8 * b, peer));
       }
     }
   } else if (warp < dsmem_warps) { /* senders to the peer */
@@ -271,7 +250,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
       cd_fence_proxy_async_smem();
       __syncwarp();
       if (lane == 0)
-        copy_to_peer(mapa_peer(recv + b * rb + warp * part, peer), my, part, mapa_peer(full + 8 * b, peer));
+        cd_bulk_copy_to_peer(cd_mapa(recv + b * rb + warp * part, peer), my, part, cd_mapa(full + 8 * b, peer));
     }
     /* the last two rounds landed and were freed by the peer */
     for (int r = p.rounds < 2 ? 0 : p.rounds - 2; r < p.rounds; ++r)
@@ -298,7 +277,7 @@ __device__ void cluster_rounds(const Params &p, uint32_t stg, unsigned long long
   if (tid == 0) {
     record_end(rec, t0, n0);
   }
-  cluster_sync_all(); /* the peer's last remote arrive on this CTA's free barriers is done */
+  cd_cluster_sync(); /* the peer's last remote arrive on this CTA's free barriers is done */
 }
 
 __global__ void __launch_bounds__(kThreads, 1) egress_kernel(const Params p) {
