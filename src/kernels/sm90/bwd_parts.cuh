@@ -37,7 +37,7 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   static constexpr bool SWAP = BM == 80;
   /* The non-deterministic dQ reduce leaves the SM by two paths (cd_sm90_bwd_reduce_dq): consumer
    * 0's part by 16-byte red.global from registers, consumer 1's staged and bulk-reduced. Measured
-   * against both parts bulk-reduced (session 25, H200, CLI --bwd, bf16): d128 causal b4 4k +3.2%,
+   * against both parts bulk-reduced (session 25, H200, CLI --bwd, bf16): d128 causal b4 4k +3.3%,
    * d64 b8 2k +3.6%. Not the 80-row tile (ptxas serialized its wgmmas, C7512, and spilled). So
    * consumer 0's 16 KiB of staging is unused there; the deterministic dQ warp stages all 8 parts. */
   static constexpr bool DQ_SPLIT = !SWAP;

@@ -145,9 +145,10 @@
 #endif
 
 /* FA3's non-causal d128 tile (experiment 4 of docs/kernels/sm90_bwd_next.md): 1 runs the d128 row's
- * non-deterministic calls without a mask (no causal, no window) and seqlen_q >= 1024 on an 80-row
- * tile (BLOCK_M 80: S^T / dP^T m64n80k128, dV / dK m64n128k80, dQ swapped as dQ^T = K^T dS^T
- * m64n80k128 from dS stored by transposing stmatrix); every other call keeps its row. The
+ * non-deterministic calls without a mask (no causal, no window) and seqlen_q >=
+ * SM90_BWD_BM80_MIN_SEQLEN (below) on an 80-row tile (BLOCK_M 80: S^T / dP^T m64n80k128, dV / dK
+ * m64n128k80, dQ swapped as dQ^T = K^T dS^T m64n80k128 from dS stored by transposing stmatrix);
+ * every other call keeps its row. The
  * library's value since session 21 (CLI A/B, bf16 h16: H100 2k +2.0-2.5%, 4k +1.6-3.6%, 8k
  * +0.8-4.7%, 16k +3.6-4.9%; H200 1k +1.7%, 2k +2.8%, 8k +2.3%, 16k +2.9%, 4k bimodal on both
  * tiles). 0 (a dev build's override): never. */
