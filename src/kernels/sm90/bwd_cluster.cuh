@@ -83,13 +83,16 @@ __device__ __forceinline__ void cd_st_async_b32(uint32_t remote_addr, uint32_t v
                : "memory");
 }
 
-/* SM90_BWD_CLUSTER's measurement values (config.cuh): the exchange by the bulk engine (1, 3, 4) or
- * pushed from registers by st.async (5, 6); the dQ slab staged and bulk-reduced (1, 2, 3, 5) or added
- * by red.global from registers (4, 6); 2 no exchange at all; 3 the dQ slab first. */
+/* SM90_BWD_CLUSTER's values (config.cuh): the exchange by the bulk engine (1, 4) or pushed from
+ * registers by st.async (5, 6, 7); the dQ slab staged and bulk-reduced (1, 2, 5) or added by
+ * red.global from registers (4, 6, 7); 2 no exchange at all (dQ wrong); 7 the peer's part a block
+ * later (bwd_wide_cluster.cuh), three receive slots. (3, the slab first with its reduce under dV and
+ * dK, measured -41% in session 25 and was deleted.) */
 constexpr bool kSm90BwdClusterExchange = SM90_BWD_CLUSTER != 2;
-constexpr bool kSm90BwdClusterPush = SM90_BWD_CLUSTER == 5 || SM90_BWD_CLUSTER == 6;
-constexpr bool kSm90BwdClusterRedDq = SM90_BWD_CLUSTER == 4 || SM90_BWD_CLUSTER == 6;
-constexpr bool kSm90BwdClusterDqFirst = SM90_BWD_CLUSTER == 3;
+constexpr bool kSm90BwdClusterPush = SM90_BWD_CLUSTER == 5 || SM90_BWD_CLUSTER == 6 || SM90_BWD_CLUSTER == 7;
+constexpr bool kSm90BwdClusterRedDq = SM90_BWD_CLUSTER == 4 || SM90_BWD_CLUSTER == 6 || SM90_BWD_CLUSTER == 7;
+constexpr bool kSm90BwdClusterDelay = SM90_BWD_CLUSTER == 7;
+constexpr uint32_t kSm90BwdClusterSlots = kSm90BwdClusterDelay ? 3 : 2; /* receive slots */
 
 /* A consumer thread's 8 packed dS^T pairs (ds16[2 j + r]: key key_row0 + 8 r, queries 32 w + 8 j +
  * 2 (lane % 4) + {0, 1}) into the peer's receive slot at `slot` (mapa address), in the layout of

@@ -64,7 +64,7 @@
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 
 #include "kernels/sm90/bwd_kernel.cuh"
-#include "kernels/sm90/bwd_cluster.cuh"
+#include "kernels/sm90/bwd_wide_cluster.cuh"
 #include "kernels/sm90/bwd_wide_dq.cuh"
 
 /* Consumer w's 64-column slabs: dV [V_LO, +V_N), dK [K_LO, +K_N), dQ [Q_LO, +Q_N). dV halves;
@@ -79,8 +79,8 @@ template <int DQK, int DV, int W> struct cd_sm90_bwd_wide_plan {
 };
 
 /* kCluster (dev, config.cuh SM90_BWD_CLUSTER; bwd_cluster.cuh): a consumer stages at most one dQ
- * slab; + the peer's K (KP) and two receive slots of its dS^T (RECV), + RECV_FULL[2] and
- * PEER_FREE[2] after the ring's barriers. */
+ * slab (none where slabs go by red.global); + the peer's K (KP) and the receive slots of its dS^T
+ * (RECV), + RECV_FULL[slots] and PEER_FREE[slots] after the ring's barriers. */
 template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
@@ -100,11 +100,11 @@ template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int DQ_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
   static constexpr int QN_STAGE = kCluster ? 1 : QN_MAX; /* a warp's staged slabs */
-  static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_STAGE * DQ_WARP_BYTES : 0;
+  static constexpr int DQ_BYTES = tile::DQ_BULK && !(kCluster && kSm90BwdClusterRedDq) ? 8 * QN_STAGE * DQ_WARP_BYTES : 0;
   static constexpr int KP_OFF = DQ_OFF + DQ_BYTES, KP_BYTES = kCluster ? K_BYTES : 0;
-  static constexpr int RECV_OFF = KP_OFF + KP_BYTES, RECV_BYTES = kCluster ? 2 * PDS_BYTES : 0;
+  static constexpr int RECV_OFF = KP_OFF + KP_BYTES, RECV_BYTES = kCluster ? kSm90BwdClusterSlots * PDS_BYTES : 0;
   static constexpr int BAR_OFF = RECV_OFF + RECV_BYTES;
-  static constexpr int NUM_BARS = 1 + 2 * ST + (kCluster ? 4 : 0);
+  static constexpr int NUM_BARS = 1 + 2 * ST + (kCluster ? 2 * kSm90BwdClusterSlots : 0);
   /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
   static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
@@ -153,16 +153,9 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
   const uint64_t desc_ds = cd_gmma_desc_sw128(sDS, BN * 128, 1024);
   const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + P::Q_LO * BN * 128, BN * 128, 1024);
   const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_STAGE * L::DQ_WARP_BYTES;
-  /* kCluster (dev; bwd_cluster.cuh): the peer's addresses, the leader that sends and waits */
-  const uint32_t bar_recv = base + L::BAR_OFF + 8 * (1 + 2 * ST), bar_free = bar_recv + 16;
-  const bool leader = W == 0 && ct == 0;
-  uint32_t rank = 0, recv_peer = 0, bar_recv_peer = 0, bar_free_peer = 0;
-  if constexpr (kCluster) {
-    rank = cd_cluster_ctarank();
-    recv_peer = cd_mapa(base + L::RECV_OFF, rank ^ 1u);
-    bar_recv_peer = cd_mapa(bar_recv, rank ^ 1u);
-    bar_free_peer = cd_mapa(bar_free, rank ^ 1u);
-  }
+  /* kCluster (dev; bwd_wide_cluster.cuh): the peer's addresses, the leader that sends and waits */
+  cd_sm90_bwd_cluster_state cs;
+  if constexpr (kCluster) cd_sm90_bwd_cluster_state_init<L, ST>(cs, base, W == 0 && ct == 0);
 
   float dv[P::V_N * 32], dk[P::K_N * 32];
 #pragma unroll
@@ -193,10 +186,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_sm90_gemm_ss<32, DV, kFp16, false, cd_sm90_k_major<BN>, cd_sm90_k_major<BM>>(
         dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, s * L::DO_BYTES));
       cd_wgmma_commit();
+      constexpr bool kEarly = kCluster && kSm90BwdClusterDelay; /* dev: one more group, the peer's part */
+      if constexpr (kEarly) cd_sm90_bwd_wide_cluster_early<BN, kFp16, L>(cs, base, it);
 
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES) + 32 * W;
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES) + 32 * W;
-      cd_wgmma_wait<1>();
+      cd_wgmma_wait<kEarly ? 2 : 1>();
       cd_sm90_fence_regs(st);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_ST_WAIT);
       const int r0 = m * BM, rl = r0 + BM - 1;
@@ -250,6 +245,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
+      if constexpr (kEarly) cd_sm90_bwd_wide_cluster_late(cs, it, stage_dq, warp, lane);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + 8 * j + 2 * (lane & 3));
@@ -274,68 +270,19 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
         }
       }
       if constexpr (kCluster && kSm90BwdClusterPush) /* dev: dS^T pushed into the peer's receive slot */
-        cd_sm90_bwd_push_ds(ds16, recv_peer + buf * L::PDS_BYTES, bar_recv_peer + 8 * buf, key_row0, W, lane);
+        cd_sm90_bwd_push_ds(ds16, cs.recv_peer + cd_sm90_bwd_recv_slot(it) * L::PDS_BYTES,
+                            cs.bar_recv_peer + 8 * cd_sm90_bwd_recv_slot(it), key_row0, W, lane);
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
-      if constexpr (kCluster && SM90_BWD_CLUSTER != 2) /* the peer has read our dS^T of block it - 1 */
-        if (leader && it >= 1) cd_mbar_wait_cluster(bar_free + 8 * ((it - 1) & 1), ((it - 1) >> 1) & 1);
+      if constexpr (kCluster) cd_sm90_bwd_cluster_wait_free(cs, it); /* the peer has read our earlier dS^T */
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
 
-      if constexpr (kCluster) {
-        /* option O2: our dS^T to the peer's receive slot, the peer's into ours (armed here); then
-         * dV, dK and this consumer's dQ slab (if any) over our keys and the peer's. The knob's
-         * measurement values: bwd_cluster.cuh (kSm90BwdCluster*) */
-        constexpr bool kExchange = kSm90BwdClusterExchange, kDqFirst = kSm90BwdClusterDqFirst;
-        if (kExchange && leader) {
-          cd_mbar_arrive_expect_tx(bar_recv + 8 * buf, L::PDS_BYTES);
-          if (!kSm90BwdClusterPush)
-            cd_bulk_copy_to_peer(recv_peer + buf * L::PDS_BYTES, sDS + buf * L::PDS_BYTES, L::PDS_BYTES,
-                                 bar_recv_peer + 8 * buf);
-        }
-        const int sl = cd_sm90_bwd_pair_slab(it, rank, W);
-        float dq[32];
-        auto reduce_slab = [&](float *dst) {
-          if constexpr (kSm90BwdClusterRedDq) cd_sm90_bwd_wide_red_dq<1, 0>(dq, dst, warp, lane);
-          else cd_sm90_bwd_wide_bulk_dq<1, 0>(dq, dst, stage_dq, warp, lane);
-        };
-        auto dq_products = [&]() {
-          if (kExchange) cd_mbar_wait_cluster(bar_recv + 8 * buf, (it >> 1) & 1);
-          if (kSm90BwdClusterPush) cd_fence_proxy_async_smem(); /* the peer's st.async -> our wgmma reads */
-          cd_wgmma_fence();
-          cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
-            dq, cd_gmma_desc_add(desc_ds, buf * L::PDS_BYTES),
-            cd_gmma_desc_add(cd_gmma_desc_sw128(sK, BN * 128, 1024), sl * BN * 128));
-          if (kExchange)
-            cd_sm90_gemm_ss<64, BN, kFp16, true, cd_sm90_mn_major, cd_sm90_mn_major>(
-              dq, cd_gmma_desc_sw128(base + L::RECV_OFF + buf * L::PDS_BYTES, BN * 128, 1024),
-              cd_gmma_desc_sw128(base + L::KP_OFF + sl * BN * 128, BN * 128, 1024));
-          cd_wgmma_commit();
-        };
+      if constexpr (kCluster) { /* option O2 (bwd_wide_cluster.cuh) */
         float *const tile_dst = args.dq_acc + (((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * DQK);
-        if (kDqFirst && sl >= 0) dq_products();
-        cd_wgmma_fence();
-        cd_sm90_gemm_ss<P::V_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
-          dv, cd_gmma_desc_add(desc_pt, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_do_mn, s * L::DO_BYTES));
-        cd_sm90_gemm_ss<P::K_N * 64, BM, kFp16, true, cd_sm90_k_major<BN>, cd_sm90_mn_major>(
-          dk, cd_gmma_desc_add(desc_dst, buf * L::PDS_BYTES), cd_gmma_desc_add(desc_q_mn, s * L::Q_BYTES));
-        cd_wgmma_commit();
-        if (kDqFirst && sl >= 0) {
-          cd_wgmma_wait<1>(); /* the dQ slab done, its reduce under dV and dK */
-          cd_sm90_fence_regs(dq);
-          reduce_slab(tile_dst + sl * 4096);
-        }
-        if (!kDqFirst && sl >= 0) dq_products();
-        cd_wgmma_wait<0>();
-        cd_sm90_fence_regs(dv);
-        cd_sm90_fence_regs(dk);
-        cd_sm90_fence_regs(dq);
-        __syncwarp(); /* every lane's products and LSE2 / delta reads before lane 0's arrivals */
-        if (lane == 0) {
-          if (kExchange) cd_mbar_arrive_remote(bar_free_peer + 8 * buf); /* we have read the peer's dS^T */
-          cd_mbar_arrive(bar_q_empty + 8 * s);
-        }
-        if (!kDqFirst && sl >= 0) reduce_slab(tile_dst + sl * 4096);
+        cd_sm90_bwd_wide_cluster_block<BM, BN, W, kFp16, L, P>(cs, dv, dk, tile_dst, base, it, s, buf, desc_pt, desc_dst,
+                                                                desc_do_mn, desc_q_mn, sK, sDS, stage_dq, bar_q_empty,
+                                                                warp, lane);
         continue;
       }
       cd_wgmma_fence();
@@ -374,8 +321,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if constexpr (kCluster && SM90_BWD_CLUSTER != 2) /* the peer's last reads of our dS^T and arrivals here */
-    if (leader && it >= 1) cd_mbar_wait_cluster(bar_free + 8 * ((it - 1) & 1), ((it - 1) >> 1) & 1);
+  if constexpr (kCluster) { /* the last slab (value 7); the peer's last reads of our dS^T */
+    cd_sm90_bwd_wide_cluster_tail<BN, kFp16, L>(cs, base, it, stage_dq, warp, lane);
+    cd_sm90_bwd_cluster_wait_end(cs, it);
+  }
   if (!kRed && lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until read */
 
   /* epilogue staging: dK (scaled) in the Q stages as [64 keys][DQK], dV in the dO stages as
@@ -449,10 +398,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
 #endif
   if constexpr (kCluster) {
     cd_sm90_bwd_pair_work(args.window_right, cd_cluster_ctarank(), n_block, hk, b);
-    if (threadIdx.x == 0) /* RECV_FULL[2] (the leader's expect_tx), PEER_FREE[2] (the peer's 8 warps) */
-      for (int i = 0; i < 2; ++i) {
+    if (threadIdx.x == 0) /* RECV_FULL[slots] (the leader's expect_tx), PEER_FREE[slots] (the peer's 8 warps) */
+      for (uint32_t i = 0; i < kSm90BwdClusterSlots; ++i) {
         cd_mbar_init(bar_q_empty + 8 * ST + 8 * i, 1);
-        cd_mbar_init(bar_q_empty + 8 * ST + 16 + 8 * i, 8);
+        cd_mbar_init(bar_q_empty + 8 * ST + 8 * kSm90BwdClusterSlots + 8 * i, 8);
       }
   } else {
     cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
