@@ -17,6 +17,10 @@
  *     its products every consumer warp arrives on the peer's PEER_FREE[b] (count 8);
  *   - at the end the leader waits PEER_FREE of the last block: no access of the peer to this
  *     CTA's shared memory is left, and ours to the peer's were all waited by the peer.
+ * The pushed values (5, 6, 7 below) write the peer's receive slot from registers at the dS^T
+ * stmatrix instead (our own slot is then never read remotely). Value 7 reads block x's receive
+ * slot during block x + 1: three slots (b = block % 3), PEER_FREE arrived there, and the leader
+ * waits PEER_FREE two blocks back (a slot is refilled three blocks later); bwd_wide_cluster.cuh.
  */
 #ifndef CUDADENT_SM90_BWD_CLUSTER_CUH
 #define CUDADENT_SM90_BWD_CLUSTER_CUH
