@@ -176,6 +176,19 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_BWD_D64_SOFTCAP 1
 #endif
 
+/* 1 (with CUDADENT_SM90_BWD_SOFTCAP): the Hopper backward's supports() also takes the
+ * deterministic softcap calls of its 128 / 128 row (dense, a head dim over 64, both up to 128), on
+ * that row's softcap kernel in the deterministic modes (bwd.cu cd_sm90_bwd_softcap_det: the dQ
+ * warp's turns, as without softcap; 4 kernels more, compiled only at 1; not the 64 / 64 row, whose
+ * descending-turn softcap kernel spills 44 B). Prepared in session 25 (compiled, no spill;
+ * not run: no device time left); 0 until a GPU run passes tests/test_gpu_softcap.c's -det cases and
+ * gpu_dims_bwd_deterministic forced onto sm90: such calls run the portable backward. The GPU tests
+ * read it too; a build may override it with -DCUDADENT_SM90_BWD_DET_SOFTCAP=1 in both
+ * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS (dev/tools/prebuild.sh's PREBUILD_FLAGS). */
+#ifndef CUDADENT_SM90_BWD_DET_SOFTCAP
+#define CUDADENT_SM90_BWD_DET_SOFTCAP 0
+#endif
+
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
  * (min_cc <= cc, and cc <= max_cc where max_cc > 0), the head dims its kernels are compiled for

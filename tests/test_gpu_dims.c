@@ -286,11 +286,13 @@ static const char *sm90_softcap_skip(const problem_desc_t *desc, int bwd) {
                      : desc->head_dim <= 64 && dv <= 64
                          ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP
                          : CUDADENT_SM90_BWD_SOFTCAP;
-  if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") &&
-      (!bwd_gate || desc->deterministic || desc->varlen > 0))
+  const int det_ok = !desc->deterministic ||
+                     (CUDADENT_SM90_BWD_DET_SOFTCAP && !wide && !(desc->head_dim <= 64 && dv <= 64));
+  if (bwd && forced_sm90("CUDADENT_KERNEL_BWD") && (!bwd_gate || !det_ok || desc->varlen > 0))
     return "softcap backward forced onto sm90, whose row does not take it (dispatch.h "
            "CUDADENT_SM90_BWD_SOFTCAP, at d64 CUDADENT_SM90_BWD_D64_SOFTCAP, over 128 "
-           "CUDADENT_SM90_BWD_WIDE_SOFTCAP, 0; or not a dense non-deterministic call)";
+           "CUDADENT_SM90_BWD_WIDE_SOFTCAP, 0; or not a dense call; or deterministic while "
+           "CUDADENT_SM90_BWD_DET_SOFTCAP is 0 or the row is not 128 / 128)";
   return NULL;
 }
 
@@ -419,7 +421,8 @@ static const t_fn hopper_bwd_fns[] = {HOPPER_BWD_PTRS_10(), HOPPER_BWD_PTRS_10(1
 _Static_assert(sizeof hopper_bwd_fns / sizeof hopper_bwd_fns[0] >= N_HOPPER_BWD,
                "add HOPPER_BWD_FN rows for new Hopper backward cases");
 
-/* d104 causal GQA softcap 30 (the portable backward): five runs */
+/* d104 causal GQA softcap 30 (the portable backward, or the 128 row's deterministic softcap kernel
+ * where dispatch.h's CUDADENT_SM90_BWD_DET_SOFTCAP is 1): five runs */
 static int test_dims_bwd_deterministic(void) {
   problem_desc_t d;
   memset(&d, 0, sizeof d);

@@ -52,7 +52,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP, _WIDE, _WIDE_SOFTCAP, _D64_SOFTCAP */
+#include "dispatch.h" /* CUDADENT_SM90_FWD_SOFTCAP, CUDADENT_SM90_BWD_SOFTCAP, _WIDE, _WIDE_SOFTCAP, _D64_SOFTCAP, _DET_SOFTCAP */
 #include "harness.h"
 #include "problem.h"
 
@@ -111,7 +111,8 @@ static const softcap_case_t bwd_cases[] = {
     SB(2, 300, 300, 4, 4, 96, 0, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),       /* 2.0, d96 -> 128 */
     SB(1, 400, 600, 4, 2, 128, 64, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),     /* 2.2, 128 / 64 */
     SB(1, 1000, 800, 2, 1, 128, 0, BF16, NONE, 50.0f, 0, CONTIGUOUS, 1, 0),   /* 4.9, MQA, outliers */
-    /* left to the portable backward: deterministic; d64 (the 64 / 64 row's softcap kernel where
+    /* deterministic (the row's deterministic softcap kernel where CUDADENT_SM90_BWD_DET_SOFTCAP is
+     * 1, else the portable backward); d64 (the 64 / 64 row's softcap kernel where
      * CUDADENT_SM90_BWD_D64_SOFTCAP is 1) */
     SB(1, 300, 300, 4, 2, 128, 0, BF16, CAUSAL, 30.0f, 0, GAPPED, 0, 1),      /* 1.1 */
     SB(1, 500, 500, 4, 2, 64, 0, FP16, CAUSAL, 30.0f, 0, CONTIGUOUS, 0, 0),   /* 1.5 */
@@ -195,9 +196,10 @@ static int run_softcap_case(int i, int hopper_bwd) {
     st = problem_run_bwd(&pr, NULL);
     /* a dense non-deterministic call of a row whose gate is 1 must be taken: no skip */
     const int d64_row = c->head_dim <= 64 && (c->head_dim_v == 0 || c->head_dim_v <= 64);
-    const int row_takes = !c->det && (wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP
-                                      : d64_row ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP
-                                                : CUDADENT_SM90_BWD_SOFTCAP);
+    const int det_ok = !c->det || (CUDADENT_SM90_BWD_DET_SOFTCAP && !wide && !d64_row);
+    const int row_takes = det_ok && (wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP
+                                     : d64_row ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP
+                                               : CUDADENT_SM90_BWD_SOFTCAP);
     if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && bwd_sm90 && !row_takes) {
       problem_destroy(&pr);
       return t_skip("softcap backward forced onto sm90: a call its row leaves to the portable backward "

@@ -29,8 +29,10 @@
  * 128 / 128 row (a head dim over 64, both up to 128) and, with CUDADENT_SM90_BWD_D64_SOFTCAP too,
  * dense calls of the 64 / 64 row (both head dims up to 64); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
  * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
- * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md); the others
- * go to the portable backward, the next row. */
+ * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md), and with
+ * CUDADENT_SM90_BWD_DET_SOFTCAP the 128 / 128 row's deterministic ones for its dense deterministic
+ * calls;
+ * the others go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
@@ -44,7 +46,8 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int softcap_row = wide       ? CUDADENT_SM90_BWD_WIDE_SOFTCAP
                           : narrow64 ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP && !varlen
                                      : CUDADENT_SM90_BWD_SOFTCAP;
-  const int softcap_ok = p->softcap == 0.f || (softcap_row && !p->deterministic);
+  const int det_ok = !p->deterministic || (CUDADENT_SM90_BWD_DET_SOFTCAP && !wide && !narrow64 && !varlen);
+  const int softcap_ok = p->softcap == 0.f || (softcap_row && det_ok);
   return dtype_ok && dim_ok && varlen_ok && softcap_ok;
 }
 
@@ -69,11 +72,30 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }
 
+#if CUDADENT_SM90_BWD_DET_SOFTCAP
+/* A deterministic softcap call of the 128 / 128 row (dispatch.h CUDADENT_SM90_BWD_DET_SOFTCAP): the
+ * row's softcap kernel in the deterministic mode cd_sm90_bwd_launch_mode would take without
+ * softcap. (Not the 64 / 64 row: its descending-turn softcap kernel spills 44 B.) */
+template <int D>
+static cudaError_t cd_sm90_bwd_softcap_det(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+  constexpr int BM = cd_sm90_bwd_tile<D>::BLOCK_M, BN = cd_sm90_bwd_tile<D>::BLOCK_N;
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
+  if (cd_sm90_bwd_det_rotates(p, (p->seqlen_k + BN - 1) / BN, (p->seqlen_q + BM - 1) / BM))
+    return fp16 ? cd_sm90_bwd_launch<D, D, true, CD_SM90_BWD_DET_ROTATED, BM, true>(p, workspace, stream)
+                : cd_sm90_bwd_launch<D, D, false, CD_SM90_BWD_DET_ROTATED, BM, true>(p, workspace, stream);
+  return fp16 ? cd_sm90_bwd_launch<D, D, true, CD_SM90_BWD_DET, BM, true>(p, workspace, stream)
+              : cd_sm90_bwd_launch<D, D, false, CD_SM90_BWD_DET, BM, true>(p, workspace, stream);
+}
+#endif
+
 /* A dense softcap call of the 128 / 128 row, or of the 64 / 64 row where dispatch.h's
- * CUDADENT_SM90_BWD_D64_SOFTCAP is 1 (p->softcap > 0, not deterministic: supports(); the wide
- * rows' go to cd_sm90_bwd_wide): its row's softcap kernel (bwd_kernel.cuh
- * cd_sm90_bwd_softcap_kernel); the workspace is the row's. */
+ * CUDADENT_SM90_BWD_D64_SOFTCAP is 1 (p->softcap > 0; deterministic only where
+ * CUDADENT_SM90_BWD_DET_SOFTCAP is 1: supports(); the wide rows' go to cd_sm90_bwd_wide): its row's
+ * softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the workspace is the row's. */
 static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
+#if CUDADENT_SM90_BWD_DET_SOFTCAP
+  if (p->deterministic) return cd_sm90_bwd_softcap_det<128>(p, workspace, stream); /* supports(): row 128 */
+#endif
   if (cd_sm90_bwd_row(p) == 64) {
     constexpr int BM64 = cd_sm90_bwd_tile<64>::BLOCK_M;
     return p->dtype == CUDADENT_DTYPE_FP16
