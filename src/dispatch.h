@@ -189,6 +189,18 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM90_BWD_DET_SOFTCAP 0
 #endif
 
+/* 1 (with CUDADENT_SM90_BWD_D64_SOFTCAP and CUDADENT_SM90_BWD_VARLEN): the Hopper backward's
+ * supports() also takes the varlen softcap calls of its 64 / 64 row (both head dims up to 64, not
+ * deterministic) on that row's varlen softcap kernel (bwd_varlen.cu; 2 kernels more, compiled only
+ * at 1). Its spill, the reason it was left out in session 21, went with session 22's dS^T address
+ * rewrite: 168 registers, no spill (session 25, CUDA 13.0). Prepared, not run: 0 until a GPU run
+ * passes tests/test_gpu_varlen_bwd.c's case 26 forced onto sm90; such calls run the portable
+ * backward. The GPU tests read it too; a build may override it with
+ * -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
+#define CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP 0
+#endif
+
 /* ---- the table ---- */
 /* A row: name (what CUDADENT_KERNEL* names), the compute capabilities it runs on
  * (min_cc <= cc, and cc <= max_cc where max_cc > 0), the head dims its kernels are compiled for

@@ -27,7 +27,8 @@
  * up to SM90_BWD_MAX_DIM, each call at the row covering both. Softcap (where dispatch.c's row lists
  * it), not deterministic: with the gate CUDADENT_SM90_BWD_SOFTCAP dense and varlen calls of the
  * 128 / 128 row (a head dim over 64, both up to 128) and, with CUDADENT_SM90_BWD_D64_SOFTCAP too,
- * dense calls of the 64 / 64 row (both head dims up to 64); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
+ * dense calls of the 64 / 64 row (both head dims up to 64; varlen ones too with
+ * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
  * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
  * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md), and with
  * CUDADENT_SM90_BWD_DET_SOFTCAP the 128 / 128 row's deterministic ones for its dense deterministic
@@ -44,7 +45,8 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
   const int wide = p->head_dim > 128 || dv > 128, narrow64 = p->head_dim <= 64 && dv <= 64;
   const int softcap_row = wide       ? CUDADENT_SM90_BWD_WIDE_SOFTCAP
-                          : narrow64 ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP && !varlen
+                          : narrow64 ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP &&
+                                           (!varlen || CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP)
                                      : CUDADENT_SM90_BWD_SOFTCAP;
   const int det_ok = !p->deterministic || (CUDADENT_SM90_BWD_DET_SOFTCAP && !wide && !narrow64 && !varlen);
   const int softcap_ok = p->softcap == 0.f || (softcap_row && det_ok);

@@ -53,14 +53,16 @@ varlen_parts varlen_layout(const cudadent_attn_bwd_params_t *p, int d, int bm, i
   return w;
 }
 
-/* kSoftcap (p->softcap > 0; the 128 / 128 row only): the varlen softcap kernel, whose scores are in
+/* kSoftcap (p->softcap > 0; the 128 / 128 row, and the 64 / 64 row where dispatch.h's
+ * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP is 1): the varlen softcap kernel, whose scores are in
  * units of softcap as the dense softcap kernel's (bwd_launch.cuh cd_sm90_bwd_launch): scale_log2 =
  * softcap log2(e), softcap_pre = softmax_scale / softcap. */
 template <int D, bool kFp16, bool kSoftcap = false>
 cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D> tile;
   static_assert(tile::WIDE == 0, "the narrow rows only");
-  static_assert(!kSoftcap || D == 128, "softcap: the 128 / 128 row only (the 64 / 64 row's spilled)");
+  static_assert(!kSoftcap || D == 128 || CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP,
+                "softcap: the 128 / 128 row, and the 64 / 64 row behind dispatch.h's gate");
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
   constexpr int SMEM = cd_sm90_bwd_smem<D>::BYTES;
   void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
@@ -212,7 +214,12 @@ size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
 cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace,
                                    cudaStream_t stream) {
   const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-  if (p->softcap > 0.f) /* bwd.cu's supports(): the 128 / 128 row */
+#if CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
+  if (p->softcap > 0.f && cd_sm90_bwd_row(p) == 64)
+    return fp16 ? varlen_launch<64, true, true>(p, workspace, stream)
+                : varlen_launch<64, false, true>(p, workspace, stream);
+#endif
+  if (p->softcap > 0.f) /* bwd.cu's supports(): the 128 / 128 row (and the 64 / 64 row above) */
     return fp16 ? varlen_launch<128, true, true>(p, workspace, stream)
                 : varlen_launch<128, false, true>(p, workspace, stream);
   if (cd_sm90_bwd_row(p) == 64)
