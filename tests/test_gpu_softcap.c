@@ -20,8 +20,10 @@
  * kernel of the 128 / 128 row (d128, d96 and 128 / 64 rounded up to it), causal, local and
  * two-sided windows and none, GQA and MQA, seqlen_q != seqlen_k both ways with ragged tails, fp16
  * and bf16, a saturating softcap (5 at softmax_scale 1 with outliers) and mild ones (30, 50); and
- * the calls that row leaves to the portable backward: deterministic (-det), and d64, which the
- * 64 / 64 row's softcap kernel takes where dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP is 1. From
+ * the calls that row leaves to the portable backward: deterministic (-det; the row's
+ * deterministic softcap kernel takes it where dispatch.h's CUDADENT_SM90_BWD_DET_SOFTCAP is 1), and
+ * d64, which the 64 / 64 row's softcap kernel takes where dispatch.h's CUDADENT_SM90_BWD_D64_SOFTCAP
+ * is 1. From
  * case 10 the wide rows' softcap kernels (256 / 256 and 192 / 128, and 176 / 104 rounded up to
  * 192 / 128): d256 causal GQA with seqlen_q > seqlen_k off the 64-row tiles (rows with no key),
  * d256 two-sided window fp16, d256 MQA saturated (softcap 5, outliers), 192 / 128 causal local
@@ -194,7 +196,8 @@ static int run_softcap_case(int i, int hopper_bwd) {
                      cudaGetErrorString(cudaGetLastError()));
     }
     st = problem_run_bwd(&pr, NULL);
-    /* a dense non-deterministic call of a row whose gate is 1 must be taken: no skip */
+    /* a dense call of a row whose gate is 1 must be taken (a deterministic one of the 128 / 128 row
+     * where CUDADENT_SM90_BWD_DET_SOFTCAP is 1 too): no skip */
     const int d64_row = c->head_dim <= 64 && (c->head_dim_v == 0 || c->head_dim_v <= 64);
     const int det_ok = !c->det || (CUDADENT_SM90_BWD_DET_SOFTCAP && !wide && !d64_row);
     const int row_takes = det_ok && (wide ? CUDADENT_SM90_BWD_WIDE && CUDADENT_SM90_BWD_WIDE_SOFTCAP
