@@ -32,8 +32,7 @@
  * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
  * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md), and with
  * CUDADENT_SM90_BWD_DET_SOFTCAP the 128 / 128 row's deterministic ones for its dense deterministic
- * calls;
- * the others go to the portable backward, the next row. */
+ * calls; the others go to the portable backward, the next row. */
 extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
