@@ -197,7 +197,7 @@
 /* Dev knob (session 25; docs/kernels/sm90_bwd_cluster_ds.md, option O2): 1 runs the 192 / 128 row's
  * non-deterministic calls without softcap on a (2, 1, 1) cluster (bwd_cluster.cuh): the two CTAs of
  * a pair exchange their dS^T every block and each adds 1.5 of the 3 dQ slabs over both key blocks
- * (shared memory: the dQ staging halves, + the peer's K and two receive slots). 0: the library.
+ * (shared memory: bwd_wide_kernel.cuh cd_sm90_bwd_wide_smem, kCluster). 0: the library.
  * Measurement values (bwd_cluster.cuh): 2 no exchange (dQ wrong), 4 the slab by red.global, 5 dS
  * pushed by st.async, 6 both, 7 both with the peer's part a block later (bwd_wide_cluster.cuh). */
 #ifndef SM90_BWD_CLUSTER
