@@ -179,26 +179,30 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* 1 (with CUDADENT_SM90_BWD_SOFTCAP): the Hopper backward's supports() also takes the
  * deterministic softcap calls of its 128 / 128 row (dense, a head dim over 64, both up to 128), on
  * that row's softcap kernel in the deterministic modes (bwd.cu cd_sm90_bwd_softcap_det: the dQ
- * warp's turns, as without softcap; 4 kernels more, compiled only at 1; not the 64 / 64 row, whose
- * descending-turn softcap kernel spills 44 B). Prepared in session 25 (compiled, no spill;
- * not run: no device time left); 0 until a GPU run passes tests/test_gpu_softcap.c's -det cases and
- * gpu_dims_bwd_deterministic forced onto sm90: such calls run the portable backward. The GPU tests
- * read it too; a build may override it with -DCUDADENT_SM90_BWD_DET_SOFTCAP=1 in both
- * CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS (dev/tools/prebuild.sh's PREBUILD_FLAGS). */
+ * warp's turns, as without softcap; 4 kernels more; not the 64 / 64 row, whose descending-turn
+ * softcap kernel spills 44 B). On since session 26 (H200, dev/sm90_bwd/gpu_run.sh bwdsoftcap and
+ * sanitizevar on a library built with it): gpu_softcap_hopper_bwd/07 and gpu_dims_bwd_deterministic
+ * pass forced onto sm90, memcheck and synccheck clean on three deterministic softcap shapes; d128
+ * 4k 490-499 TFLOP/s (causal 465-467), 1.80x (1.82x) the portable deterministic softcap backward,
+ * 0.93-0.95x (0.87-0.88x) the non-deterministic softcap kernel. 0: such calls run the portable backward. The GPU tests read it
+ * too; a build may override it with -DCUDADENT_SM90_BWD_DET_SOFTCAP=0 in both CMAKE_C_FLAGS and
+ * CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_DET_SOFTCAP
-#define CUDADENT_SM90_BWD_DET_SOFTCAP 0
+#define CUDADENT_SM90_BWD_DET_SOFTCAP 1
 #endif
 
 /* 1 (with CUDADENT_SM90_BWD_D64_SOFTCAP and CUDADENT_SM90_BWD_VARLEN): the Hopper backward's
  * supports() also takes the varlen softcap calls of its 64 / 64 row (both head dims up to 64, not
- * deterministic) on that row's varlen softcap kernel (bwd_varlen.cu; 2 kernels more, compiled only
- * at 1). Its spill, the reason it was left out in session 21, went with session 22's dS^T address
- * rewrite: 168 registers, no spill (session 25, CUDA 13.0). Prepared, not run: 0 until a GPU run
- * passes tests/test_gpu_varlen_bwd.c's case 26 forced onto sm90; such calls run the portable
- * backward. The GPU tests read it too; a build may override it with
- * -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+ * deterministic) on that row's varlen softcap kernel (bwd_varlen.cu; 2 kernels more). Its spill,
+ * the reason it was left out in session 21, went with session 22's dS^T address rewrite: 168
+ * registers, no spill (CUDA 13.0). On since session 26 (H200, dev/sm90_bwd/gpu_run.sh bwdvarlen on
+ * a library built with it): tests/test_gpu_varlen_bwd.c's case 26 passes forced onto sm90 and
+ * default, memcheck and synccheck clean on it; a packed causal batch of 18 documents (16k tokens,
+ * 32 heads) with softcap 30: 299 TFLOP/s, 1.55x the portable backward, 0.88x without softcap. 0: such calls run the portable backward.
+ * The GPU tests read it too; a build may override it with
+ * -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
-#define CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP 0
+#define CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP 1
 #endif
 
 /* ---- the table ---- */
