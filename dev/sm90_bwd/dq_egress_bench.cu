@@ -59,7 +59,7 @@
 #include <algorithm>
 #include <vector>
 #include "kernels/sm90/ptx_sm90.cuh"
-#include "kernels/sm90/bwd_cluster.cuh"
+#include "cluster_ptx.cuh"
 
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -120,8 +120,8 @@ __device__ __forceinline__ void record_end(unsigned long long *rec, unsigned lon
   rec[R_SMID] = s;
 }
 
-/* the cluster modes' PTX: src/kernels/sm90/bwd_cluster.cuh (cd_cluster_ctarank, cd_mapa,
- * cd_bulk_copy_to_peer, cd_mbar_arrive_remote, cd_cluster_sync), and a capped wait here */
+/* the cluster modes' PTX: cluster_ptx.cuh (cd_cluster_ctarank, cd_mapa, cd_bulk_copy_to_peer,
+ * cd_mbar_arrive_remote, cd_cluster_sync), and a capped wait here */
 /* a wait at cluster scope (the phase completed by a peer's copy or arrive), capped as below */
 __device__ __forceinline__ bool mbar_wait_cluster_bounded(uint32_t bar, uint32_t parity, int *err) {
 #pragma unroll 1

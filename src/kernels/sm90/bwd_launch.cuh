@@ -126,25 +126,14 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
 }
 #endif
 
-/* Whether row (D, DV) in mode kDet runs the dev cluster kernel (config.cuh SM90_BWD_CLUSTER:
- * 192 / 128, non-deterministic, no softcap; bwd_cluster.cuh). */
-template <int D, int DV, int kDet, bool kSoftcap> static constexpr bool cd_sm90_bwd_clustered() {
-  return SM90_BWD_CLUSTER && D == 192 && DV == 128 && kDet == CD_SM90_BWD_NONDET && !kSoftcap;
-}
-
 /* The main kernel of row (D, DV): bwd_kernel.cuh's for the narrow rows (WIDE 0; D == DV),
  * bwd_wide_kernel.cuh's for the wide ones; its dynamic shared memory. */
-template <int D, int DV, int BM, int kDet, bool kSoftcap = false> static constexpr int cd_sm90_bwd_smem_bytes() {
-  if constexpr (cd_sm90_bwd_clustered<D, DV, kDet, kSoftcap>()) return cd_sm90_bwd_wide_smem<D, DV, true>::BYTES;
-  else if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
+template <int D, int DV, int BM, int kDet> static constexpr int cd_sm90_bwd_smem_bytes() {
+  if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
   else return cd_sm90_bwd_smem<D, BM, cd_sm90_bwd_dq_bufs<D, BM, kDet>()>::BYTES;
 }
 template <int D, int DV, bool kFp16, int kDet, int BM, bool kSoftcap = false>
 static const void *cd_sm90_bwd_main_kernel() {
-#if SM90_BWD_CLUSTER
-  if constexpr (cd_sm90_bwd_clustered<D, DV, kDet, kSoftcap>())
-    return (const void *)cd_sm90_bwd_wide_cluster_kernel<D, DV, kFp16>;
-#endif
   if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0 && kSoftcap)
     return (const void *)cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>;
   else if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
@@ -171,8 +160,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                 "the 80-row tile: the d128 row, non-deterministic");
   static_assert(!kSoftcap || (BM == tile::BLOCK_M && (!kWide || kDet == CD_SM90_BWD_NONDET)),
                 "softcap: the rows' own tiles; the wide rows' not deterministic");
-  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet, kSoftcap>();
-  constexpr bool kCluster = cd_sm90_bwd_clustered<D, DV, kDet, kSoftcap>();
+  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
   const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
@@ -242,18 +230,11 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
 
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
   cd_sm90_bwd_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
-  const unsigned key_blocks = (unsigned)((p->seqlen_k + BN - 1) / BN);
-  const dim3 grid(kCluster ? (key_blocks + 1) / 2 * 2 : key_blocks, (unsigned)p->heads_kv, (unsigned)p->batch);
+  const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
 #if SM90_BWD_PDL
   /* the pre plainly (the call's first: after whatever came before on the stream), the main kernel
    * and the post with PDL (their waits: bwd_kernel.cuh, bwd_wide_kernel.cuh, bwd_prepost.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-#if SM90_BWD_CLUSTER
-  if constexpr (kCluster)
-    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_cluster_kernel<D, DV, kFp16>, grid, dim3(384), SMEM, stream,
-                                 tm_q, tm_k, tm_v, tm_do, a, d, dv);
-  else
-#endif
   if constexpr (kWide && kSoftcap)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
@@ -271,7 +252,6 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
                                 stream, io);
 #else
-  static_assert(!kCluster, "the dev cluster kernel is launched with PDL's cudaLaunchKernelEx");
   if constexpr (kWide && kSoftcap)
     cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
                                                                              p->softmax_scale / p->softcap);

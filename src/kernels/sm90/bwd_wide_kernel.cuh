@@ -26,9 +26,6 @@
  * reads it unchanged): staged and bulk-reduced (DQ_BULK 1) or with 16-byte red.global.add.v4.f32
  * from registers (DQ_BULK 0, and every deterministic call); bwd_wide_dq.cuh.
  *
- * Dev (config.cuh SM90_BWD_CLUSTER, kCluster; bwd_cluster.cuh): the 192 / 128 row on 2-CTA clusters
- * that exchange dS^T every block (option O2 of docs/kernels/sm90_bwd_cluster_ds.md; correct, -17%).
- *
  * Shared memory (cd_sm90_bwd_wide_smem; 16-bit elements, 1024-byte aligned blocks, 128-byte
  * swizzle):
  *   K [D_QK/64][64][64], V [D_V/64][64][64]           loaded once
@@ -64,7 +61,6 @@
 #define CUDADENT_SM90_BWD_WIDE_KERNEL_CUH
 
 #include "kernels/sm90/bwd_kernel.cuh"
-#include "kernels/sm90/bwd_wide_cluster.cuh"
 #include "kernels/sm90/bwd_wide_dq.cuh"
 
 /* Consumer w's 64-column slabs: dV [V_LO, +V_N), dK [K_LO, +K_N), dQ [Q_LO, +Q_N). dV halves;
@@ -78,10 +74,7 @@ template <int DQK, int DV, int W> struct cd_sm90_bwd_wide_plan {
   static_assert(DQK % 64 == 0 && DV % 64 == 0 && SV % 2 == 0 && SQK >= 2, "whole slabs, halved");
 };
 
-/* kCluster (dev, config.cuh SM90_BWD_CLUSTER; bwd_cluster.cuh): a consumer stages at most one dQ
- * slab (none where slabs go by red.global); + the peer's K (KP) and the receive slots of its dS^T
- * (RECV), + RECV_FULL[slots] and PEER_FREE[slots] after the ring's barriers. */
-template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
+template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   static constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static constexpr int SQK = DQK / 64, SV = DV / 64, QN_MAX = (SQK + 1) / 2;
@@ -99,12 +92,9 @@ template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
   static constexpr int LSE_OFF = DS_OFF + 2 * PDS_BYTES;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int DQ_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
-  static constexpr int QN_STAGE = kCluster ? 1 : QN_MAX; /* a warp's staged slabs */
-  static constexpr int DQ_BYTES = tile::DQ_BULK && !(kCluster && kSm90BwdClusterRedDq) ? 8 * QN_STAGE * DQ_WARP_BYTES : 0;
-  static constexpr int KP_OFF = DQ_OFF + DQ_BYTES, KP_BYTES = kCluster ? K_BYTES : 0;
-  static constexpr int RECV_OFF = KP_OFF + KP_BYTES, RECV_BYTES = kCluster ? kSm90BwdClusterSlots * PDS_BYTES : 0;
-  static constexpr int BAR_OFF = RECV_OFF + RECV_BYTES;
-  static constexpr int NUM_BARS = 1 + 2 * ST + (kCluster ? 2 * kSm90BwdClusterSlots : 0);
+  static constexpr int DQ_BYTES = tile::DQ_BULK ? 8 * QN_MAX * DQ_WARP_BYTES : 0;
+  static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
+  static constexpr int NUM_BARS = 1 + 2 * ST;
   /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
   static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
@@ -112,18 +102,16 @@ template <int DQK, int DV, bool kCluster = false> struct cd_sm90_bwd_wide_smem {
   static_assert(P_OFF % 1024 == 0, "swizzle atoms");
   static_assert(BN * DQK * 2 <= ST * Q_BYTES && BN * DV * 2 <= ST * DO_BYTES, "epilogue staging");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
-  static_assert(!kCluster || (DQK == 192 && DV == 128 && tile::DQ_BULK && !SM90_BWD_TRACE),
-                "the cluster: the 192 / 128 row, staged dQ, no trace");
 };
 
 /* One consumer's whole walk and its epilogue's staging (W: which consumer, a template value so that
  * its slabs are constants). */
-template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap, bool kCluster = false>
+template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap>
 __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args &args, uint32_t base,
                                                           const uint8_t *gbase, int n_block, int hk, int b,
                                                           int m_lo, int m_hi, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV, kCluster> L;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   typedef cd_sm90_bwd_wide_plan<DQK, DV, W> P;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   constexpr bool kRed = !tile::DQ_BULK || kDet; /* dQ from registers */
@@ -152,10 +140,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
   /* dQ: A = dS (the MN-major view of dS^T), B = K slabs (MN-major) */
   const uint64_t desc_ds = cd_gmma_desc_sw128(sDS, BN * 128, 1024);
   const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + P::Q_LO * BN * 128, BN * 128, 1024);
-  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_STAGE * L::DQ_WARP_BYTES;
-  /* kCluster (dev; bwd_wide_cluster.cuh): the peer's addresses, the leader that sends and waits */
-  cd_sm90_bwd_cluster_state cs;
-  if constexpr (kCluster) cd_sm90_bwd_cluster_state_init<L, ST>(cs, base, W == 0 && ct == 0);
+  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::QN_MAX * L::DQ_WARP_BYTES;
 
   float dv[P::V_N * 32], dk[P::K_N * 32];
 #pragma unroll
@@ -186,12 +171,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_sm90_gemm_ss<32, DV, kFp16, false, cd_sm90_k_major<BN>, cd_sm90_k_major<BM>>(
         dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, s * L::DO_BYTES));
       cd_wgmma_commit();
-      constexpr bool kEarly = kCluster && kSm90BwdClusterDelay; /* dev: one more group, the peer's part */
-      if constexpr (kEarly) cd_sm90_bwd_wide_cluster_early<BN, kFp16, L>(cs, base, it);
 
       const float *lse_s = (const float *)(gbase + L::LSE_OFF + s * L::ROW_BYTES) + 32 * W;
       const float *delta_s = (const float *)(gbase + L::DELTA_OFF + s * L::ROW_BYTES) + 32 * W;
-      cd_wgmma_wait<kEarly ? 2 : 1>();
+      cd_wgmma_wait<1>();
       cd_sm90_fence_regs(st);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_ST_WAIT);
       const int r0 = m * BM, rl = r0 + BM - 1;
@@ -245,7 +228,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_wgmma_wait<0>(); /* dP^T done */
       cd_sm90_fence_regs(dpt);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DPT_WAIT);
-      if constexpr (kEarly) cd_sm90_bwd_wide_cluster_late(cs, it, stage_dq, warp, lane);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 dl = *reinterpret_cast<const float2 *>(delta_s + 8 * j + 2 * (lane & 3));
@@ -269,22 +251,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
           cd_stmatrix_x4(sDS + off, ds16[2 * j], ds16[2 * j + 1], ds16[2 * j + 2], ds16[2 * j + 3]);
         }
       }
-      if constexpr (kCluster && kSm90BwdClusterPush) /* dev: dS^T pushed into the peer's receive slot */
-        cd_sm90_bwd_push_ds(ds16, cs.recv_peer + cd_sm90_bwd_recv_slot(it) * L::PDS_BYTES,
-                            cs.bar_recv_peer + 8 * cd_sm90_bwd_recv_slot(it), key_row0, W, lane);
       cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the wgmma reads (async proxy) */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DS_STORED);
-      if constexpr (kCluster) cd_sm90_bwd_cluster_wait_free(cs, it); /* the peer has read our earlier dS^T */
       cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, 256); /* both halves of P^T and dS^T are there */
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_BAR_DS);
 
-      if constexpr (kCluster) { /* option O2 (bwd_wide_cluster.cuh) */
-        float *const tile_dst = args.dq_acc + (((int64_t)b * args.heads_q + h) * args.m_blocks + m) * (BM * DQK);
-        cd_sm90_bwd_wide_cluster_block<BM, BN, W, kFp16, L, P>(cs, dv, dk, tile_dst, base, it, s, buf, desc_pt, desc_dst,
-                                                                desc_do_mn, desc_q_mn, sK, sDS, stage_dq, bar_q_empty,
-                                                                warp, lane);
-        continue;
-      }
       cd_wgmma_fence();
       /* dQ first, its reduce under the dV and dK products (the narrow rows' order; session 23: d256
        * +7.5-9.2%, 192 / 128 +0-2%) */
@@ -321,10 +292,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if constexpr (kCluster) { /* the last slab (value 7); the peer's last reads of our dS^T */
-    cd_sm90_bwd_wide_cluster_tail<BN, kFp16, L>(cs, base, it, stage_dq, warp, lane);
-    cd_sm90_bwd_cluster_wait_end(cs, it);
-  }
   if (!kRed && lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until read */
 
   /* epilogue staging: dK (scaled) in the Q stages as [64 keys][DQK], dV in the dO stages as
@@ -369,17 +336,16 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_store(uint32_t stage, void *dst
 }
 
 /* The kernels' body (kSoftcap: cd_sm90_bwd_wide_softcap_kernel's; softcap_pre = softmax_scale /
- * softcap there, unused otherwise; kCluster: cd_sm90_bwd_wide_cluster_kernel's, dev only). */
-template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap, bool kCluster = false>
+ * softcap there, unused otherwise). */
+template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap>
 __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                       const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                       const cd_sm90_bwd_args &args, const int head_dim,
                                                       const int head_dim_v, const float softcap_pre) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
-  typedef cd_sm90_bwd_wide_smem<DQK, DV, kCluster> L;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   static_assert(tile::WIDE == 1, "a wide row");
-  static_assert(!kCluster || (!kDet && !kSoftcap), "the cluster: non-deterministic, no softcap");
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
   static_assert(!SM90_BWD_TRACE || ST == 2, "the trace copies block it - 2's stamps once block it's stage is free");
 
@@ -396,33 +362,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
    * where the consumers start */
   cd_griddep_launch_dependents();
 #endif
-  if constexpr (kCluster) {
-    cd_sm90_bwd_pair_work(args.window_right, cd_cluster_ctarank(), n_block, hk, b);
-    if (threadIdx.x == 0) /* RECV_FULL[slots] (the leader's expect_tx), PEER_FREE[slots] (the peer's 8 warps) */
-      for (uint32_t i = 0; i < kSm90BwdClusterSlots; ++i) {
-        cd_mbar_init(bar_q_empty + 8 * ST + 8 * i, 1);
-        cd_mbar_init(bar_q_empty + 8 * ST + 8 * kSm90BwdClusterSlots + 8 * i, 8);
-      }
-  } else {
-    cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
-  }
+  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
-  if constexpr (kCluster) cd_cluster_sync(); /* both CTAs' barriers initialised before any remote use */
 
   const int k0 = n_block * BN;
   int m_hi, m_lo; /* in this order since the body left the kernel: the kernels' SASS as before */
   cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
-  if constexpr (kCluster) {
-    /* both CTAs walk the union of the pair's query blocks (a key block past seqlen_k: none of its
-     * own); outside its own range a block's keys are all masked, so its dS^T is zero */
-    const int nb = (args.seqlen_k + BN - 1) / BN;
-    int p_lo, p_hi;
-    cd_sm90_bwd_q_blocks<BM, BN>(args, n_block ^ 1, &p_lo, &p_hi);
-    if (n_block >= nb) m_hi = m_lo;
-    if ((n_block ^ 1) >= nb) p_hi = p_lo;
-    if (m_hi <= m_lo) m_lo = p_lo, m_hi = p_hi;
-    else if (p_hi > p_lo) m_lo = min(m_lo, p_lo), m_hi = max(m_hi, p_hi);
-  }
   SM90_BWD_TRACE_BEGIN(n_block, hk, b);
 
   if (wg == 0) {
@@ -430,14 +375,10 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
     SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
-    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES + L::KP_BYTES);
+    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
 #pragma unroll
     for (int c = 0; c < L::SQK; ++c)
       cd_tma_load_4d(base + L::K_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
-    if constexpr (kCluster) /* the peer's K: its slabs of our dQ */
-#pragma unroll
-      for (int c = 0; c < L::SQK; ++c)
-        cd_tma_load_4d(base + L::KP_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, (n_block ^ 1) * BN, hk, b);
 #pragma unroll
     for (int c = 0; c < L::SV; ++c)
       cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
@@ -476,11 +417,11 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
 #endif
   if (wg == 1)
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap, kCluster>(args, base, gbase, n_block, hk, b, m_lo,
-                                                                           m_hi, softcap_pre);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
+                                                                 softcap_pre);
   else
-    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap, kCluster>(args, base, gbase, n_block, hk, b, m_lo,
-                                                                           m_hi, softcap_pre);
+    cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
+                                                                 softcap_pre);
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, 256); /* dK and dV staged */
   const int k0w = n_block * BN;
   cd_sm90_bwd_wide_store<DQK / 8>(base + L::Q_OFF, (uint16_t *)args.dk + b * args.dk_sb + hk * args.dk_sh,
@@ -511,18 +452,5 @@ __global__ void __launch_bounds__(384, 1)
   cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
                                                                   head_dim_v, softcap_pre);
 }
-
-#if SM90_BWD_CLUSTER
-/* Dev (config.cuh SM90_BWD_CLUSTER; bwd_cluster.cuh): the 192 / 128 row's non-deterministic kernel
- * on (2, 1, 1) clusters exchanging dS^T; the grid's x is even. */
-template <int DQK, int DV, bool kFp16>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
-    cd_sm90_bwd_wide_cluster_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                                    const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
-  cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, false, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
-                                                                         head_dim_v, 0.f);
-}
-#endif
 
 #endif /* CUDADENT_SM90_BWD_WIDE_KERNEL_CUH */

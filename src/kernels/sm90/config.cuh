@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_CLUSTER))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -192,16 +192,6 @@
  * cost goes with the bytes. */
 #ifndef SM90_BWD_SKIP_DQ
 #define SM90_BWD_SKIP_DQ 0
-#endif
-
-/* Dev knob (session 25; docs/kernels/sm90_bwd_cluster_ds.md, option O2): 1 runs the 192 / 128 row's
- * non-deterministic calls without softcap on a (2, 1, 1) cluster (bwd_cluster.cuh): the two CTAs of
- * a pair exchange their dS^T every block and each adds 1.5 of the 3 dQ slabs over both key blocks
- * (shared memory: bwd_wide_kernel.cuh cd_sm90_bwd_wide_smem, kCluster). 0: the library.
- * Measurement values (bwd_cluster.cuh): 2 no exchange (dQ wrong), 4 the slab by red.global, 5 dS
- * pushed by st.async, 6 both, 7 both with the peer's part a block later (bwd_wide_cluster.cuh). */
-#ifndef SM90_BWD_CLUSTER
-#define SM90_BWD_CLUSTER 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
