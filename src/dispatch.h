@@ -184,9 +184,9 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * sanitizevar on a library built with it): gpu_softcap_hopper_bwd/07 and gpu_dims_bwd_deterministic
  * pass forced onto sm90, memcheck and synccheck clean on three deterministic softcap shapes; d128
  * 4k 490-499 TFLOP/s (causal 465-467), 1.80x (1.82x) the portable deterministic softcap backward,
- * 0.93-0.95x (0.87-0.88x) the non-deterministic softcap kernel. 0: such calls run the portable backward. The GPU tests read it
- * too; a build may override it with -DCUDADENT_SM90_BWD_DET_SOFTCAP=0 in both CMAKE_C_FLAGS and
- * CMAKE_CUDA_FLAGS. */
+ * 0.93-0.95x (0.87-0.88x) the non-deterministic softcap kernel. 0: such calls run the portable
+ * backward. The GPU tests read it too; a build may override it with
+ * -DCUDADENT_SM90_BWD_DET_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_DET_SOFTCAP
 #define CUDADENT_SM90_BWD_DET_SOFTCAP 1
 #endif
@@ -203,6 +203,18 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
 #define CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP 1
+#endif
+
+/* 1 (with CUDADENT_SM90_BWD_VARLEN and CUDADENT_SM90_BWD_WIDE): the Hopper backward's supports()
+ * also takes the varlen calls of its wide rows (192 / 128 and 256 / 256: a head dim over 128, not
+ * deterministic; softcap ones too where CUDADENT_SM90_BWD_WIDE_SOFTCAP is 1), on the wide main
+ * kernel's varlen form (bwd_wide_kernel.cuh kVarlen: the narrow rows' unit list, padded layout,
+ * pre and post; bwd_varlen.cu). Session 26: 0 until a GPU run passes
+ * tests/test_gpu_varlen_bwd.c's wide cases (05, 06, 27-30) forced onto sm90; such calls run the
+ * portable backward. The GPU tests read it too; a build may override it with
+ * -DCUDADENT_SM90_BWD_VARLEN_WIDE=1 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM90_BWD_VARLEN_WIDE
+#define CUDADENT_SM90_BWD_VARLEN_WIDE 0
 #endif
 
 /* ---- the table ---- */

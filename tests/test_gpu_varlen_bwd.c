@@ -7,7 +7,7 @@
  * value as bad). Skipped with 'skipped: no CUDA device' where there is none, and while dispatch.h's
  * CUDADENT_SM80_BWD_VARLEN (or the forward's gate) is 0.
  *
- * Tests: gpu_varlen_bwd/<NN-name> (26; 00-14 the portable kernel's list): lengths 0, 1, odd and long in one batch; seqlen_q !=
+ * Tests: gpu_varlen_bwd/<NN-name> (31; 00-14 the portable kernel's list): lengths 0, 1, odd and long in one batch; seqlen_q !=
  * seqlen_k per sequence both ways; sequences with no key or no query; GQA and MQA; no mask,
  * causal, windows; head dims 32 to 256 (exact and padded kernels), head_dim_v != head_dim,
  * softcap; layouts packed, padded, gapped; seqused_k; invalid arrays (clamped: the report of the
@@ -20,11 +20,12 @@
  * (causal, both ways), windows, GQA and MQA, seqused_k, gapped and padded layouts, head dims 64,
  * 96, 128 and head_dim_v != head_dim both ways. Case 25: softcap at d128 (the Hopper varlen
  * softcap kernel); case 26 at d64 (the 64 / 64 row's, behind dispatch.h's
- * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP).
+ * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP). Cases 27-30: the wide rows (with cases 05 and 06, the
+ * Hopper varlen backward's wide kernels behind CUDADENT_SM90_BWD_VARLEN_WIDE).
  * Paths: the default dispatch, or one forced by CUDADENT_KERNEL_BWD / CUDADENT_KERNEL (sm80, or
  * sm90 where dispatch.h CUDADENT_SM90_BWD_VARLEN is 1; a case the forced path does not take,
- * e.g. head dims over 128 (softcap among them, case 6) or the deterministic mode on sm90, skips;
- * softcap at d128, case 25, runs there, and at d64, case 26, where that gate is 1).
+ * e.g. head dims over 128 where CUDADENT_SM90_BWD_VARLEN_WIDE is 0 or the deterministic mode on
+ * sm90, skips; softcap at d128, case 25, runs there, and at d64, case 26, where that gate is 1).
  * Cost: the fp64 reference forward and backward, about 40 core-seconds for the whole list.
  */
 #include <stdio.h>
@@ -113,6 +114,18 @@ static const varlen_case_t cases[] = {
      * mid-tile of the row's 128 query rows, MQA, softcap 5 */
     {"tile-ends-causal-d64-mqa-softcap", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 4, 1, 64, 0,
      CUDADENT_DTYPE_BF16, {CAUSAL}, 5.0f, LAYOUT_GAPPED, 0, NO_REPORT},
+    /* 27-30: the wide rows (192 / 128 and 256 / 256, 64 keys a CTA: tile ends 63 / 65 are key
+     * tails too) on the Hopper varlen backward where dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE is
+     * 1, else the portable backward: exact and padded head dims (160 -> 192, 232 -> 256), GQA and
+     * MQA, causal, a window, seqused_k, softcap, every layout but transposed */
+    {"tile-ends-causal-d256-gqa", LEN(tend_q), tend_q, tend_k, NULL, NULL, NULL, 4, 2, 256, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"long-short-window-d192v128-mqa", LEN(lng_q), lng_q, lng_k, NULL, NULL, NULL, 4, 1, 192, 128,
+     CUDADENT_DTYPE_FP16, {WINDOW}, 0, LAYOUT_PADDED, 0, NO_REPORT},
+    {"seqused-causal-d160v128", LEN(used_q), used_q, used_k, used_u, NULL, NULL, 4, 2, 160, 128,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 0, LAYOUT_GAPPED, 0, NO_REPORT},
+    {"sq-ne-sk-causal-d232-softcap", LEN(ne_q), ne_q, ne_k, NULL, NULL, NULL, 2, 1, 232, 0,
+     CUDADENT_DTYPE_BF16, {CAUSAL}, 30.0f, LAYOUT_CONTIGUOUS, 0, NO_REPORT},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -209,14 +222,15 @@ static int run_case(int i) {
 CASE_FN(0) CASE_FN(1) CASE_FN(2) CASE_FN(3) CASE_FN(4) CASE_FN(5) CASE_FN(6) CASE_FN(7)
 CASE_FN(8) CASE_FN(9) CASE_FN(10) CASE_FN(11) CASE_FN(12) CASE_FN(13) CASE_FN(14) CASE_FN(15)
 CASE_FN(16) CASE_FN(17) CASE_FN(18) CASE_FN(19) CASE_FN(20) CASE_FN(21) CASE_FN(22) CASE_FN(23)
-CASE_FN(24) CASE_FN(25) CASE_FN(26)
+CASE_FN(24) CASE_FN(25) CASE_FN(26) CASE_FN(27) CASE_FN(28) CASE_FN(29) CASE_FN(30)
 static const t_fn case_fns[] = {varlen_bwd_0,  varlen_bwd_1,  varlen_bwd_2,  varlen_bwd_3,
                                 varlen_bwd_4,  varlen_bwd_5,  varlen_bwd_6,  varlen_bwd_7,
                                 varlen_bwd_8,  varlen_bwd_9,  varlen_bwd_10, varlen_bwd_11,
                                 varlen_bwd_12, varlen_bwd_13, varlen_bwd_14, varlen_bwd_15,
                                 varlen_bwd_16, varlen_bwd_17, varlen_bwd_18, varlen_bwd_19,
                                 varlen_bwd_20, varlen_bwd_21, varlen_bwd_22, varlen_bwd_23,
-                                varlen_bwd_24, varlen_bwd_25, varlen_bwd_26};
+                                varlen_bwd_24, varlen_bwd_25, varlen_bwd_26, varlen_bwd_27,
+                                varlen_bwd_28, varlen_bwd_29, varlen_bwd_30};
 _Static_assert(sizeof case_fns / sizeof case_fns[0] >= N_CASES, "add CASE_FN rows");
 
 void register_gpu_varlen_bwd_tests(void) {

@@ -29,7 +29,7 @@
  * 128 / 128 row (a head dim over 64, both up to 128) and, with CUDADENT_SM90_BWD_D64_SOFTCAP too,
  * dense calls of the 64 / 64 row (both head dims up to 64; varlen ones too with
  * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP); with CUDADENT_SM90_BWD_WIDE_SOFTCAP
- * dense calls of the wide rows (a head dim over 128; varlen ones are refused above): the softcap
+ * calls of the wide rows (a head dim over 128; varlen ones where varlen_ok takes them): the softcap
  * kernels are those rows' non-deterministic ones (docs/kernels/sm90_bwd_softcap.md), and with
  * CUDADENT_SM90_BWD_DET_SOFTCAP the 128 / 128 row's deterministic ones for its dense deterministic
  * calls; the others go to the portable backward, the next row. */
@@ -38,11 +38,12 @@ extern "C" int cudadent_sm90_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
   const int dim_ok = p->head_dim >= 8 && p->head_dim <= SM90_BWD_MAX_DIM && dv >= 8 &&
                      dv <= SM90_BWD_MAX_DIM;
-  /* varlen (dispatch.h CUDADENT_SM90_BWD_VARLEN lists the feature on the row): the narrow rows
-   * only, not deterministic (bwd_varlen.cu; such calls go to the portable backward, the next row) */
+  /* varlen (dispatch.h CUDADENT_SM90_BWD_VARLEN lists the feature on the row): the narrow rows, and
+   * the wide ones where CUDADENT_SM90_BWD_VARLEN_WIDE is 1, not deterministic (bwd_varlen.cu; such
+   * calls go to the portable backward, the next row) */
   const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
-  const int varlen_ok = !varlen || (p->head_dim <= 128 && dv <= 128 && !p->deterministic);
   const int wide = p->head_dim > 128 || dv > 128, narrow64 = p->head_dim <= 64 && dv <= 64;
+  const int varlen_ok = !varlen || ((!wide || CUDADENT_SM90_BWD_VARLEN_WIDE) && !p->deterministic);
   const int softcap_row = wide       ? CUDADENT_SM90_BWD_WIDE_SOFTCAP
                           : narrow64 ? CUDADENT_SM90_BWD_SOFTCAP && CUDADENT_SM90_BWD_D64_SOFTCAP &&
                                            (!varlen || CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP)

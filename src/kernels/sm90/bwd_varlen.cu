@@ -1,12 +1,15 @@
 /*
  * bwd_varlen.cu - the Hopper backward on ragged batches (cudadent.h "features of layout v2";
  * docs/kernels/sm90_bwd_varlen.md), a translation unit of its own beside bwd.cu: the workspace
- * size and the launcher of the narrow rows (64 / 64, 128 / 128; head_dim and head_dim_v up to 128,
- * fp16 / bf16, not deterministic: bwd.cu's supports()). Four kernels on the call's stream:
+ * size and the launcher of the narrow rows (64 / 64, 128 / 128; head_dim and head_dim_v up to 128)
+ * and, where dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE is 1, of the wide rows (192 / 128, 256 /
+ * 256); fp16 / bf16, not deterministic (bwd.cu's supports()). Four kernels on the call's stream:
  *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);
  *   cd_sm90_bwd_varlen_pre    delta, LSE2, the zeroed dQ accumulator (padded layout);
  *   cd_sm90_bwd_varlen_kernel the dense main kernel's body over the list (bwd_kernel.cuh; softcap
- *                             calls of the 128 / 128 row: cd_sm90_bwd_varlen_softcap_kernel);
+ *                             calls: cd_sm90_bwd_varlen_softcap_kernel; the wide rows'
+ *                             cd_sm90_bwd_wide_varlen_kernel / _softcap_kernel of
+ *                             bwd_wide_kernel.cuh);
  *   cd_sm90_bwd_varlen_post   dQ of each sequence's rows.
  * api.c has validated and normalized the params, launched the device check where asked and the
  * gap fill (dQ of tokens in no sequence, dK / dV of keys in no sequence's used keys: 0) before
@@ -16,9 +19,10 @@
  * Workspace (256-byte aligned parts): the fp32 dQ accumulator [heads_q][R][D_QK] (tiles of BM rows
  * in fragment order, as dense), LSE2 and delta [heads_q][R] fp32, R = (total_q + batch BM) rounded
  * up to BM (the padded layout: bwd_varlen_plan.cuh), then the list: int count (16 bytes),
- * int4 seqs[cap], int2 blocks[cap], cap = min(batch ceil(max_seqlen_k / 128), ceil(total_k / 128)
- * + batch). With BM <= 128 the accumulator is at most the portable kernel's (total_q + 128 batch
- * rows of the row's width): docs/kernels/sm90_bwd_varlen.md.
+ * int4 seqs[cap], int2 blocks[cap], cap = min(batch ceil(max_seqlen_k / BN), ceil(total_k / BN)
+ * + batch) (BN: the row's keys a CTA, 128 narrow, 64 wide). With BM <= 128 the accumulator is at
+ * most the portable kernel's (total_q + 128 batch rows of the row's width):
+ * docs/kernels/sm90_bwd_varlen.md.
  */
 #include <cuda_runtime.h>
 #include "dispatch.h"
@@ -53,23 +57,49 @@ varlen_parts varlen_layout(const cudadent_attn_bwd_params_t *p, int d, int bm, i
   return w;
 }
 
-/* kSoftcap (p->softcap > 0; the 128 / 128 row, and the 64 / 64 row where dispatch.h's
- * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP is 1): the varlen softcap kernel, whose scores are in
- * units of softcap as the dense softcap kernel's (bwd_launch.cuh cd_sm90_bwd_launch): scale_log2 =
- * softcap log2(e), softcap_pre = softmax_scale / softcap. */
-template <int D, bool kFp16, bool kSoftcap = false>
+typedef void (*varlen_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                                const cd_sm90_bwd_args, const int, const int, const cd_sm90_bwd_varlen_units);
+typedef void (*varlen_softcap_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                                        const CUtensorMap, const cd_sm90_bwd_args, const int, const int,
+                                        const cd_sm90_bwd_varlen_units, const float);
+
+/* Row (D, DV)'s varlen main kernels: the narrow body (bwd_kernel.cuh) or the wide one
+ * (bwd_wide_kernel.cuh), and their dynamic shared memory. */
+template <int D, int DV, bool kFp16> struct varlen_kernels {
+  static constexpr bool WIDE = cd_sm90_bwd_tile<D, DV>::WIDE != 0;
+  static constexpr int smem() {
+    if constexpr (WIDE) return cd_sm90_bwd_wide_smem<D, DV>::BYTES;
+    else return cd_sm90_bwd_smem<D>::BYTES;
+  }
+  static constexpr int SMEM = smem();
+  static varlen_kernel_t plain() {
+    if constexpr (WIDE) return cd_sm90_bwd_wide_varlen_kernel<D, DV, kFp16>;
+    else return cd_sm90_bwd_varlen_kernel<D, kFp16>;
+  }
+  static varlen_softcap_kernel_t softcap() {
+    if constexpr (WIDE) return cd_sm90_bwd_wide_varlen_softcap_kernel<D, DV, kFp16>;
+    else return cd_sm90_bwd_varlen_softcap_kernel<D, kFp16>;
+  }
+};
+
+/* kSoftcap (p->softcap > 0; the 128 / 128 row, the 64 / 64 row where dispatch.h's
+ * CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP is 1, the wide rows where CUDADENT_SM90_BWD_VARLEN_WIDE is):
+ * the varlen softcap kernel, whose scores are in units of softcap as the dense softcap kernel's
+ * (bwd_launch.cuh cd_sm90_bwd_launch): scale_log2 = softcap log2(e), softcap_pre = softmax_scale /
+ * softcap. */
+template <int D, int DV, bool kFp16, bool kSoftcap = false>
 cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
-  typedef cd_sm90_bwd_tile<D> tile;
-  static_assert(tile::WIDE == 0, "the narrow rows only");
-  static_assert(!kSoftcap || D == 128 || CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP,
-                "softcap: the 128 / 128 row, and the 64 / 64 row behind dispatch.h's gate");
+  typedef cd_sm90_bwd_tile<D, DV> tile;
+  typedef varlen_kernels<D, DV, kFp16> K;
+  static_assert(!K::WIDE || CUDADENT_SM90_BWD_VARLEN_WIDE, "the wide rows behind dispatch.h's gate");
+  static_assert(K::WIDE || D == DV, "the narrow rows: D_QK = D_V");
+  static_assert(!kSoftcap || D != 64 || CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP,
+                "softcap at the 64 / 64 row: behind dispatch.h's gate");
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N;
-  constexpr int SMEM = cd_sm90_bwd_smem<D>::BYTES;
-  void (*kernel)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                 const cd_sm90_bwd_args, const int, const int, const cd_sm90_bwd_varlen_units) =
-      cd_sm90_bwd_varlen_kernel<D, kFp16>;
+  constexpr int SMEM = K::SMEM;
+  const varlen_kernel_t kernel = K::plain();
   const void *kernel_used = (const void *)kernel; /* the one launched (its attribute below) */
-  if constexpr (kSoftcap) kernel_used = (const void *)cd_sm90_bwd_varlen_softcap_kernel<D, kFp16>;
+  if constexpr (kSoftcap) kernel_used = (const void *)K::softcap();
 
   static cudadent_device_once_t attr_done;
   int dev = 0;
@@ -83,7 +113,7 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 
   const int64_t R = varlen_rows(p, BM), cap = varlen_cap(p, BN);
   if (R > 0x7fffffff || cap * p->heads_kv > 0x7fffffff ||
-      (int64_t)p->heads_q * R / (SM90_BWD_PREPOST_THREADS / (D / 8)) >= 0x7fffffff)
+      (int64_t)p->heads_q * R / (SM90_BWD_PREPOST_THREADS / (DV / 8)) >= 0x7fffffff)
     return cudaErrorInvalidConfiguration;
   const varlen_parts w = varlen_layout(p, D, BM, BN);
   uint8_t *ws = static_cast<uint8_t *>(workspace);
@@ -171,34 +201,34 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 
   cd_sm90_bwd_varlen_plan<BM, BN><<<1, SM90_VARLEN_PLAN_THREADS, 0, stream>>>(
       va, p->window_left, p->window_right);
-  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (D / 8);
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
   const int64_t rows = (int64_t)p->heads_q * R;
 #if SM90_BWD_PDL
   /* the plan plainly (the call's first), the pre, the main kernel and the post with PDL
    * (bwd_launch.cuh cd_sm90_bwd_launch_pdl; their waits: bwd_varlen_plan.cuh, bwd_kernel.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_pre<kFp16, D, D>, dim3((unsigned)((rows + ROWS - 1) / ROWS)),
+  if ((err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_pre<kFp16, D, DV>, dim3((unsigned)((rows + ROWS - 1) / ROWS)),
                                     dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va)) != cudaSuccess)
     return err;
   if constexpr (kSoftcap)
-    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_softcap_kernel<D, kFp16>, dim3((unsigned)(cap * p->heads_kv)),
+    err = cd_sm90_bwd_launch_pdl(K::softcap(), dim3((unsigned)(cap * p->heads_kv)),
                                  dim3(384), SMEM, stream, tm_q, tm_k, tm_v, tm_do, a, d, dv, vu, softcap_pre);
   else
     err = cd_sm90_bwd_launch_pdl(kernel, dim3((unsigned)(cap * p->heads_kv)), dim3(384), SMEM, stream, tm_q, tm_k,
                                  tm_v, tm_do, a, d, dv, vu);
   if (err != cudaSuccess) return err;
-  return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_post<kFp16, D, D>, dim3((unsigned)(R / BM), (unsigned)p->heads_q),
+  return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_varlen_post<kFp16, D, DV>, dim3((unsigned)(R / BM), (unsigned)p->heads_q),
                                 dim3(SM90_BWD_PREPOST_THREADS), 0, stream, io, va);
 #else
-  cd_sm90_bwd_varlen_pre<kFp16, D, D><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
+  cd_sm90_bwd_varlen_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if constexpr (kSoftcap)
-    cd_sm90_bwd_varlen_softcap_kernel<D, kFp16><<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(
+    K::softcap()<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(
         tm_q, tm_k, tm_v, tm_do, a, d, dv, vu, softcap_pre);
   else
     kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
   const dim3 post_grid((unsigned)(R / BM), (unsigned)p->heads_q);
-  cd_sm90_bwd_varlen_post<kFp16, D, D><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
+  cd_sm90_bwd_varlen_post<kFp16, D, DV><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   return cudaGetLastError();
 #endif
 }
@@ -206,23 +236,40 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 }  // namespace
 
 size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
-  const int row = cd_sm90_bwd_row(p);
-  const int bm = cd_sm90_bwd_row_block_m(row);
-  return varlen_layout(p, row, bm, row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_N : cd_sm90_bwd_tile<128>::BLOCK_N).total;
+  const int row = cd_sm90_bwd_row(p); /* the accumulator is D_QK = row wide */
+  const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
+                 : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
+                 : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
+                              : cd_sm90_bwd_tile<256>::BLOCK_N;
+  return varlen_layout(p, row, cd_sm90_bwd_row_block_m(row), bn).total;
 }
 
 cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *workspace,
                                    cudaStream_t stream) {
-  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16;
-#if CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
-  if (p->softcap > 0.f && cd_sm90_bwd_row(p) == 64)
-    return fp16 ? varlen_launch<64, true, true>(p, workspace, stream)
-                : varlen_launch<64, false, true>(p, workspace, stream);
+  const bool fp16 = p->dtype == CUDADENT_DTYPE_FP16, softcap = p->softcap > 0.f;
+  const int row = cd_sm90_bwd_row(p);
+#if CUDADENT_SM90_BWD_VARLEN_WIDE
+  /* bwd.cu's supports(): softcap ones only where CUDADENT_SM90_BWD_WIDE_SOFTCAP is 1 */
+  if (row == 192)
+    return softcap ? (fp16 ? varlen_launch<192, 128, true, true>(p, workspace, stream)
+                           : varlen_launch<192, 128, false, true>(p, workspace, stream))
+                   : (fp16 ? varlen_launch<192, 128, true>(p, workspace, stream)
+                           : varlen_launch<192, 128, false>(p, workspace, stream));
+  if (row == 256)
+    return softcap ? (fp16 ? varlen_launch<256, 256, true, true>(p, workspace, stream)
+                           : varlen_launch<256, 256, false, true>(p, workspace, stream))
+                   : (fp16 ? varlen_launch<256, 256, true>(p, workspace, stream)
+                           : varlen_launch<256, 256, false>(p, workspace, stream));
 #endif
-  if (p->softcap > 0.f) /* bwd.cu's supports(): the 128 / 128 row (and the 64 / 64 row above) */
-    return fp16 ? varlen_launch<128, true, true>(p, workspace, stream)
-                : varlen_launch<128, false, true>(p, workspace, stream);
-  if (cd_sm90_bwd_row(p) == 64)
-    return fp16 ? varlen_launch<64, true>(p, workspace, stream) : varlen_launch<64, false>(p, workspace, stream);
-  return fp16 ? varlen_launch<128, true>(p, workspace, stream) : varlen_launch<128, false>(p, workspace, stream);
+#if CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
+  if (softcap && row == 64)
+    return fp16 ? varlen_launch<64, 64, true, true>(p, workspace, stream)
+                : varlen_launch<64, 64, false, true>(p, workspace, stream);
+#endif
+  if (softcap) /* bwd.cu's supports(): the 128 / 128 row (and the rows above) */
+    return fp16 ? varlen_launch<128, 128, true, true>(p, workspace, stream)
+                : varlen_launch<128, 128, false, true>(p, workspace, stream);
+  if (row == 64)
+    return fp16 ? varlen_launch<64, 64, true>(p, workspace, stream) : varlen_launch<64, 64, false>(p, workspace, stream);
+  return fp16 ? varlen_launch<128, 128, true>(p, workspace, stream) : varlen_launch<128, 128, false>(p, workspace, stream);
 }

@@ -50,6 +50,13 @@
  * [64][D_V], 16-byte chunks XOR-swizzled by key % 8, written as 16-byte row chunks below the real
  * head_dim / head_dim_v and seqlen_k.
  *
+ * Varlen (kVarlen of cd_sm90_bwd_wide_body: cd_sm90_bwd_wide_varlen_kernel and its softcap twin,
+ * bwd_varlen.cu, behind dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE; not deterministic): the narrow
+ * rows' scheme (bwd_kernel.cuh "Varlen", bwd_varlen_plan.cuh): a CTA takes a (sequence, key block)
+ * unit of the list and a KV head; loads start at the sequence's tokens of the packed tensors, LSE2 /
+ * delta rows and dQ tiles at its padded tile, dK / dV rows at its first key; everything else as
+ * dense, with the sequence's lengths (cd_sm90_bwd_wide_main's offsets are 0 in the dense kernels).
+ *
  * Softcap (kSoftcap of cd_sm90_bwd_wide_body: cd_sm90_bwd_wide_softcap_kernel, dense, not
  * deterministic; docs/kernels/sm90_bwd_softcap.md, "Wide rows"): bwd_kernel.cuh's algebra and
  * register layout. S^T_w becomes t = tanh(S^T_w softmax_scale / softcap) in place (t takes P^T's
@@ -109,7 +116,7 @@ template <int DQK, int DV> struct cd_sm90_bwd_wide_smem {
 template <int DQK, int DV, bool kFp16, int kDet, int W, bool kSoftcap>
 __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args &args, uint32_t base,
                                                           const uint8_t *gbase, int n_block, int hk, int b,
-                                                          int m_lo, int m_hi, const float softcap_pre) {
+                                                          int m_lo, int m_hi, const float softcap_pre, int mt0) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   typedef cd_sm90_bwd_wide_plan<DQK, DV, W> P;
@@ -273,7 +280,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_consumer(const cd_sm90_bwd_args
       cd_wgmma_wait<1>(); /* dQ done; dV and dK pending */
       cd_sm90_fence_regs(dq);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DVDQ_WAIT); /* the wide rows: dQ done */
-      const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
+      const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + mt0 + m;
       float *const tile_dst = args.dq_acc + tile_idx * (BM * DQK);
       if constexpr (kDet)
         cd_sm90_bwd_wide_det_dq<P::Q_N, P::Q_LO, kDet>(dq, args, tile_dst, tile_idx, m, n_block,
@@ -335,35 +342,24 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_store(uint32_t stage, void *dst
   }
 }
 
-/* The kernels' body (kSoftcap: cd_sm90_bwd_wide_softcap_kernel's; softcap_pre = softmax_scale /
- * softcap there, unused otherwise). */
-template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap>
-__device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+/* Everything after the work decode and the set-up: the producer's loads, the consumers' walks and
+ * the epilogue of key block n_block of KV head hk, batch b. kVarlen (bwd_varlen.cu): args carries
+ * the sequence's lengths; its queries and keys start at tokens q_tok0 / k_tok0 of the packed
+ * tensors (batch coordinate 0), its LSE2 / delta rows and dQ tiles at padded tile mt0 (all 0 in
+ * the dense kernels, where they fold away). */
+template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap, bool kVarlen>
+__device__ __forceinline__ void cd_sm90_bwd_wide_main(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                       const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                       const cd_sm90_bwd_args &args, const int head_dim,
-                                                      const int head_dim_v, const float softcap_pre) {
+                                                      const int head_dim_v, const float softcap_pre,
+                                                      const uint32_t base, const uint8_t *gbase, const int wg,
+                                                      const int n_block, const int hk, const int b,
+                                                      const int q_tok0, const int k_tok0, const int mt0) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
   typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
-  static_assert(tile::WIDE == 1, "a wide row");
-  static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
-  static_assert(!SM90_BWD_TRACE || ST == 2, "the trace copies block it - 2's stamps once block it's stage is free");
-
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
-  const uint8_t *const gbase = smem_raw + (base - cd_smem_addr(smem_raw));
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
-
-  int n_block, hk, b;
-#if SM90_BWD_PDL
-  /* as the narrow kernels (bwd_kernel.cuh cd_sm90_bwd_body): the post may be scheduled once every
-   * CTA has started; this grid waits for the pre where the producer's K / V loads are issued and
-   * where the consumers start */
-  cd_griddep_launch_dependents();
-#endif
-  cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
-  const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
   const int k0 = n_block * BN;
   int m_hi, m_lo; /* in this order since the body left the kernel: the kernels' SASS as before */
@@ -378,12 +374,14 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
     cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
 #pragma unroll
     for (int c = 0; c < L::SQK; ++c)
-      cd_tma_load_4d(base + L::K_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(base + L::K_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
 #pragma unroll
     for (int c = 0; c < L::SV; ++c)
-      cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k0, hk, b);
+      cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
 #if SM90_BWD_PDL
-    cd_griddep_wait(); /* K, V: the caller's; the LSE2 / delta rows below: the pre kernel's */
+    /* K, V: the caller's; the LSE2 / delta rows below: the pre kernel's (varlen: every thread
+     * waited in the body) */
+    if constexpr (!kVarlen) cd_griddep_wait();
 #endif
     const int h_lo = hk * args.group, h_hi = h_lo + args.group;
     uint32_t it = 0;
@@ -398,11 +396,13 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
         cd_mbar_arrive_expect_tx(full, L::Q_BYTES + L::DO_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
         for (int c = 0; c < L::SQK; ++c)
-          cd_tma_load_4d(base + L::Q_OFF + s * L::Q_BYTES + c * BM * 128, &tm_q, full, 64 * c, m * BM, h, b);
+          cd_tma_load_4d(base + L::Q_OFF + s * L::Q_BYTES + c * BM * 128, &tm_q, full, 64 * c, q_tok0 + m * BM, h,
+                         b);
 #pragma unroll
         for (int c = 0; c < L::SV; ++c)
-          cd_tma_load_4d(base + L::DO_OFF + s * L::DO_BYTES + c * BM * 128, &tm_do, full, 64 * c, m * BM, h, b);
-        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
+          cd_tma_load_4d(base + L::DO_OFF + s * L::DO_BYTES + c * BM * 128, &tm_do, full, 64 * c, q_tok0 + m * BM,
+                         h, b);
+        const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)(mt0 + m) * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
         cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
         SM90_BWD_TRACE_PRODUCER_COPY(it);
@@ -414,22 +414,86 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, c
   /* ================================ consumers ================================ */
   cd_setmaxnreg_inc<tile::CONSUMER_REGS>();
 #if SM90_BWD_PDL
-  cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
+  if constexpr (!kVarlen) cd_griddep_wait(); /* before the dQ accumulator's adds and the semaphores (the pre's) */
 #endif
   if (wg == 1)
     cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 0, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
-                                                                 softcap_pre);
+                                                                 softcap_pre, mt0);
   else
     cd_sm90_bwd_wide_consumer<DQK, DV, kFp16, kDet, 1, kSoftcap>(args, base, gbase, n_block, hk, b, m_lo, m_hi,
-                                                                 softcap_pre);
+                                                                 softcap_pre, mt0);
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, 256); /* dK and dV staged */
   const int k0w = n_block * BN;
-  cd_sm90_bwd_wide_store<DQK / 8>(base + L::Q_OFF, (uint16_t *)args.dk + b * args.dk_sb + hk * args.dk_sh,
+  cd_sm90_bwd_wide_store<DQK / 8>(base + L::Q_OFF,
+                                  (uint16_t *)args.dk + b * args.dk_sb + hk * args.dk_sh + (int64_t)k_tok0 * args.dk_ss,
                                   args.dk_ss, k0w, args.seqlen_k, head_dim / 8);
-  cd_sm90_bwd_wide_store<DV / 8>(base + L::DO_OFF, (uint16_t *)args.dv + b * args.dv_sb + hk * args.dv_sh,
+  cd_sm90_bwd_wide_store<DV / 8>(base + L::DO_OFF,
+                                 (uint16_t *)args.dv + b * args.dv_sb + hk * args.dv_sh + (int64_t)k_tok0 * args.dv_ss,
                                  args.dv_ss, k0w, args.seqlen_k, head_dim_v / 8);
   /* both consumers' ends after the global stores (the narrow kernels': after their own epilogue) */
   SM90_BWD_TRACE_END(wg - 1, (int)threadIdx.x - 128 * wg, (uint32_t)(args.group * (m_hi - m_lo)));
+}
+
+/* The kernels' body (kSoftcap: the softcap kernels'; softcap_pre = softmax_scale / softcap there,
+ * unused otherwise): the work decode and the set-up, then cd_sm90_bwd_wide_main. Dense (kVarlen
+ * false): the grid is the work (cd_sm90_bwd_work_of_block). Varlen (the narrow rows' scheme,
+ * bwd_kernel.cuh cd_sm90_bwd_body): a CTA takes a (unit of the list, KV head) in the dense LPT
+ * order; past the list's count the whole CTA returns; the unit's sequence lengths replace
+ * seqlen_q / seqlen_k in a copy of the arguments, so the mask rule, the query-block range and the
+ * key tail are the sequence's (query rows past its end have LSE2 = +inf in the padded layout:
+ * P = 0, dS = 0). */
+template <int DQK, int DV, bool kFp16, int kDet, bool kSoftcap, bool kVarlen = false>
+__device__ __forceinline__ void cd_sm90_bwd_wide_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                      const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                      const cd_sm90_bwd_args &args, const int head_dim,
+                                                      const int head_dim_v, const float softcap_pre,
+                                                      const cd_sm90_bwd_varlen_units &vu) {
+  typedef cd_sm90_bwd_tile<DQK, DV> tile;
+  typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
+  constexpr int ST = tile::STAGES;
+  static_assert(tile::WIDE == 1, "a wide row");
+  static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
+  static_assert(!SM90_BWD_TRACE || ST == 2, "the trace copies block it - 2's stamps once block it's stage is free");
+  static_assert(!kVarlen || kDet == CD_SM90_BWD_NONDET, "varlen: not deterministic");
+
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */
+  const uint8_t *const gbase = smem_raw + (base - cd_smem_addr(smem_raw));
+  const uint32_t bar_kv = base + L::BAR_OFF;
+  const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
+
+#if SM90_BWD_PDL
+  /* as the narrow kernels (bwd_kernel.cuh cd_sm90_bwd_body): the post may be scheduled once every
+   * CTA has started; the dense grid waits for the pre where the producer's K / V loads are issued
+   * and where the consumers start, the varlen one right after the set-up, before reading the list */
+  cd_griddep_launch_dependents();
+#endif
+  if constexpr (kVarlen) {
+    const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
+#if SM90_BWD_PDL
+    cd_griddep_wait();
+#endif
+    const int count = *vu.count;
+    if ((int64_t)blockIdx.x >= (int64_t)count * vu.heads_kv) return; /* past the list: the whole CTA */
+    int unit, hk, b;
+    cd_sm90_bwd_grouped_work(blockIdx.x, count, vu.heads_kv, vu.heads_kv,
+                             SM90_BWD_LPT_GROUP > 0 ? SM90_BWD_LPT_GROUP : 1, &unit, &hk, &b);
+    const int4 seq = vu.seqs[unit];
+    const int2 blk = vu.blocks[unit];
+    cd_sm90_bwd_args a = args;
+    a.seqlen_q = seq.z;
+    a.seqlen_k = seq.w;
+    cd_sm90_bwd_wide_main<DQK, DV, kFp16, kDet, kSoftcap, true>(tm_q, tm_k, tm_v, tm_do, a, head_dim, head_dim_v,
+                                                                softcap_pre, base, gbase, wg, blk.x, hk, 0, seq.x,
+                                                                seq.y, blk.y);
+  } else {
+    int n_block, hk, b;
+    cd_sm90_bwd_work_of_block<kDet>(args, n_block, hk, b);
+    const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
+    cd_sm90_bwd_wide_main<DQK, DV, kFp16, kDet, kSoftcap, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v,
+                                                                 softcap_pre, base, gbase, wg, n_block, hk, b, 0, 0,
+                                                                 0);
+  }
 }
 
 template <int DQK, int DV, bool kFp16, int kDet>
@@ -437,7 +501,8 @@ __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_wide_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                             const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v) {
-  cd_sm90_bwd_wide_body<DQK, DV, kFp16, kDet, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, 0.f);
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, kDet, false>(tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, 0.f,
+                                                     cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
 }
 
 /* The wide rows' softcap kernel (bwd_wide.cu: dense, not deterministic): softcap_pre = softmax_scale
@@ -450,7 +515,34 @@ __global__ void __launch_bounds__(384, 1)
                                     const __grid_constant__ CUtensorMap tm_do, const cd_sm90_bwd_args args,
                                     const int head_dim, const int head_dim_v, const float softcap_pre) {
   cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
-                                                                  head_dim_v, softcap_pre);
+                                                                  head_dim_v, softcap_pre,
+                                                                  cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1});
+}
+
+/* The wide rows' varlen kernels (bwd_varlen.cu, where dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE is
+ * 1; not deterministic): a 1-d grid of the list's capacity x heads_kv CTAs over the packed tensors
+ * (args.dk / dv batch strides 0), the padded dQ / LSE2 / delta layout of bwd_varlen_plan.cuh; the
+ * softcap one's scores in units of softcap as the dense softcap kernel's. */
+template <int DQK, int DV, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_wide_varlen_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                                   const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                                   const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
+                                   const cd_sm90_bwd_varlen_units vu) {
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, false, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                                         head_dim_v, 0.f, vu);
+}
+
+template <int DQK, int DV, bool kFp16>
+__global__ void __launch_bounds__(384, 1)
+    cd_sm90_bwd_wide_varlen_softcap_kernel(const __grid_constant__ CUtensorMap tm_q,
+                                           const __grid_constant__ CUtensorMap tm_k,
+                                           const __grid_constant__ CUtensorMap tm_v,
+                                           const __grid_constant__ CUtensorMap tm_do, const cd_sm90_bwd_args args,
+                                           const int head_dim, const int head_dim_v,
+                                           const cd_sm90_bwd_varlen_units vu, const float softcap_pre) {
+  cd_sm90_bwd_wide_body<DQK, DV, kFp16, CD_SM90_BWD_NONDET, true, true>(tm_q, tm_k, tm_v, tm_do, args, head_dim,
+                                                                        head_dim_v, softcap_pre, vu);
 }
 
 #endif /* CUDADENT_SM90_BWD_WIDE_KERNEL_CUH */
