@@ -173,8 +173,9 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                 "softcap: the rows' own tiles; the wide rows' not deterministic");
 #if SM90_BWD_WIDE3
   constexpr int SMEM = kWide3 ? cd_sm90_bwd_wide3_smem::BYTES : cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
-  const void *kernel = kWide3 ? (const void *)cd_sm90_bwd_wide3_kernel<kFp16>
-                              : cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
+  const void *kernel; /* if constexpr: the other rows' units do not instantiate the E3 kernel */
+  if constexpr (kWide3) kernel = (const void *)cd_sm90_bwd_wide3_kernel<kFp16>;
+  else kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 #else
   constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
   const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
