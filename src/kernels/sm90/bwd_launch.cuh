@@ -32,6 +32,9 @@
 #include "kernels/sm90/bwd_prepost.cuh"
 #include "kernels/sm90/bwd_wide_kernel.cuh"
 #include "kernels/sm90/tensor_map.cuh"
+#if SM90_BWD_WIDE3
+#include "kernels/sm90/bwd_wide3_kernel.cuh"
+#endif
 
 static inline size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
@@ -155,13 +158,28 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                                       cudaStream_t stream) {
   typedef cd_sm90_bwd_tile<D, DV> tile;
   constexpr bool kWide = tile::WIDE != 0;
+#if SM90_BWD_WIDE3
+  /* config.cuh SM90_BWD_WIDE3: the 192 / 128 row's dense non-deterministic calls without softcap
+   * on bwd_wide3_kernel.cuh (96 keys a CTA; the row's BLOCK_M, workspace, pre and post) */
+  constexpr bool kWide3 = D == 192 && DV == 128 && kDet == CD_SM90_BWD_NONDET && !kSoftcap;
+  static_assert(!kWide3 || BM_ == cd_sm90_bwd_wide3_tile::BLOCK_M, "E3: the row's BLOCK_M");
+  constexpr int BM = BM_, BN = kWide3 ? cd_sm90_bwd_wide3_tile::BLOCK_N : tile::BLOCK_N;
+#else
   constexpr int BM = BM_, BN = tile::BLOCK_N;
+#endif
   static_assert(BM == tile::BLOCK_M || (BM == 80 && D == 128 && DV == 128 && kDet == CD_SM90_BWD_NONDET),
                 "the 80-row tile: the d128 row, non-deterministic");
   static_assert(!kSoftcap || (BM == tile::BLOCK_M && (!kWide || kDet == CD_SM90_BWD_NONDET)),
                 "softcap: the rows' own tiles; the wide rows' not deterministic");
+#if SM90_BWD_WIDE3
+  constexpr int SMEM = kWide3 ? cd_sm90_bwd_wide3_smem::BYTES : cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
+  const void *kernel; /* if constexpr: the other rows' units do not instantiate the E3 kernel */
+  if constexpr (kWide3) kernel = (const void *)cd_sm90_bwd_wide3_kernel<kFp16>;
+  else kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
+#else
   constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
   const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
+#endif
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
    * race between threads only repeats it) */
@@ -235,6 +253,12 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   /* the pre plainly (the call's first: after whatever came before on the stream), the main kernel
    * and the post with PDL (their waits: bwd_kernel.cuh, bwd_wide_kernel.cuh, bwd_prepost.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
+#if SM90_BWD_WIDE3
+  if constexpr (kWide3)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide3_kernel<kFp16>, grid, dim3(cd_sm90_bwd_wide3_tile::THREADS), SMEM,
+                                 stream, tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  else
+#endif
   if constexpr (kWide && kSoftcap)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
@@ -252,6 +276,12 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
                                 stream, io);
 #else
+#if SM90_BWD_WIDE3
+  if constexpr (kWide3)
+    cd_sm90_bwd_wide3_kernel<kFp16><<<grid, cd_sm90_bwd_wide3_tile::THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do,
+                                                                                           a, d, dv);
+  else
+#endif
   if constexpr (kWide && kSoftcap)
     cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
                                                                              p->softmax_scale / p->softcap);

@@ -22,7 +22,7 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -192,6 +192,14 @@
  * cost goes with the bytes. */
 #ifndef SM90_BWD_SKIP_DQ
 #define SM90_BWD_SKIP_DQ 0
+#endif
+
+/* Experiment E3 of docs/kernels/sm90_bwd_wide_next.md: 1 runs the 192 / 128 row's dense,
+ * non-deterministic calls without softcap on bwd_wide3_kernel.cuh (FA3's d192 structure: 96 keys a
+ * CTA, 64 query rows a block, three MMA warpgroups); every other call keeps its kernel. Built in
+ * session 26, not run yet. 0: the library's kernels, unchanged. */
+#ifndef SM90_BWD_WIDE3
+#define SM90_BWD_WIDE3 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# dev/sm90_bwd/wide3_run.sh - one GPU call for experiment E3 of docs/kernels/sm90_bwd_wide_next.md
+# (bwd_wide3_kernel.cuh, dev knob SM90_BWD_WIDE3: the 192 / 128 row's dense non-deterministic calls
+# without softcap on a 64 x 96 tile with three MMA warpgroups). Build on the workstation first:
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w3=-DSM90_BWD_WIDE3=1
+# then run with carry build-carry and build-carry-w3 (~25 MB):
+#   dev/sm90_bwd/wide3_run.sh [check] [tests] [sanitize] [time]   (default: all four, ~6 minutes)
+# into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
+#   check:    CLI --bwd --check forced onto sm90 on small 192 / 128 shapes (keys not a multiple of
+#             96, causal, GQA / MQA, seqlen_q != seqlen_k both ways, a window, head dims below the
+#             row, gapped layout, fp16 and bf16), plus two controls that keep the old kernel
+#             (deterministic, softcap). A line each: the CLI's last lines (ok / FAIL per tensor).
+#   tests:    the C suite's gpu_dims_hopper_bwd and gpu_bwd filters forced onto sm90.
+#   sanitize: compute-sanitizer memcheck, synccheck and racecheck on small shapes.
+#   time:     gpu_run.sh abvar (library build-carry against build-carry-w3), bf16 --iters 30, the
+#             three E3 shapes, alternated twice. Runs only if check found no FAIL.
+set -u
+cd "$(dirname "$0")/../.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(check tests sanitize time)
+summary="$out/0-summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+[ -d build-carry-w3 ] || { note "build-carry-w3 missing (prebuild.sh w3=-DSM90_BWD_WIDE3=1)"; exit 1; }
+# the variant's library unpacked beside its binaries
+rm -rf build-w3 && mkdir -p build-w3
+if [ -f build-carry-w3/libcudadent.so.0.gz ]; then
+  gzip -dc build-carry-w3/libcudadent.so.0.gz > build-w3/libcudadent.so.0
+else cp -L build-carry-w3/libcudadent.so.0 build-w3/; fi
+ln -sf libcudadent.so.0 build-w3/libcudadent.so
+cp build-carry-w3/cudadent-bench build-carry-w3/cudadent_tests build-w3/
+w3="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w3"
+row="--head-dim 192 --head-dim-v 128"
+checks=(
+  "--batch 2 --seqlen-q 200 --heads 4 $row"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --dtype fp16"
+  "--batch 2 --seqlen-q 256 --seqlen-k 300 --heads 8 --heads-kv 2 $row --causal"
+  "--batch 1 --seqlen-q 300 --seqlen-k 200 --heads 4 --heads-kv 1 $row"
+  "--batch 1 --seqlen-q 300 --seqlen-k 200 --heads 4 --heads-kv 1 $row --causal --dtype fp16"
+  "--batch 1 --seqlen-q 200 --seqlen-k 500 --heads 4 $row --causal"
+  "--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped"
+  "--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --window 70,20 --layout gapped"
+  "--batch 2 --seqlen-q 333 --seqlen-k 300 --heads 4 --head-dim 160 --head-dim-v 128 --layout gapped"
+  "--batch 2 --seqlen-q 333 --seqlen-k 300 --heads 4 --head-dim 160 --head-dim-v 128 --causal --dtype fp16"
+  "--batch 1 --seqlen-q 200 --seqlen-k 288 --heads 2 --head-dim 136 --head-dim-v 64 --causal"
+  "--batch 1 --seqlen-q 96 --heads 2 $row"
+  "--batch 1 --seqlen-q 1 --seqlen-k 1 --heads 2 $row"
+  "--batch 2 --seqlen-q 1024 --heads 4 $row --causal"
+  "--batch 1 --seqlen-q 2048 --heads 2 --heads-kv 1 $row"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --deterministic"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --softcap 30"
+)
+# the time step's shapes (docs/kernels/sm90_bwd_wide_next.md E3: baselines on an H200 323 / 369 /
+# 408-418 TFLOP/s)
+time_shapes="--batch 8 --seqlen-q 2048 --heads 10 $row --causal
+--batch 8 --seqlen-q 2048 --heads 10 $row
+--batch 2 --seqlen-q 8192 --heads 10 $row --causal"
+fails=0
+for step in "${steps[@]}"; do
+  note "---- $step"
+  case $step in
+    check)
+      for shape in "${checks[@]}"; do
+        timeout 60 $w3 build-w3/cudadent-bench $shape --bwd --check --iters 2 > "$out/c.log" 2>&1
+        rc=$?
+        nfail=$(grep -c 'FAIL' "$out/c.log")
+        [ $rc = 0 ] && [ "$nfail" = 0 ] || fails=$((fails + 1))
+        note "check ($shape): rc $rc, $(grep -cE '\bok$' "$out/c.log") ok, $nfail FAIL"
+        grep -E 'FAIL|error|Error' "$out/c.log" | head -6 | tee -a "$summary"
+        { echo "==== $shape"; cat "$out/c.log"; } >> "$out/check.log"
+      done
+      rm -f "$out/c.log" ;;
+    tests)
+      for filter in gpu_dims_hopper_bwd gpu_bwd; do
+        timeout 300 $w3 build-w3/cudadent_tests $filter > "$out/t.log" 2>&1
+        note "tests (sm90 $filter): rc $? $(tail -1 "$out/t.log")"
+        grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
+        { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
+      done
+      rm -f "$out/t.log" ;;
+    sanitize)
+      for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
+                  "memcheck:--batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --head-dim 160 --head-dim-v 128 --causal --layout gapped --bwd --check" \
+                  "synccheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 $row --causal --bwd" \
+                  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"; do
+        tool=${spec%%:*} shape=${spec#*:}
+        timeout 200 $w3 compute-sanitizer --tool $tool --error-exitcode 9 build-w3/cudadent-bench $shape --iters 1 \
+          > "$out/s.log" 2>&1
+        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
+        { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
+      done
+      rm -f "$out/s.log" ;;
+    time)
+      if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
+      OUT=$out/time PREBUILT=build-carry PREBUILT_VAR=build-carry-w3 VAR_TESTS=gpu_dims_hopper_bwd \
+        ABVAR_SHAPES="$time_shapes" timeout 300 dev/sm90_bwd/gpu_run.sh abvar
+      grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
+    *) note "wide3_run.sh: unknown step $step"; exit 2 ;;
+  esac
+done

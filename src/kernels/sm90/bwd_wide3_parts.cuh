@@ -1,0 +1,156 @@
+/*
+ * bwd_wide3_parts.cuh - the pieces of the Hopper backward's E3 kernel (bwd_wide3_kernel.cuh: the
+ * 192 / 128 row in FA3's d192 structure, 64 query rows x 96 keys, three MMA warpgroups; dev knob
+ * config.cuh SM90_BWD_WIDE3): its tile, its shared-memory layout, the 64-byte-swizzle operand
+ * layouts of P and dS, the set-up (12 consumer warps free a stage) and the epilogue's staging and
+ * global stores of 96-key dK / dV tiles. The layouts are explained in bwd_wide3_kernel.cuh's
+ * opening comment.
+ */
+#ifndef CUDADENT_SM90_BWD_WIDE3_PARTS_CUH
+#define CUDADENT_SM90_BWD_WIDE3_PARTS_CUH
+
+#include "kernels/sm90/bwd_kernel.cuh"
+
+/* The tile: BLOCK_M query rows an iteration, BLOCK_N keys a CTA (32 a consumer warpgroup for S and
+ * dP), CONSUMERS MMA warpgroups; setmaxnreg budgets (128 x 24 + 384 x 160 = 64512 <= 65536);
+ * PDS_BUFS P / dS buffers (2: one named barrier a block, the dQ part leaves from registers and
+ * needs no staging, so the second buffer fits; 1: E3's budget with a dQ staging, two barriers). */
+struct cd_sm90_bwd_wide3_tile {
+  static constexpr int DQK = 192, DV = 128;
+  static constexpr int BLOCK_M = 64, BLOCK_N = 96, STAGES = 2, CONSUMERS = 3;
+  static constexpr int KEYS_WG = BLOCK_N / CONSUMERS; /* S / dP columns of a warpgroup */
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
+  static constexpr int THREADS = 128 * (1 + CONSUMERS), MMA_THREADS = 128 * CONSUMERS;
+  static constexpr int PDS_BUFS = 2;
+  static_assert(128 * PRODUCER_REGS + MMA_THREADS * CONSUMER_REGS <= 65536, "register file");
+  static_assert(KEYS_WG == 32, "a warpgroup's keys are one 64-byte-swizzle column block of P / dS");
+};
+
+/* Shared memory (16-bit elements; every block 1024-byte aligned):
+ *   K [3 slabs][96 keys][64], V [2][96][64]          128-byte swizzle, loaded once
+ *   Q [STAGES][3][64][64], dO [STAGES][2][64][64]    128-byte swizzle, the ring
+ *   P, dS [PDS_BUFS][3 key blocks][64 queries][32 keys]   64-byte swizzle (4096 B a key block)
+ *   LSE2, delta [STAGES][64] fp32; mbarriers kv_full, q_full[STAGES], q_empty[STAGES] */
+struct cd_sm90_bwd_wide3_smem {
+  typedef cd_sm90_bwd_wide3_tile T;
+  static constexpr int BM = T::BLOCK_M, BN = T::BLOCK_N, ST = T::STAGES;
+  static constexpr int SQK = T::DQK / 64, SV = T::DV / 64;
+  static constexpr int K_SLAB = BN * 128, V_SLAB = BN * 128, QS_SLAB = BM * 128; /* bytes */
+  static constexpr int K_BYTES = SQK * K_SLAB, V_BYTES = SV * V_SLAB;
+  static constexpr int Q_BYTES = SQK * QS_SLAB, DO_BYTES = SV * QS_SLAB; /* one stage */
+  static constexpr int PDS_COL_BYTES = BM * 64;                          /* 32 keys x 64 rows */
+  static constexpr int PDS_BYTES = T::CONSUMERS * PDS_COL_BYTES;         /* one P or dS */
+  static constexpr int ROW_BYTES = BM * 4;
+  static constexpr int K_OFF = 0;
+  static constexpr int V_OFF = K_OFF + K_BYTES;
+  static constexpr int Q_OFF = V_OFF + V_BYTES;
+  static constexpr int DO_OFF = Q_OFF + ST * Q_BYTES;
+  static constexpr int P_OFF = DO_OFF + ST * DO_BYTES;
+  static constexpr int DS_OFF = P_OFF + T::PDS_BUFS * PDS_BYTES;
+  static constexpr int LSE_OFF = DS_OFF + T::PDS_BUFS * PDS_BYTES;
+  static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
+  static constexpr int BAR_OFF = DELTA_OFF + ST * ROW_BYTES;
+  static constexpr int NUM_BARS = 1 + 2 * ST;
+  static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
+  static_assert(K_SLAB % 1024 == 0 && QS_SLAB % 1024 == 0 && P_OFF % 1024 == 0 && DS_OFF % 1024 == 0,
+                "swizzle atoms");
+  static_assert(BN * T::DQK * 2 <= ST * Q_BYTES && BN * T::DV * 2 <= ST * DO_BYTES, "epilogue staging");
+  static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
+};
+
+/* 9.7.15.5.1 matrix descriptor with the 64-byte swizzle (bits 62-63 = 2): the swizzle atom is 8
+ * rows of 64 bytes (512 B; 16-byte chunk c of row r at c ^ ((r >> 1) & 3)). */
+__device__ __forceinline__ uint64_t cd_gmma_desc_sw64(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  uint64_t d = 0;
+  d |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
+  d |= (uint64_t)((lbo_bytes >> 4) & 0x3FFFu) << 16;
+  d |= (uint64_t)((sbo_bytes >> 4) & 0x3FFFu) << 32;
+  d |= (uint64_t)2 << 62;
+  return d;
+}
+
+/* P / dS as operands (gemm.cuh's operand interface; [64 queries][96 keys] in column blocks of 32
+ * keys, COL_BYTES apart, rows of 64 bytes):
+ *   K-major (A of dQ = dS K: M = queries, K = keys): k-step kk (16 keys) is column block kk / 2 at
+ *     byte (kk % 2) * 32 of its rows; SBO 512 (8-row groups), LBO unused.
+ *   MN-major (B of dV^T = dO^T P, dK^T = Q^T dS: K = queries, N = keys): the N direction crosses
+ *     column blocks (LBO = COL_BYTES), SBO 512 (8 query rows); k-step kk is rows [16 kk, +16),
+ *     1024 bytes on. */
+template <int COL_BYTES> struct cd_sm90_k_major_sw64 {
+  static constexpr int TRANS = 0;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) { return cd_gmma_desc_sw64(smem_addr, 1, 512); }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return cd_gmma_desc_add(desc, (kk / 2) * COL_BYTES + (kk % 2) * 32);
+  }
+};
+template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
+  static constexpr int TRANS = 1;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_sw64(smem_addr, COL_BYTES, 512);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
+};
+
+/* Set-up as bwd_parts.cuh's cd_sm90_bwd_setup, with one Q-empty arrival per consumer warp of the
+ * three warpgroups (12). Returns the thread's warpgroup (0 the producer, 1..3 the consumers). */
+template <int ST, int CONSUMER_WARPS>
+__device__ __forceinline__ int cd_sm90_bwd_wide3_setup(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                                       const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                                       uint32_t bar_kv, uint32_t bar_q_full, uint32_t bar_q_empty) {
+  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+  if (threadIdx.x == 0) {
+    cd_tma_prefetch_desc(&tm_q);
+    cd_tma_prefetch_desc(&tm_k);
+    cd_tma_prefetch_desc(&tm_v);
+    cd_tma_prefetch_desc(&tm_do);
+    cd_mbar_init(bar_kv, 1);
+    for (int s = 0; s < ST; ++s) {
+      cd_mbar_init(bar_q_full + 8 * s, 1);
+      cd_mbar_init(bar_q_empty + 8 * s, CONSUMER_WARPS);
+    }
+    cd_mbar_fence_init();
+  }
+  __syncthreads();
+  return wg;
+}
+
+/* A transposed accumulator (rows: 64 D columns [64 SLAB, +64) of dK or dV; columns: the 96 keys;
+ * wgmma m64n96's fragment, element 4j + 2r + e at D row 16 warp + lane / 4 + 8 r, key 8 j +
+ * 2 (lane % 4) + e), times `scale`, to the staging tile [96 keys][D] (rows of D * 2 bytes, 16-byte
+ * chunk c of key row k at chunk c ^ (k % 8)), by stmatrix.trans: matrix (j, r) lands as keys
+ * [8 j, +8) x D chunk 8 SLAB + 2 warp + r. */
+template <int D, int SLAB, bool kFp16>
+__device__ __forceinline__ void cd_sm90_bwd_wide3_stage_t(const float (&acc)[48], float scale, uint32_t stage,
+                                                          int warp, int lane) {
+  const int c = 8 * SLAB + 2 * warp + ((lane >> 3) & 1);
+#pragma unroll
+  for (int j = 0; j < 12; j += 2) {
+    const int key = 8 * (j + (lane >> 4)) + (lane & 7);
+    uint32_t r[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) /* matrix q: (j + q / 2, r = q % 2) */
+      r[q] = cd_pack2<kFp16>(acc[4 * (j + q / 2) + 2 * (q % 2)] * scale, acc[4 * (j + q / 2) + 2 * (q % 2) + 1] * scale);
+    cd_stmatrix_x4_trans(stage + key * (D * 2) + ((c ^ (key & 7)) << 4), r[0], r[1], r[2], r[3]);
+  }
+}
+
+/* Rows [0, ROWS) x 16-byte chunks [0, cpr_real) of a staged [ROWS][CPR * 8] tile to global memory
+ * (keys past seqlen_k not written), by the THREADS consumer threads (ct: the thread's index among
+ * them). */
+template <int CPR, int ROWS, int THREADS>
+__device__ __forceinline__ void cd_sm90_bwd_wide3_store(uint32_t stage, void *dst, int64_t ss, int k0, int seqlen_k,
+                                                        int cpr_real, int ct) {
+  for (int idx = ct; idx < ROWS * CPR; idx += THREADS) {
+    const int row = idx / CPR, c = idx % CPR, key = k0 + row;
+    if (key >= seqlen_k) break; /* rows are in order: the rest are past it too */
+    if (c >= cpr_real) continue;
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(stage + row * (CPR * 16) + ((c ^ (row & 7)) << 4))
+                 : "memory");
+    *reinterpret_cast<uint4 *>((uint16_t *)dst + (int64_t)key * ss + 8 * c) = v;
+  }
+}
+
+#endif /* CUDADENT_SM90_BWD_WIDE3_PARTS_CUH */
