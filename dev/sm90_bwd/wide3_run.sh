@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # dev/sm90_bwd/wide3_run.sh - one GPU call for experiment E3 of docs/kernels/sm90_bwd_wide_next.md
-# (bwd_wide3_kernel.cuh, dev knob SM90_BWD_WIDE3: the 192 / 128 row's dense non-deterministic calls
-# without softcap on a 64 x 96 tile with three MMA warpgroups). Build on the workstation first:
-#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w3=-DSM90_BWD_WIDE3=1
+# (bwd_wide3_kernel.cuh, config.cuh SM90_BWD_WIDE3: the 192 / 128 row's dense non-deterministic calls
+# without softcap on a 64 x 96 tile with three MMA warpgroups; the library's since session 26, so
+# build-carry-w3 is a variant of it, e.g. a change to the E3 kernel, and WIDE3_BASE the folder it is
+# timed against: build-carry, or the 64-key kernel, k64=-DSM90_BWD_WIDE3=0). Build on the
+# workstation first:
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w3=-DSM90_BWD_WIDE3=1 [k64=-DSM90_BWD_WIDE3=0]
 # then run with carry build-carry and build-carry-w3 (~25 MB):
 #   dev/sm90_bwd/wide3_run.sh [check] [tests] [sanitize] [time]   (default: all four, ~6 minutes)
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
@@ -12,8 +15,8 @@
 #             (deterministic, softcap). A line each: the CLI's last lines (ok / FAIL per tensor).
 #   tests:    the C suite's gpu_dims_hopper_bwd and gpu_bwd filters forced onto sm90.
 #   sanitize: compute-sanitizer memcheck, synccheck and racecheck on small shapes.
-#   time:     gpu_run.sh abvar (library build-carry against build-carry-w3), bf16 --iters 30, the
-#             three E3 shapes, alternated twice. Runs only if check found no FAIL.
+#   time:     gpu_run.sh abvar (WIDE3_BASE, default build-carry, against build-carry-w3), bf16
+#             --iters 30, the three E3 shapes, alternated twice. Runs only if check found no FAIL.
 set -u
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-logs}
@@ -96,7 +99,7 @@ for step in "${steps[@]}"; do
       rm -f "$out/s.log" ;;
     time)
       if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=build-carry PREBUILT_VAR=build-carry-w3 VAR_TESTS=gpu_dims_hopper_bwd \
+      OUT=$out/time PREBUILT=${WIDE3_BASE:-build-carry} PREBUILT_VAR=build-carry-w3 VAR_TESTS=gpu_dims_hopper_bwd \
         ABVAR_SHAPES="$time_shapes" timeout 300 dev/sm90_bwd/gpu_run.sh abvar
       grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
     *) note "wide3_run.sh: unknown step $step"; exit 2 ;;

@@ -1,6 +1,8 @@
 /*
  * bwd_wide.cu - the Hopper backward's wide rows (bwd_tiles.cuh: 192 / 128 and 256 / 256; their
- * main kernel is bwd_wide_kernel.cuh's), a translation unit of their own so that the build compiles
+ * main kernel is bwd_wide_kernel.cuh's, except the 192 / 128 row's dense non-deterministic calls
+ * without softcap, which run bwd_wide3_kernel.cuh's 96-key kernel where config.cuh's SM90_BWD_WIDE3
+ * is 1, the library's value), a translation unit of their own so that the build compiles
  * them beside bwd.cu's narrow rows. bwd.cu's cudadent_sm90_bwd calls cd_sm90_bwd_wide for a call
  * whose row (bwd_launch.cuh cd_sm90_bwd_row) is 192 or 256; its supports() takes such calls only
  * where dispatch.h's CUDADENT_SM90_BWD_WIDE is 1, softcap ones (dense, not deterministic: the

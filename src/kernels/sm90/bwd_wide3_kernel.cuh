@@ -1,6 +1,7 @@
 /*
- * bwd_wide3_kernel.cuh - experiment E3 of docs/kernels/sm90_bwd_wide_next.md (dev knob config.cuh
- * SM90_BWD_WIDE3): the Hopper backward's main kernel for the 192 / 128 row in FA3's d192
+ * bwd_wide3_kernel.cuh - experiment E3 of docs/kernels/sm90_bwd_wide_next.md (config.cuh
+ * SM90_BWD_WIDE3, the library's since session 26: +4-9% over the 64-key kernel on an H200, section
+ * 7 of that note): the Hopper backward's main kernel for the 192 / 128 row in FA3's d192
  * structure, dense, not deterministic, no softcap (every other call of the row keeps
  * bwd_wide_kernel.cuh). Against that kernel: 96 keys a CTA instead of 64, so a query block's dQ
  * leaves a CTA for 96 keys of work (a third fewer dQ bytes a FLOP, 31% fewer CTAs). Pre and post

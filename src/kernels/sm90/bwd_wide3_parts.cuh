@@ -1,7 +1,7 @@
 /*
  * bwd_wide3_parts.cuh - the pieces of the Hopper backward's E3 kernel (bwd_wide3_kernel.cuh: the
- * 192 / 128 row in FA3's d192 structure, 64 query rows x 96 keys, three MMA warpgroups; dev knob
- * config.cuh SM90_BWD_WIDE3): its tile, its shared-memory layout, the 64-byte-swizzle operand
+ * 192 / 128 row in FA3's d192 structure, 64 query rows x 96 keys, three MMA warpgroups; config.cuh
+ * SM90_BWD_WIDE3, on in the library): its tile, its shared-memory layout, the 64-byte-swizzle operand
  * layouts of P and dS, the set-up (12 consumer warps free a stage) and the epilogue's staging and
  * global stores of 96-key dK / dV tiles. The layouts are explained in bwd_wide3_kernel.cuh's
  * opening comment.

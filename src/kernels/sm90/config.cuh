@@ -196,10 +196,13 @@
 
 /* Experiment E3 of docs/kernels/sm90_bwd_wide_next.md: 1 runs the 192 / 128 row's dense,
  * non-deterministic calls without softcap on bwd_wide3_kernel.cuh (FA3's d192 structure: 96 keys a
- * CTA, 64 query rows a block, three MMA warpgroups); every other call keeps its kernel. Built in
- * session 26, not run yet. 0: the library's kernels, unchanged. */
+ * CTA, 64 query rows a block, three MMA warpgroups); every other call keeps its kernel. The
+ * library's value since session 26 (H200, CLI bf16 h10 against the 64-key kernel: causal b8 2k
+ * 326.6 -> 347.4 TFLOP/s, +6.4%; b8 2k 372.6 -> 405.9, +8.9%; causal b2 8k +4.1-4.4%; package bench
+ * against cuDNN, causal: 2k 0.98x, 8k 1.02x, from 0.94 / 0.95). 0 (a dev build's override): the
+ * 64-key kernel (bwd_wide_kernel.cuh), which the block trace (SM90_BWD_TRACE) of this row needs. */
 #ifndef SM90_BWD_WIDE3
-#define SM90_BWD_WIDE3 0
+#define SM90_BWD_WIDE3 1
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

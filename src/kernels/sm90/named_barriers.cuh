@@ -20,7 +20,7 @@ enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_BWD_DS = 1,
   CD_SM90_BAR_BWD_EPILOGUE = 2,
   CD_SM90_BAR_BWD_DQ_TURN = 3,
-  /* backward, the 192 / 128 row's E3 kernel (bwd_wide3_kernel.cuh, dev knob SM90_BWD_WIDE3) with a
+  /* backward, the 192 / 128 row's E3 kernel (bwd_wide3_kernel.cuh, config.cuh SM90_BWD_WIDE3) with a
    * single P / dS buffer: every consumer's products of the last block completed, P / dS may be
    * rewritten (384 threads; its other barriers reuse BWD_DS and BWD_EPILOGUE with 384) */
   CD_SM90_BAR_BWD_PDS_FREE = 4,
