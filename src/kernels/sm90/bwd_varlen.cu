@@ -222,9 +222,11 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 #else
   cd_sm90_bwd_varlen_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io, va);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if constexpr (kSoftcap)
-    K::softcap()<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(
-        tm_q, tm_k, tm_v, tm_do, a, d, dv, vu, softcap_pre);
+  if constexpr (kSoftcap) {
+    const varlen_softcap_kernel_t softcap_kernel = K::softcap();
+    softcap_kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu,
+                                                                          softcap_pre);
+  }
   else
     kernel<<<(unsigned)(cap * p->heads_kv), 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, vu);
   const dim3 post_grid((unsigned)(R / BM), (unsigned)p->heads_q);
