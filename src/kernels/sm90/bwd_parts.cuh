@@ -87,9 +87,10 @@ struct cd_sm90_bwd_args {
 
 /* The main kernels' set-up, narrow and wide alike: thread 0 prefetches the four tensor maps and
  * initializes the K / V barrier (one arrival: the producer's) and each of the ST stages' Q-full
- * (one) and Q-empty (8: one arrival per consumer warp) barriers; then the whole CTA meets.
- * Returns the thread's warpgroup (warp-uniform: 0 the producer, 1 and 2 the consumers). */
-template <int ST>
+ * (one) and Q-empty (CONSUMER_WARPS: one arrival per consumer warp, 8 for two consumer warpgroups)
+ * barriers; then the whole CTA meets. Returns the thread's warpgroup (warp-uniform: 0 the producer,
+ * 1 and up the consumers). */
+template <int ST, int CONSUMER_WARPS = 8>
 __device__ __forceinline__ int cd_sm90_bwd_setup(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  uint32_t bar_kv, uint32_t bar_q_full,
@@ -103,7 +104,7 @@ __device__ __forceinline__ int cd_sm90_bwd_setup(const CUtensorMap &tm_q, const 
     cd_mbar_init(bar_kv, 1);
     for (int s = 0; s < ST; ++s) {
       cd_mbar_init(bar_q_full + 8 * s, 1);
-      cd_mbar_init(bar_q_empty + 8 * s, 8); /* one arrival per consumer warp */
+      cd_mbar_init(bar_q_empty + 8 * s, CONSUMER_WARPS); /* one arrival per consumer warp */
     }
     cd_mbar_fence_init();
   }

@@ -226,8 +226,7 @@ __global__ void __launch_bounds__(cd_sm90_bwd_wide3_tile::THREADS, 1)
   cd_griddep_launch_dependents(); /* as bwd_wide_kernel.cuh */
 #endif
   cd_sm90_bwd_work_of_block<CD_SM90_BWD_NONDET>(args, n_block, hk, b);
-  const int wg = cd_sm90_bwd_wide3_setup<ST, 4 * T::CONSUMERS>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full,
-                                                               bar_q_empty);
+  const int wg = cd_sm90_bwd_setup<ST, 4 * T::CONSUMERS>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
   const int k0 = n_block * BN;
   int m_lo, m_hi;
   cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);

@@ -1,10 +1,10 @@
 /*
  * bwd_wide3_parts.cuh - the pieces of the Hopper backward's E3 kernel (bwd_wide3_kernel.cuh: the
  * 192 / 128 row in FA3's d192 structure, 64 query rows x 96 keys, three MMA warpgroups; config.cuh
- * SM90_BWD_WIDE3, on in the library): its tile, its shared-memory layout, the 64-byte-swizzle operand
- * layouts of P and dS, the set-up (12 consumer warps free a stage) and the epilogue's staging and
- * global stores of 96-key dK / dV tiles. The layouts are explained in bwd_wide3_kernel.cuh's
- * opening comment.
+ * SM90_BWD_WIDE3, on in the library): its tile, its shared-memory layout, the 64-byte-swizzle
+ * operand layouts of P and dS, and the epilogue's transposing staging and global stores of the
+ * 96-key dK / dV tiles (the set-up is bwd_parts.cuh's cd_sm90_bwd_setup, 12 consumer warps). The
+ * layouts are explained in bwd_wide3_kernel.cuh's opening comment.
  */
 #ifndef CUDADENT_SM90_BWD_WIDE3_PARTS_CUH
 #define CUDADENT_SM90_BWD_WIDE3_PARTS_CUH
@@ -91,29 +91,6 @@ template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
 };
 
-/* Set-up as bwd_parts.cuh's cd_sm90_bwd_setup, with one Q-empty arrival per consumer warp of the
- * three warpgroups (12). Returns the thread's warpgroup (0 the producer, 1..3 the consumers). */
-template <int ST, int CONSUMER_WARPS>
-__device__ __forceinline__ int cd_sm90_bwd_wide3_setup(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
-                                                       const CUtensorMap &tm_v, const CUtensorMap &tm_do,
-                                                       uint32_t bar_kv, uint32_t bar_q_full, uint32_t bar_q_empty) {
-  const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
-  if (threadIdx.x == 0) {
-    cd_tma_prefetch_desc(&tm_q);
-    cd_tma_prefetch_desc(&tm_k);
-    cd_tma_prefetch_desc(&tm_v);
-    cd_tma_prefetch_desc(&tm_do);
-    cd_mbar_init(bar_kv, 1);
-    for (int s = 0; s < ST; ++s) {
-      cd_mbar_init(bar_q_full + 8 * s, 1);
-      cd_mbar_init(bar_q_empty + 8 * s, CONSUMER_WARPS);
-    }
-    cd_mbar_fence_init();
-  }
-  __syncthreads();
-  return wg;
-}
-
 /* A transposed accumulator (rows: 64 D columns [64 SLAB, +64) of dK or dV; columns: the 96 keys;
  * wgmma m64n96's fragment, element 4j + 2r + e at D row 16 warp + lane / 4 + 8 r, key 8 j +
  * 2 (lane % 4) + e), times `scale`, to the staging tile [96 keys][D] (rows of D * 2 bytes, 16-byte
@@ -136,7 +113,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_stage_t(const float (&acc)[48]
 
 /* Rows [0, ROWS) x 16-byte chunks [0, cpr_real) of a staged [ROWS][CPR * 8] tile to global memory
  * (keys past seqlen_k not written), by the THREADS consumer threads (ct: the thread's index among
- * them). */
+ * them). bwd_wide_kernel.cuh's cd_sm90_bwd_wide_store with the thread index passed in: one helper
+ * for both moved this kernel's store loop in SASS (session 26), so each keeps its own. */
 template <int CPR, int ROWS, int THREADS>
 __device__ __forceinline__ void cd_sm90_bwd_wide3_store(uint32_t stage, void *dst, int64_t ss, int k0, int seqlen_k,
                                                         int cpr_real, int ct) {
