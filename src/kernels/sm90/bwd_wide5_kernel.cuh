@@ -35,8 +35,9 @@
  *   P, dS [64 queries][80 keys]: 80 keys are 160 bytes a row, a multiple of neither the 128- nor
  *     the 64-byte swizzle's row (64 / 32 keys), so they are stored with the 32-byte swizzle in 5
  *     key blocks of 16 keys ([64 rows][32 B], 2048 B each, 16-byte chunk h of row q at
- *     h ^ ((q >> 2) & 1)): no padding (10240 B a buffer; FA3's smem selector takes the same atom,
- *     the widest whose keys divide 80), and every wgmma reads whole atoms: dQ's A (K-major,
+ *     h ^ ((q >> 2) & 1)): no padding (10240 B a buffer; the widest swizzle whose atom width divides
+ *     80 keys; FA3's smem selector, given a warpgroup's 40 keys, takes the unswizzled interleaved
+ *     atom instead), and every wgmma reads whole atoms: dQ's A (K-major,
  *     K = 80 keys: one k-step a key block, SBO 256), dV^T / dK^T's B (MN-major, N = 80 keys = 5
  *     atoms, LBO 2048 between key blocks, SBO 256, k-step 16 query rows = 512 B), one m64n80 each.
  *     Consumer w stores its 5 8-key groups 5 w.. (one key block is shared by both consumers, in
