@@ -35,6 +35,9 @@
 #if SM90_BWD_WIDE3
 #include "kernels/sm90/bwd_wide3_kernel.cuh"
 #endif
+#if SM90_BWD_WIDE5
+#include "kernels/sm90/bwd_wide5_kernel.cuh"
+#endif
 
 static inline size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
@@ -163,23 +166,43 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
    * on bwd_wide3_kernel.cuh (96 keys a CTA; the row's BLOCK_M, workspace, pre and post) */
   constexpr bool kWide3 = D == 192 && DV == 128 && kDet == CD_SM90_BWD_NONDET && !kSoftcap;
   static_assert(!kWide3 || BM_ == cd_sm90_bwd_wide3_tile::BLOCK_M, "E3: the row's BLOCK_M");
-  constexpr int BM = BM_, BN = kWide3 ? cd_sm90_bwd_wide3_tile::BLOCK_N : tile::BLOCK_N;
+  constexpr int BM = BM_, BN_ = kWide3 ? cd_sm90_bwd_wide3_tile::BLOCK_N : tile::BLOCK_N;
 #else
-  constexpr int BM = BM_, BN = tile::BLOCK_N;
+  constexpr int BM = BM_, BN_ = tile::BLOCK_N;
+#endif
+#if SM90_BWD_WIDE5
+  /* config.cuh SM90_BWD_WIDE5: the 256 / 256 row's dense non-deterministic calls without softcap
+   * on bwd_wide5_kernel.cuh (80 keys a CTA; the row's BLOCK_M, workspace, pre and post) */
+  constexpr bool kWide5 = D == 256 && DV == 256 && kDet == CD_SM90_BWD_NONDET && !kSoftcap;
+  static_assert(!kWide5 || BM_ == cd_sm90_bwd_wide5_tile::BLOCK_M, "E5: the row's BLOCK_M");
+  constexpr int BN = kWide5 ? cd_sm90_bwd_wide5_tile::BLOCK_N : BN_;
+#else
+  constexpr int BN = BN_;
 #endif
   static_assert(BM == tile::BLOCK_M || (BM == 80 && D == 128 && DV == 128 && kDet == CD_SM90_BWD_NONDET),
                 "the 80-row tile: the d128 row, non-deterministic");
   static_assert(!kSoftcap || (BM == tile::BLOCK_M && (!kWide || kDet == CD_SM90_BWD_NONDET)),
                 "softcap: the rows' own tiles; the wide rows' not deterministic");
 #if SM90_BWD_WIDE3
-  constexpr int SMEM = kWide3 ? cd_sm90_bwd_wide3_smem::BYTES : cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
-  const void *kernel; /* if constexpr: the other rows' units do not instantiate the E3 kernel */
-  if constexpr (kWide3) kernel = (const void *)cd_sm90_bwd_wide3_kernel<kFp16>;
-  else kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
+  constexpr int SMEM3 = kWide3 ? cd_sm90_bwd_wide3_smem::BYTES : cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
 #else
-  constexpr int SMEM = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
-  const void *kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
+  constexpr int SMEM3 = cd_sm90_bwd_smem_bytes<D, DV, BM, kDet>();
 #endif
+#if SM90_BWD_WIDE5
+  constexpr int SMEM = kWide5 ? cd_sm90_bwd_wide5_smem::BYTES : SMEM3;
+#else
+  constexpr int SMEM = SMEM3;
+#endif
+  const void *kernel; /* if constexpr: the other rows' units do not instantiate the E3 / E5 kernels */
+#if SM90_BWD_WIDE5
+  if constexpr (kWide5) kernel = (const void *)cd_sm90_bwd_wide5_kernel<kFp16>;
+  else
+#endif
+#if SM90_BWD_WIDE3
+  if constexpr (kWide3) kernel = (const void *)cd_sm90_bwd_wide3_kernel<kFp16>;
+  else
+#endif
+    kernel = cd_sm90_bwd_main_kernel<D, DV, kFp16, kDet, BM, kSoftcap>();
 
   /* one-time, per device (the runtime keeps function attributes per device; idempotent, so a
    * race between threads only repeats it) */
@@ -253,6 +276,12 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   /* the pre plainly (the call's first: after whatever came before on the stream), the main kernel
    * and the post with PDL (their waits: bwd_kernel.cuh, bwd_wide_kernel.cuh, bwd_prepost.cuh) */
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
+#if SM90_BWD_WIDE5
+  if constexpr (kWide5)
+    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide5_kernel<kFp16>, grid, dim3(cd_sm90_bwd_wide5_tile::THREADS), SMEM,
+                                 stream, tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  else
+#endif
 #if SM90_BWD_WIDE3
   if constexpr (kWide3)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide3_kernel<kFp16>, grid, dim3(cd_sm90_bwd_wide3_tile::THREADS), SMEM,
@@ -276,6 +305,12 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_post<kFp16, D, DV, BM>, post_grid, dim3(SM90_BWD_PREPOST_THREADS), 0,
                                 stream, io);
 #else
+#if SM90_BWD_WIDE5
+  if constexpr (kWide5)
+    cd_sm90_bwd_wide5_kernel<kFp16><<<grid, cd_sm90_bwd_wide5_tile::THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do,
+                                                                                           a, d, dv);
+  else
+#endif
 #if SM90_BWD_WIDE3
   if constexpr (kWide3)
     cd_sm90_bwd_wide3_kernel<kFp16><<<grid, cd_sm90_bwd_wide3_tile::THREADS, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do,

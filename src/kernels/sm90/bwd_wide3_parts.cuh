@@ -91,17 +91,18 @@ template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
 };
 
-/* A transposed accumulator (rows: 64 D columns [64 SLAB, +64) of dK or dV; columns: the 96 keys;
- * wgmma m64n96's fragment, element 4j + 2r + e at D row 16 warp + lane / 4 + 8 r, key 8 j +
- * 2 (lane % 4) + e), times `scale`, to the staging tile [96 keys][D] (rows of D * 2 bytes, 16-byte
- * chunk c of key row k at chunk c ^ (k % 8)), by stmatrix.trans: matrix (j, r) lands as keys
- * [8 j, +8) x D chunk 8 SLAB + 2 warp + r. */
-template <int D, int SLAB, bool kFp16>
-__device__ __forceinline__ void cd_sm90_bwd_wide3_stage_t(const float (&acc)[48], float scale, uint32_t stage,
+/* A transposed accumulator (rows: 64 D columns [64 SLAB, +64) of dK or dV; columns: the NACC / 2
+ * keys, 96 for E3, 80 for E5 (bwd_wide5_kernel.cuh); wgmma m64n(NACC / 2)'s fragment, element
+ * 4j + 2r + e at D row 16 warp + lane / 4 + 8 r, key 8 j + 2 (lane % 4) + e), times `scale`, to the
+ * staging tile [keys][D] (rows of D * 2 bytes, 16-byte chunk c of key row k at chunk c ^ (k % 8)),
+ * by stmatrix.trans: matrix (j, r) lands as keys [8 j, +8) x D chunk 8 SLAB + 2 warp + r. */
+template <int D, int SLAB, bool kFp16, int NACC>
+__device__ __forceinline__ void cd_sm90_bwd_wide3_stage_t(const float (&acc)[NACC], float scale, uint32_t stage,
                                                           int warp, int lane) {
+  static_assert(NACC % 8 == 0, "key groups in pairs (stmatrix.x4)");
   const int c = 8 * SLAB + 2 * warp + ((lane >> 3) & 1);
 #pragma unroll
-  for (int j = 0; j < 12; j += 2) {
+  for (int j = 0; j < NACC / 4; j += 2) {
     const int key = 8 * (j + (lane >> 4)) + (lane & 7);
     uint32_t r[4];
 #pragma unroll

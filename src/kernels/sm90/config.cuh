@@ -22,7 +22,8 @@
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
-     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3))
+     defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
+     defined(SM90_BWD_WIDE5))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -203,6 +204,14 @@
  * 64-key kernel (bwd_wide_kernel.cuh), which the block trace (SM90_BWD_TRACE) of this row needs. */
 #ifndef SM90_BWD_WIDE3
 #define SM90_BWD_WIDE3 1
+#endif
+
+/* Experiment E5 of docs/kernels/sm90_bwd_wide_next.md (section 9): 1 runs the 256 / 256 row's dense,
+ * non-deterministic calls without softcap on bwd_wide5_kernel.cuh (FA3's d256 structure: 80 keys a
+ * CTA, 64 query rows a block, two MMA warpgroups; a fifth fewer dQ bytes a FLOP); every other call
+ * keeps its kernel. 0 (the library's): the 64-key kernel (bwd_wide_kernel.cuh). Built, not run yet. */
+#ifndef SM90_BWD_WIDE5
+#define SM90_BWD_WIDE5 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

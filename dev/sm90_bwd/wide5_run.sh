@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# dev/sm90_bwd/wide5_run.sh - one GPU call for experiment E5 of docs/kernels/sm90_bwd_wide_next.md
+# (section 9; bwd_wide5_kernel.cuh, config.cuh SM90_BWD_WIDE5: the 256 / 256 row's dense
+# non-deterministic calls without softcap on a 64 x 80 tile with two MMA warpgroups; a dev knob, so
+# build-carry is the library with the 64-key kernel and build-carry-w5 the variant). Build on the
+# workstation first:
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w5=-DSM90_BWD_WIDE5=1
+# then run with carry build-carry and build-carry-w5 (~25 MB):
+#   dev/sm90_bwd/wide5_run.sh [check] [tests] [sanitize] [time]   (default: check sanitize time,
+#   ~4 minutes; time runs gpu_dims_hopper_bwd forced onto sm90 before its timings, so tests is only
+#   for a run without timings)
+# into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
+#   check:    CLI --bwd --check forced onto sm90 on small shapes of the row (keys not a multiple of
+#             80, causal, GQA / MQA, seqlen_q != seqlen_k both ways, a window, head dims 200 / 232
+#             and head_dim_v below head_dim, gapped layout, fp16 and bf16, 1 x 1), plus two controls
+#             that keep the 64-key kernel (deterministic, softcap), each under a 45 s timeout (a
+#             protocol bug hangs). A line each: the CLI's last lines (ok / FAIL per tensor).
+#   tests:    the C suite's gpu_dims_hopper_bwd forced onto sm90.
+#   sanitize: compute-sanitizer memcheck (window, fp16, gapped, GQA; head dims 232 / 200) and
+#             synccheck (causal MQA) on small shapes.
+#   time:     gpu_run.sh abvar (build-carry against build-carry-w5; its var_tests: gpu_dims_hopper_bwd
+#             forced onto sm90), bf16 --iters 30, the three d256 shapes, alternated twice. Runs only
+#             if check found no FAIL.
+set -u
+cd "$(dirname "$0")/../.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(check sanitize time)
+summary="$out/0-summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+[ -d build-carry-w5 ] || { note "build-carry-w5 missing (prebuild.sh w5=-DSM90_BWD_WIDE5=1)"; exit 1; }
+# the variant's library unpacked beside its binaries
+rm -rf build-w5 && mkdir -p build-w5
+if [ -f build-carry-w5/libcudadent.so.0.gz ]; then
+  gzip -dc build-carry-w5/libcudadent.so.0.gz > build-w5/libcudadent.so.0
+else cp -L build-carry-w5/libcudadent.so.0 build-w5/; fi
+ln -sf libcudadent.so.0 build-w5/libcudadent.so
+cp build-carry-w5/cudadent-bench build-carry-w5/cudadent_tests build-w5/
+w5="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w5"
+row="--head-dim 256"
+checks=(
+  "--batch 2 --seqlen-q 150 --heads 4 $row"
+  "--batch 2 --seqlen-q 257 --heads 4 $row --causal"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --dtype fp16"
+  "--batch 2 --seqlen-q 256 --seqlen-k 300 --heads 8 --heads-kv 2 $row --causal"
+  "--batch 1 --seqlen-q 300 --seqlen-k 200 --heads 4 --heads-kv 1 $row --causal --dtype fp16"
+  "--batch 1 --seqlen-q 200 --seqlen-k 500 --heads 4 $row --causal"
+  "--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --window 70,20 --layout gapped"
+  "--batch 2 --seqlen-q 333 --seqlen-k 300 --heads 4 --head-dim 200 --layout gapped --dtype fp16"
+  "--batch 2 --seqlen-q 300 --seqlen-k 333 --heads 4 --head-dim 232 --head-dim-v 200 --causal"
+  "--batch 2 --seqlen-q 240 --heads 4 --head-dim 256 --head-dim-v 192 --causal --layout gapped"
+  "--batch 1 --seqlen-q 80 --heads 2 $row"
+  "--batch 1 --seqlen-q 1 --seqlen-k 1 --heads 2 $row"
+  "--batch 2 --seqlen-q 1024 --heads 4 --heads-kv 1 $row --causal"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --deterministic"
+  "--batch 2 --seqlen-q 300 --heads 4 $row --causal --softcap 30"
+)
+# the time step's shapes (docs/kernels/sm90_bwd_wide_next.md section 9: the 64-key kernel on an
+# H200, CLI h8 bf16: b8 2k ~392 TFLOP/s, causal b2 8k ~410-427)
+time_shapes="--batch 8 --seqlen-q 2048 --heads 8 $row
+--batch 8 --seqlen-q 2048 --heads 8 $row --causal
+--batch 2 --seqlen-q 8192 --heads 8 $row --causal"
+fails=0
+for step in "${steps[@]}"; do
+  note "---- $step"
+  case $step in
+    check)
+      for shape in "${checks[@]}"; do
+        timeout 45 $w5 build-w5/cudadent-bench $shape --bwd --check --iters 2 > "$out/c.log" 2>&1
+        rc=$?
+        nfail=$(grep -c 'FAIL' "$out/c.log")
+        [ $rc = 0 ] && [ "$nfail" = 0 ] || fails=$((fails + 1))
+        note "check ($shape): rc $rc, $(grep -cE '\bok$' "$out/c.log") ok, $nfail FAIL"
+        grep -E 'FAIL|error|Error' "$out/c.log" | head -6 | tee -a "$summary"
+        { echo "==== $shape"; cat "$out/c.log"; } >> "$out/check.log"
+      done
+      rm -f "$out/c.log" ;;
+    tests)
+      timeout 300 $w5 build-w5/cudadent_tests gpu_dims_hopper_bwd > "$out/t.log" 2>&1
+      note "tests (sm90 gpu_dims_hopper_bwd): rc $? $(tail -1 "$out/t.log")"
+      grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
+      mv "$out/t.log" "$out/tests.log" ;;
+    sanitize)
+      for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
+                  "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 170 --heads 2 --head-dim 232 --head-dim-v 200 --causal --layout gapped --bwd --check" \
+                  "synccheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 $row --causal --bwd"; do
+        tool=${spec%%:*} shape=${spec#*:}
+        timeout 150 $w5 compute-sanitizer --tool $tool --error-exitcode 9 build-w5/cudadent-bench $shape --iters 1 \
+          > "$out/s.log" 2>&1
+        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
+        { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
+      done
+      rm -f "$out/s.log" ;;
+    time)
+      if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
+      OUT=$out/time PREBUILT=build-carry PREBUILT_VAR=build-carry-w5 VAR_TESTS=gpu_dims_hopper_bwd \
+        ABVAR_SHAPES="$time_shapes" timeout 330 dev/sm90_bwd/gpu_run.sh abvar
+      grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
+    *) note "wide5_run.sh: unknown step $step"; exit 2 ;;
+  esac
+done
