@@ -198,9 +198,9 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * registers, no spill (CUDA 13.0). On since session 26 (H200, dev/sm90_bwd/gpu_run.sh bwdvarlen on
  * a library built with it): tests/test_gpu_varlen_bwd.c's case 26 passes forced onto sm90 and
  * default, memcheck and synccheck clean on it; a packed causal batch of 18 documents (16k tokens,
- * 32 heads) with softcap 30: 299 TFLOP/s, 1.55x the portable backward, 0.88x without softcap. 0: such calls run the portable backward.
- * The GPU tests read it too; a build may override it with
- * -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
+ * 32 heads) with softcap 30: 299 TFLOP/s, 1.55x the portable backward, 0.88x without softcap.
+ * 0: such calls run the portable backward. The GPU tests read it too; a build may override it
+ * with -DCUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP=0 in both CMAKE_C_FLAGS and CMAKE_CUDA_FLAGS. */
 #ifndef CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP
 #define CUDADENT_SM90_BWD_VARLEN_D64_SOFTCAP 1
 #endif
