@@ -8,6 +8,9 @@
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w3=-DSM90_BWD_WIDE3=1 [k64=-DSM90_BWD_WIDE3=0]
 # then run with carry build-carry and build-carry-w3 (~25 MB):
 #   dev/sm90_bwd/wide3_run.sh [check] [tests] [sanitize] [time]   (default: all four, ~6 minutes)
+# WIDE3_VAR names another variant folder in build-carry-w3's place, e.g. E3's dQ paths (config.cuh
+# SM90_BWD_WIDE3_DQ 1 / 2, built by hand as build-carry-w3dq1 / -w3dq2, section 8 of the note):
+#   WIDE3_VAR=build-carry-w3dq1 dev/sm90_bwd/wide3_run.sh check time   (~3 minutes)
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
 #   check:    CLI --bwd --check forced onto sm90 on small 192 / 128 shapes (keys not a multiple of
 #             96, causal, GQA / MQA, seqlen_q != seqlen_k both ways, a window, head dims below the
@@ -27,14 +30,16 @@ summary="$out/0-summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-[ -d build-carry-w3 ] || { note "build-carry-w3 missing (prebuild.sh w3=-DSM90_BWD_WIDE3=1)"; exit 1; }
+var=${WIDE3_VAR:-build-carry-w3}
+note "variant: $var"
+[ -d "$var" ] || { note "$var missing (prebuild.sh w3=-DSM90_BWD_WIDE3=1, or WIDE3_VAR's build)"; exit 1; }
 # the variant's library unpacked beside its binaries
 rm -rf build-w3 && mkdir -p build-w3
-if [ -f build-carry-w3/libcudadent.so.0.gz ]; then
-  gzip -dc build-carry-w3/libcudadent.so.0.gz > build-w3/libcudadent.so.0
-else cp -L build-carry-w3/libcudadent.so.0 build-w3/; fi
+if [ -f "$var/libcudadent.so.0.gz" ]; then
+  gzip -dc "$var/libcudadent.so.0.gz" > build-w3/libcudadent.so.0
+else cp -L "$var/libcudadent.so.0" build-w3/; fi
 ln -sf libcudadent.so.0 build-w3/libcudadent.so
-cp build-carry-w3/cudadent-bench build-carry-w3/cudadent_tests build-w3/
+cp "$var/cudadent-bench" "$var/cudadent_tests" build-w3/
 w3="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w3"
 row="--head-dim 192 --head-dim-v 128"
 checks=(
@@ -99,7 +104,7 @@ for step in "${steps[@]}"; do
       rm -f "$out/s.log" ;;
     time)
       if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=${WIDE3_BASE:-build-carry} PREBUILT_VAR=build-carry-w3 VAR_TESTS=gpu_dims_hopper_bwd \
+      OUT=$out/time PREBUILT=${WIDE3_BASE:-build-carry} PREBUILT_VAR=$var VAR_TESTS=gpu_dims_hopper_bwd \
         ABVAR_SHAPES="$time_shapes" timeout 300 dev/sm90_bwd/gpu_run.sh abvar
       grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
     *) note "wide3_run.sh: unknown step $step"; exit 2 ;;

@@ -21,7 +21,10 @@
  *   dK^T_w += Q[:, slab w]^T dS        [64 D, 96 keys]  m64n96k16 x 4   A = Q^T (MN-major), B = dS (MN-major)
  * dQ is issued first, dV^T / dK^T after it; once dQ is done its part is added to the fp32 workspace
  * by red.global.add.v4.f32 from registers (bwd_wide_dq.cuh cd_sm90_bwd_wide_red_dq: the tile's
- * 64 x 64 slab w, chunks 4 w + warp) while dV^T / dK^T run.
+ * 64 x 64 slab w, chunks 4 w + warp) while dV^T / dK^T run. Dev knob SM90_BWD_WIDE3_DQ (config.cuh)
+ * 1 / 2: all consumers' slabs / consumer 2's instead through the warp's 4 KiB staging and one bulk
+ * reduce-add a warp (cd_sm90_bwd_wide_bulk_dq, the same chunks; its lane 0 waits for the previous
+ * reduce's read before the stores, and once more after the last block).
  *
  * Layouts (bwd_wide3_parts.cuh cd_sm90_bwd_wide3_smem; 16-bit elements):
  *   K [3][96 keys][64], V [2][96][64], Q [2 stages][3][64][64], dO [2][2][64][64]: TMA boxes of 64
@@ -67,6 +70,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
   constexpr int BM = T::BLOCK_M, BN = T::BLOCK_N, ST = T::STAGES, KW = T::KEYS_WG;
   constexpr int DQK = T::DQK, DV = T::DV;
   constexpr bool kDv = W < DV / 64; /* this consumer owns a dV slab */
+  constexpr bool kBulk = W >= T::DQ_BULK_LO; /* its dQ slab staged and bulk-reduced */
   constexpr int NMMA = T::MMA_THREADS;
   typedef cd_sm90_k_major<BM> QOp;                       /* Q, dO as A of S, dP */
   typedef cd_sm90_k_major<BN> KOp;                       /* K, V rows as B of S, dP */
@@ -86,6 +90,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
   const uint64_t desc_qt = cd_sm90_mn_major::desc(sQ + W * L::QS_SLAB, L::QS_SLAB);       /* + stage */
   const uint64_t desc_dot = cd_sm90_mn_major::desc(sDO + (kDv ? W : 0) * L::QS_SLAB, L::QS_SLAB);
   const uint64_t desc_p_b = PdsB::desc(sP), desc_ds_b = PdsB::desc(sDS);                  /* + buffer */
+  const uint32_t stage_dq = base + L::DQ_OFF + ((kBulk ? W - T::DQ_BULK_LO : 0) * 4 + warp) * L::DQ_WARP_BYTES;
 
   float dk[48], dv[kDv ? 48 : 1];
 #pragma unroll
@@ -190,19 +195,31 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
       cd_wgmma_wait<1>(); /* dQ done; dV^T, dK^T pending */
       cd_sm90_fence_regs(dq);
       const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-      cd_sm90_bwd_wide_red_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), warp, lane);
+      if constexpr (kBulk)
+        cd_sm90_bwd_wide_bulk_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), stage_dq, warp, lane);
+      else
+        cd_sm90_bwd_wide_red_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), warp, lane);
       cd_wgmma_wait<0>(); /* dV^T, dK^T done: the stage is free */
       cd_sm90_fence_regs(dk);
       if constexpr (kDv) cd_sm90_fence_regs(dv);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
+  if (kBulk && lane == 0) cd_tma_store_wait_read<0>(); /* the staging stays until the bulk engine read it */
 
   /* epilogue staging: dK (scaled) in the Q stages as [96 keys][DQK], dV in the dO stages as
    * [96][DV] (bwd_wide3_parts.cuh cd_sm90_bwd_wide3_stage_t) */
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, NMMA); /* every consumer is past its last block */
-  cd_sm90_bwd_wide3_stage_t<DQK, W, kFp16>(dk, args.scale, sQ, warp, lane);
-  if constexpr (kDv) cd_sm90_bwd_wide3_stage_t<DV, W, kFp16>(dv, 1.f, sDO, warp, lane);
+  int warp_e = warp;
+  if constexpr (T::DQ_BULK_N == T::CONSUMERS) {
+    /* the thread index re-read (volatile): with every slab staged the walk holds all 160 registers
+     * and ptxas spilled `warp` across it (4 bytes) */
+    uint32_t tid;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
+    warp_e = ((int)tid - 128 * (W + 1)) / 32;
+  }
+  cd_sm90_bwd_wide3_stage_t<DQK, W, kFp16>(dk, args.scale, sQ, warp_e, lane);
+  if constexpr (kDv) cd_sm90_bwd_wide3_stage_t<DV, W, kFp16>(dv, 1.f, sDO, warp_e, lane);
 }
 
 template <bool kFp16>

@@ -23,7 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE3_DQ))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -204,6 +204,16 @@
  * 64-key kernel (bwd_wide_kernel.cuh), which the block trace (SM90_BWD_TRACE) of this row needs. */
 #ifndef SM90_BWD_WIDE3
 #define SM90_BWD_WIDE3 1
+#endif
+
+/* E3's dQ path (bwd_wide3_kernel.cuh; docs/kernels/sm90_bwd_wide_next.md section 8): 0 (the
+ * library's) every consumer's 64 x 64 slab added from registers by red.global.add.v4.f32; 1 every
+ * slab staged in shared memory and added by the bulk engine (cp.reduce.async.bulk, bwd_wide_dq.cuh
+ * cd_sm90_bwd_wide_bulk_dq), with one P / dS buffer so that the 48 KiB staging fits; 2 consumer 2's
+ * slab staged and bulk-reduced, consumers 0 and 1 from registers (the narrow rows' DQ_SPLIT for
+ * three consumers; two P / dS buffers). Dev builds only; built, not run yet. */
+#ifndef SM90_BWD_WIDE3_DQ
+#define SM90_BWD_WIDE3_DQ 0
 #endif
 
 /* Experiment E5 of docs/kernels/sm90_bwd_wide_next.md (section 9): 1 runs the 256 / 256 row's dense,
