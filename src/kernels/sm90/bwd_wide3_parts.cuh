@@ -41,8 +41,8 @@ struct cd_sm90_bwd_wide3_tile {
  *   LSE2, delta [STAGES][64] fp32
  *   dQ staging [DQ_BULK_N consumers][4 warps][16 rows][64] fp32   the staged consumers only
  *   mbarriers kv_full, q_full[STAGES], q_empty[STAGES]
- * Bytes (with the 1024 of slack): K 36864 + V 24576 + Q 49152 + dO 32768 + rows 1024 + barriers 40
- * = 144424, + P and dS 24576 a buffer, + staging 16384 a staged consumer. SM90_BWD_WIDE3_DQ 0: two
+ * Bytes: K 36864 + V 24576 + Q 49152 + dO 32768 + rows 1024 + barriers 40 + the 1024 of slack =
+ * 145448, + P and dS 24576 a buffer, + staging 16384 a staged consumer. SM90_BWD_WIDE3_DQ 0: two
  * buffers, 194600; 1: one buffer and 49152 of staging, 219176 (two buffers would need 243752, over
  * the 232448 of sm_90); 2: two buffers and 16384, 210984. */
 struct cd_sm90_bwd_wide3_smem {
