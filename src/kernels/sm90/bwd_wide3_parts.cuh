@@ -78,17 +78,6 @@ struct cd_sm90_bwd_wide3_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-/* 9.7.15.5.1 matrix descriptor with the 64-byte swizzle (bits 62-63 = 2): the swizzle atom is 8
- * rows of 64 bytes (512 B; 16-byte chunk c of row r at c ^ ((r >> 1) & 3)). */
-__device__ __forceinline__ uint64_t cd_gmma_desc_sw64(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-  uint64_t d = 0;
-  d |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
-  d |= (uint64_t)((lbo_bytes >> 4) & 0x3FFFu) << 16;
-  d |= (uint64_t)((sbo_bytes >> 4) & 0x3FFFu) << 32;
-  d |= (uint64_t)2 << 62;
-  return d;
-}
-
 /* P / dS as operands (gemm.cuh's operand interface; [64 queries][96 keys] in column blocks of 32
  * keys, COL_BYTES apart, rows of 64 bytes):
  *   K-major (A of dQ = dS K: M = queries, K = keys): k-step kk (16 keys) is column block kk / 2 at
@@ -98,7 +87,9 @@ __device__ __forceinline__ uint64_t cd_gmma_desc_sw64(uint32_t smem_addr, uint32
  *     1024 bytes on. */
 template <int COL_BYTES> struct cd_sm90_k_major_sw64 {
   static constexpr int TRANS = 0;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) { return cd_gmma_desc_sw64(smem_addr, 1, 512); }
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<2>(smem_addr, 1, 512);
+  }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
     return cd_gmma_desc_add(desc, (kk / 2) * COL_BYTES + (kk % 2) * 32);
   }
@@ -106,7 +97,7 @@ template <int COL_BYTES> struct cd_sm90_k_major_sw64 {
 template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
   static constexpr int TRANS = 1;
   static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_sw64(smem_addr, COL_BYTES, 512);
+    return cd_gmma_desc_swizzled<2>(smem_addr, COL_BYTES, 512);
   }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
 };

@@ -71,17 +71,6 @@ struct cd_sm90_bwd_wide5_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-/* 9.7.15.5.1 matrix descriptor with the 32-byte swizzle (bits 62-63 = 3): the swizzle atom is 8
- * rows of 32 bytes (256 B; 16-byte chunk h of row r at h ^ ((r >> 2) & 1)). */
-__device__ __forceinline__ uint64_t cd_gmma_desc_sw32(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-  uint64_t d = 0;
-  d |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
-  d |= (uint64_t)((lbo_bytes >> 4) & 0x3FFFu) << 16;
-  d |= (uint64_t)((sbo_bytes >> 4) & 0x3FFFu) << 32;
-  d |= (uint64_t)3 << 62;
-  return d;
-}
-
 /* P / dS as operands (gemm.cuh's operand interface; [64 queries][80 keys] in key blocks of 16 keys,
  * COL_BYTES apart, rows of 32 bytes; CUTLASS's canonical SW32 layouts, in 16-byte units T):
  *   K-major (A of dQ = dS K: M = queries, K = keys; ((8,m),(T,2)):((2T,SBO),(1,T))): k-step kk
@@ -91,7 +80,9 @@ __device__ __forceinline__ uint64_t cd_gmma_desc_sw32(uint32_t smem_addr, uint32
  *     (8 query rows); k-step kk is rows [16 kk, +16), 512 bytes on. */
 template <int COL_BYTES> struct cd_sm90_k_major_sw32 {
   static constexpr int TRANS = 0;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) { return cd_gmma_desc_sw32(smem_addr, 1, 256); }
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<3>(smem_addr, 1, 256);
+  }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
     return cd_gmma_desc_add(desc, kk * COL_BYTES);
   }
@@ -99,7 +90,7 @@ template <int COL_BYTES> struct cd_sm90_k_major_sw32 {
 template <int COL_BYTES> struct cd_sm90_mn_major_sw32 {
   static constexpr int TRANS = 1;
   static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_sw32(smem_addr, COL_BYTES, 256);
+    return cd_gmma_desc_swizzled<3>(smem_addr, COL_BYTES, 256);
   }
   static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 512); }
 };

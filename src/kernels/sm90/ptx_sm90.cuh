@@ -256,6 +256,21 @@ __device__ __forceinline__ uint64_t cd_gmma_desc_sw128(uint32_t smem_addr, uint3
   return d;
 }
 
+/* The same descriptor with the 64-byte (SWIZZLE_CODE 2: atoms of 8 rows of 64 bytes, 512 B) or
+ * 32-byte swizzle (3: 8 rows of 32 bytes, 256 B), for operands whose rows are narrower than 128
+ * bytes (the 192 / 128 and 256 / 256 rows' P / dS: bwd_wide3_parts.cuh, bwd_wide5_parts.cuh). The
+ * 128-byte form above stays as it is: every kernel's code comes from it. */
+template <uint32_t SWIZZLE_CODE>
+__device__ __forceinline__ uint64_t cd_gmma_desc_swizzled(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  static_assert(SWIZZLE_CODE == 2 || SWIZZLE_CODE == 3, "64- or 32-byte swizzle (cd_gmma_desc_sw128: 128)");
+  uint64_t d = 0;
+  d |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
+  d |= (uint64_t)((lbo_bytes >> 4) & 0x3FFFu) << 16;
+  d |= (uint64_t)((sbo_bytes >> 4) & 0x3FFFu) << 32;
+  d |= (uint64_t)SWIZZLE_CODE << 62;
+  return d;
+}
+
 /* desc moved by byte_offset bytes: the start address is the low 14 bits (in 16-byte units), so
  * only the low word changes (offsets stay inside shared memory: no carry into the LBO field).
  * A 32-bit add, where a 64-bit one costs an add with carry and register moves per wgmma. */
