@@ -61,9 +61,9 @@ static const int dims_8_to_128[] = {8,  16, 24, 32,  40,  48,  56,  64,
  * device check included; each direction behind its gate in dispatch.h); the Hopper forward and
  * backward head_dim_v != head_dim, the Hopper forward and backward varlen behind their gates
  * (CUDADENT_SM90_FWD_VARLEN, CUDADENT_SM90_BWD_VARLEN; the backward's supports() leaves
- * deterministic and head dims over 128 varlen calls to the next row); the Hopper forward softcap
- * behind its gate (CUDADENT_SM90_FWD_SOFTCAP; its supports() leaves softcap calls with both head
- * dims up to 64, and varlen ones with a head dim over 128, to the next row), the Hopper backward
+ * deterministic varlen calls, and those with a head dim over 128 where CUDADENT_SM90_BWD_VARLEN_WIDE
+ * is 0, to the next row); the Hopper forward softcap behind its gate (CUDADENT_SM90_FWD_SOFTCAP;
+ * its supports() leaves softcap calls with both head dims up to 64 to the next row), the Hopper backward
  * softcap behind its gates (CUDADENT_SM90_BWD_SOFTCAP: the 128 / 128 row, dense and varlen, and
  * with CUDADENT_SM90_BWD_D64_SOFTCAP the 64 / 64 row's dense calls; CUDADENT_SM90_BWD_WIDE_SOFTCAP:
  * the wide rows, dense; either lists the feature, and its supports() leaves deterministic softcap

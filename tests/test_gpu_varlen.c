@@ -6,7 +6,7 @@
  * tokens in no sequence O == 0 and LSE == -inf). Skipped with 'skipped: no CUDA device' where
  * there is none.
  *
- * Tests: gpu_varlen_fwd/<NN-name> (20), the cases below: lengths 0, 1, odd and long in one batch,
+ * Tests: gpu_varlen_fwd/<NN-name> (21), the cases below: lengths 0, 1, odd and long in one batch,
  * seqlen_q != seqlen_k per sequence both ways, sequences with no key (every row O = 0,
  * LSE = -inf), GQA and MQA, no mask, causal, windows, head dims 32 to 256, head_dim_v != head_dim,
  * softcap, layouts packed, padded, gapped (a read past a row's real dim or past the packed tokens
@@ -22,9 +22,8 @@
  * query ranges (identical sequences: either's result is the reference) that overflow the sm90
  * tile list into its fallback order.
  * Paths: the default dispatch, or one forced by CUDADENT_KERNEL_FWD / CUDADENT_KERNEL (sm80, or
- * sm90 where dispatch.h CUDADENT_SM90_FWD_VARLEN is 1; a case the forced path does not take,
- * e.g. softcap with a head dim over 128 on sm90 (case 7), skips; the softcap cases of the d128
- * row (case 19) run there).
+ * sm90 where dispatch.h CUDADENT_SM90_FWD_VARLEN is 1; a case the forced path does not take
+ * skips; the softcap cases (7, 19, 20: the d128 and d256 rows' softcap kernels) run there).
  * Cost: the fp64 reference, about 10 core-seconds for the whole list.
  * The backward of ragged batches: tests/test_gpu_varlen_bwd.c (the gpu_varlen_bwd tests).
  */
@@ -104,6 +103,11 @@ static const varlen_case_t cases[] = {
      * causal GQA over sequence ends inside tiles */
     {"edges-causal-d128-gqa-softcap", LEN(edge_q), edge_q, edge_k, NULL, NULL, NULL, 6, 2, 128, 0,
      CUDADENT_DTYPE_BF16, {CAUSAL}, 20.0f, LAYOUT_GAPPED, 0, NO_REPORT},
+    /* the d256 row's (session 27): Gemma 2's width, head_dim_v below it, fp16, sequence ends inside
+     * tiles, gaps of tokens in no sequence */
+    {"edge-gaps-causal-d256-v200-gqa-softcap", LEN(gap_q), gap_q, gap_k, NULL, gap_cu_q, NULL, 4, 2,
+     256, 200, CUDADENT_DTYPE_FP16, {CAUSAL}, 30.0f, LAYOUT_GAPPED, 0, 1,
+     {CUDADENT_SEQLENS_TOO_LONG, 0, 1, 150}, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -134,7 +138,7 @@ static int run_varlen_case(int i) {
   if (st == CUDADENT_STATUS_UNSUPPORTED_ARCH && forced_sm90) {
     problem_destroy(&pr);
     return t_skip("varlen forward forced onto sm90 (CUDADENT_KERNEL*): not a case it takes (e.g. "
-                  "softcap with a head dim over 128)");
+                  "softcap with head dims up to 64)");
   }
   if (st != CUDADENT_STATUS_SUCCESS) {
     problem_destroy(&pr);
@@ -171,11 +175,13 @@ static int run_varlen_case(int i) {
 VARLEN_FN(0) VARLEN_FN(1) VARLEN_FN(2) VARLEN_FN(3) VARLEN_FN(4) VARLEN_FN(5) VARLEN_FN(6)
 VARLEN_FN(7) VARLEN_FN(8) VARLEN_FN(9) VARLEN_FN(10) VARLEN_FN(11) VARLEN_FN(12) VARLEN_FN(13)
 VARLEN_FN(14) VARLEN_FN(15) VARLEN_FN(16) VARLEN_FN(17) VARLEN_FN(18) VARLEN_FN(19)
+VARLEN_FN(20)
 static const t_fn varlen_fns[] = {varlen_fwd_0,  varlen_fwd_1,  varlen_fwd_2,  varlen_fwd_3,
                                   varlen_fwd_4,  varlen_fwd_5,  varlen_fwd_6,  varlen_fwd_7,
                                   varlen_fwd_8,  varlen_fwd_9,  varlen_fwd_10, varlen_fwd_11,
                                   varlen_fwd_12, varlen_fwd_13, varlen_fwd_14, varlen_fwd_15,
-                                  varlen_fwd_16, varlen_fwd_17, varlen_fwd_18, varlen_fwd_19};
+                                  varlen_fwd_16, varlen_fwd_17, varlen_fwd_18, varlen_fwd_19,
+                                  varlen_fwd_20};
 _Static_assert(sizeof varlen_fns / sizeof varlen_fns[0] >= N_CASES, "add VARLEN_FN rows");
 
 void register_gpu_varlen_tests(void) {

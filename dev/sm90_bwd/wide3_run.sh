@@ -8,8 +8,8 @@
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w3=-DSM90_BWD_WIDE3=1 [k64=-DSM90_BWD_WIDE3=0]
 # then run with carry build-carry and build-carry-w3 (~25 MB):
 #   dev/sm90_bwd/wide3_run.sh [check] [tests] [sanitize] [time]   (default: all four, ~6 minutes)
-# WIDE3_VAR names another variant folder in build-carry-w3's place, e.g. E3's dQ paths (config.cuh
-# SM90_BWD_WIDE3_DQ 1 / 2, built by hand as build-carry-w3dq1 / -w3dq2, section 8 of the note):
+# WIDE3_VAR names another variant folder in build-carry-w3's place (session 26: E3's dQ paths, a
+# knob since removed, built by hand as build-carry-w3dq1 / -w3dq2, section 8 of the note):
 #   WIDE3_VAR=build-carry-w3dq1 dev/sm90_bwd/wide3_run.sh check time   (~3 minutes)
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
 #   check:    CLI --bwd --check forced onto sm90 on small 192 / 128 shapes (keys not a multiple of

@@ -49,7 +49,8 @@ tables. The names are stable, so a run replaces the GPU's previous result (git h
 old ones): <gpu> is the GPU's name in lower case (nvidia-h200, nvidia-h100-80gb-hbm3), then
 -quick for --quick and -partial for a run of part of the suites or backends (--suite other than
 all, --seqlens, --head-dims, --causal, --backends, --no-flex), so neither replaces a full run;
---suite varlen writes <gpu>-varlen (-partial without cudadent or flex).
+--suite varlen writes <gpu>-varlen (-partial without cudadent or flex), --suite dims <gpu>-dims
+(-partial with --seqlens, --causal, --backends or --no-flex).
 """
 import argparse
 import json

@@ -294,6 +294,9 @@ def is_partial(args):
     g = lambda k, d=None: getattr(args, k, d)  # noqa: E731 (args of an older saved .json too)
     if g("suite") == "varlen":  # partial: without a side of the goals (cudadent, flex)
         return bool(g("no_flex") or not {"cudadent", "flex"} <= set(g("backends", None) or ()))
+    if g("suite") == "dims":  # its own file: partial with part of its configs or backends
+        return bool(g("seqlens") or g("no_flex") or g("causal", "both") != "both"
+                    or set(g("backends", None) or BACKENDS) != set(BACKENDS))
     return bool(g("suite", "all") != "all" or g("seqlens") or g("no_flex")
                 or tuple(g("head_dims", None) or (64, 128)) != (64, 128)
                 or g("causal", "both") != "both"
@@ -304,8 +307,8 @@ def report_stem(gpu, args):
     """The file name (without extension) of a run's report: stable per GPU, so the next run
     replaces it. <gpu>[-quick][-partial]: a --quick or partial run never replaces a full one."""
     slug = re.sub(r"[^a-z0-9]+", "-", str(gpu).lower()).strip("-") or "gpu"
-    if getattr(args, "suite", None) == "varlen":  # its own file: never part of a full run
-        slug += "-varlen"
+    if getattr(args, "suite", None) in ("varlen", "dims"):  # own files: never part of a full run
+        slug += "-" + args.suite
     return (slug + ("-quick" if getattr(args, "quick", False) else "")
             + ("-partial" if is_partial(args) else ""))
 

@@ -21,6 +21,11 @@ def test_report_stem():
                  ["--causal", "yes"], ["--backends", "cudadent,cudnn"], ["--no-flex"]):
         assert bench.report_stem("NVIDIA H200", bench.parse_args(part)) == \
             "nvidia-h200-partial", part
+    # the head-dim suite has its own file, so that it never replaces the FA3 suite's
+    dims = lambda *a: bench.report_stem("NVIDIA H200", bench.parse_args(["--suite", "dims", *a]))  # noqa: E731
+    assert dims() == "nvidia-h200-dims"
+    assert dims("--no-flex") == dims("--seqlens", "2048") == "nvidia-h200-dims-partial"
+    assert dims("--backends", "cudadent,cudnn") == dims("--causal", "yes") == "nvidia-h200-dims-partial"
 
 
 def test_write_report_replaces_and_renders(tmp_path):
@@ -59,6 +64,6 @@ def test_dims_suite_shapes_flops_and_table(tmp_path):
             for b, t in (("cudadent", 300.0), ("cudnn", 250.0)) for d in ("fwd", "fwd_train", "bwd")]
     md, _, text = bench.write_report(ENV, rows, bench.parse_args(
         ["--suite", "dims", "--no-plot", "--out", str(tmp_path), "--backends", "cudadent,cudnn"]))
-    assert os.path.basename(md) == "nvidia-h100-80gb-hbm3-partial.md"
+    assert os.path.basename(md) == "nvidia-h100-80gb-hbm3-dims-partial.md"
     assert "### Head-dim suite" in text
     assert "| 192/128 | no | 2048 | 8 x 10 | bwd | 300.0 | 250.0 | 1.20 |" in text

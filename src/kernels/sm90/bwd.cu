@@ -140,7 +140,8 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
   /* the 192 / 128 row's E3 kernel (config.cuh SM90_BWD_WIDE3, bwd_wide3_kernel.cuh) has no trace:
    * a build with -DSM90_BWD_WIDE3=0 traces that row's 64-key kernel */
   if (SM90_BWD_WIDE3 && row == 192 && !p->deterministic && p->softcap == 0.f) return cudaErrorNotSupported;
-  /* likewise the 256 / 256 row's E5 kernel (SM90_BWD_WIDE5, a dev knob, bwd_wide5_kernel.cuh) */
+  /* likewise the 256 / 256 row's E5 kernel (config.cuh SM90_BWD_WIDE5, bwd_wide5_kernel.cuh): a build
+   * with -DSM90_BWD_WIDE5=0 traces that row's 64-key kernel */
   if (SM90_BWD_WIDE5 && row == 256 && !p->deterministic && p->softcap == 0.f) return cudaErrorNotSupported;
   const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(row);
   const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N

@@ -39,7 +39,8 @@ template <> struct cd_sm90_bwd_tile<128, 128> {
  * 226.0 of 227 KiB), hence no dQ staging; 192 / 128: K 24, V 16, Q 2 x 24, dO 2 x 16, P^T / dS^T
  * 32, dQ staging 64 KiB = 216 KiB. The 192 / 128 row's dense non-deterministic calls without
  * softcap run bwd_wide3_kernel.cuh's own tile instead (64 x 96, three MMA warpgroups:
- * bwd_wide3_parts.cuh cd_sm90_bwd_wide3_tile; config.cuh SM90_BWD_WIDE3). */
+ * bwd_wide3_parts.cuh cd_sm90_bwd_wide3_tile; config.cuh SM90_BWD_WIDE3), and those of the d256 row
+ * bwd_wide5_kernel.cuh's (64 x 80, two MMA warpgroups: cd_sm90_bwd_wide5_tile; SM90_BWD_WIDE5). */
 template <> struct cd_sm90_bwd_tile<192, 128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, STAGES = 2;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;

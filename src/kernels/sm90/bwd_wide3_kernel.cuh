@@ -19,12 +19,11 @@
  *   dQ_w = dS K[:, slab w]             [64 q, 64 D]     m64n64k16 x 6   A = dS (K-major), B = K (MN-major)
  *   dV^T_w += dO[:, slab w]^T P        [64 D, 96 keys]  m64n96k16 x 4   w = 0, 1 only (D_V = 128)
  *   dK^T_w += Q[:, slab w]^T dS        [64 D, 96 keys]  m64n96k16 x 4   A = Q^T (MN-major), B = dS (MN-major)
- * dQ is issued first, dV^T / dK^T after it; once dQ is done its part is added to the fp32 workspace
- * by red.global.add.v4.f32 from registers (bwd_wide_dq.cuh cd_sm90_bwd_wide_red_dq: the tile's
- * 64 x 64 slab w, chunks 4 w + warp) while dV^T / dK^T run. Dev knob SM90_BWD_WIDE3_DQ (config.cuh)
- * 1 / 2: all consumers' slabs / consumer 2's instead through the warp's 4 KiB staging and one bulk
- * reduce-add a warp (cd_sm90_bwd_wide_bulk_dq, the same chunks; its lane 0 waits for the previous
- * reduce's read before the stores, and once more after the last block).
+ * dQ is issued first, dV^T / dK^T after it; once dQ is done its part (the tile's 64 x 64 slab w,
+ * chunks 4 w + warp) goes through the warp's 4 KiB staging to the fp32 workspace by one bulk
+ * reduce-add a warp (bwd_wide_dq.cuh cd_sm90_bwd_wide_bulk_dq; its lane 0 waits for the previous
+ * reduce's read before the stores, and once more after the last block) while dV^T / dK^T run
+ * (session 27: +4.8-8.1% over red.global.add.v4.f32 from registers, the path until then).
  *
  * Layouts (bwd_wide3_parts.cuh cd_sm90_bwd_wide3_smem; 16-bit elements):
  *   K [3][96 keys][64], V [2][96][64], Q [2 stages][3][64][64], dO [2][2][64][64]: TMA boxes of 64
@@ -46,12 +45,12 @@
  *
  * Synchronization: mbarriers kv_full (the producer's K / V), q_full[s] (its Q, dO, LSE2, delta),
  * q_empty[s] (12 arrivals: every consumer warp once its dQ, dV^T, dK^T products, the last readers of
- * the stage, completed and its LSE2 / delta reads are done). P / dS: PDS_BUFS buffers (2: block i
- * writes buffer i % 2, which block i - 2's products read; a consumer passes block i - 1's barrier
- * only after its own block i - 2 products completed, so after that barrier no one reads the buffer
- * any more: one named barrier a block, CD_SM90_BAR_BWD_DS among the 384 MMA threads. 1: a second
- * barrier, CD_SM90_BAR_BWD_PDS_FREE, before the stores). Named barriers are the non-aligned
- * barrier.sync (the consumers are three template instances). Epilogue: CD_SM90_BAR_BWD_EPILOGUE
+ * the stage, completed and its LSE2 / delta reads are done). P / dS: one buffer (the dQ staging
+ * takes the second one's room), so two named barriers a block among the 384 MMA threads:
+ * CD_SM90_BAR_BWD_PDS_FREE before the stores (every consumer's products of the block before, which
+ * read the buffer, completed: each waits for them before it arrives) and CD_SM90_BAR_BWD_DS after
+ * them (all of P and dS are there). Named barriers are the non-aligned barrier.sync (the consumers
+ * are three template instances). Epilogue: CD_SM90_BAR_BWD_EPILOGUE
  * (384) before the staging (all products done) and after it.
  */
 #ifndef CUDADENT_SM90_BWD_WIDE3_KERNEL_CUH
@@ -70,7 +69,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
   constexpr int BM = T::BLOCK_M, BN = T::BLOCK_N, ST = T::STAGES, KW = T::KEYS_WG;
   constexpr int DQK = T::DQK, DV = T::DV;
   constexpr bool kDv = W < DV / 64; /* this consumer owns a dV slab */
-  constexpr bool kBulk = W >= T::DQ_BULK_LO; /* its dQ slab staged and bulk-reduced */
   constexpr int NMMA = T::MMA_THREADS;
   typedef cd_sm90_k_major<BM> QOp;                       /* Q, dO as A of S, dP */
   typedef cd_sm90_k_major<BN> KOp;                       /* K, V rows as B of S, dP */
@@ -85,12 +83,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
 
   const uint64_t desc_q_a = QOp::desc(sQ), desc_do_a = QOp::desc(sDO);                   /* + stage */
   const uint64_t desc_k_b = KOp::desc(sK + W * KW * 128), desc_v_b = KOp::desc(sV + W * KW * 128);
-  const uint64_t desc_ds_a = DsA::desc(sDS);                                              /* + buffer */
+  const uint64_t desc_ds_a = DsA::desc(sDS);
   const uint64_t desc_k_mn = cd_sm90_mn_major::desc(sK + W * L::K_SLAB, L::K_SLAB);
   const uint64_t desc_qt = cd_sm90_mn_major::desc(sQ + W * L::QS_SLAB, L::QS_SLAB);       /* + stage */
   const uint64_t desc_dot = cd_sm90_mn_major::desc(sDO + (kDv ? W : 0) * L::QS_SLAB, L::QS_SLAB);
-  const uint64_t desc_p_b = PdsB::desc(sP), desc_ds_b = PdsB::desc(sDS);                  /* + buffer */
-  const uint32_t stage_dq = base + L::DQ_OFF + ((kBulk ? W - T::DQ_BULK_LO : 0) * 4 + warp) * L::DQ_WARP_BYTES;
+  const uint64_t desc_p_b = PdsB::desc(sP), desc_ds_b = PdsB::desc(sDS);
+  const uint32_t stage_dq = base + L::DQ_OFF + (W * 4 + warp) * L::DQ_WARP_BYTES;
 
   float dk[48], dv[kDv ? 48 : 1];
 #pragma unroll
@@ -109,7 +107,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
     for (int m = m_lo; m < m_hi; ++m, ++it) {
-      const uint32_t s = it % ST, ph = (it / ST) & 1, buf = T::PDS_BUFS == 1 ? 0 : it % T::PDS_BUFS;
+      const uint32_t s = it % ST, ph = (it / ST) & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
 
       float st[16], dp[16]; /* [64 queries, 32 keys]: element 4j + 2r + e is query q_row0 + 8r,
@@ -164,12 +162,12 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
           ds16[2 * j + r] = cd_pack2<kFp16>(st[4 * j + 2 * r] * (dp[4 * j + 2 * r] - dl[r]),
                                             st[4 * j + 2 * r + 1] * (dp[4 * j + 2 * r + 1] - dl[r]));
 
-      if constexpr (T::PDS_BUFS == 1) /* every consumer's products of the last block read P / dS */
-        cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_PDS_FREE, NMMA);
+      /* every consumer's products of the block before, the readers of P / dS, completed */
+      cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_PDS_FREE, NMMA);
       /* P_w, dS_w into column block W: row q, 16-byte chunk c (8 keys) at c ^ ((q >> 1) & 3) */
       {
         const int q = 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
-        const uint32_t blk = buf * L::PDS_BYTES + W * L::PDS_COL_BYTES + q * 64;
+        const uint32_t blk = W * L::PDS_COL_BYTES + q * 64;
 #pragma unroll
         for (int j = 0; j < 4; j += 2) {
           const uint32_t off = blk + (((j + (lane >> 4)) ^ ((q >> 1) & 3)) << 4);
@@ -183,41 +181,35 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
       cd_wgmma_fence();
       float dq[32];
       cd_sm90_gemm_ss<64, BN, kFp16, false, DsA, cd_sm90_mn_major>(
-        dq, cd_gmma_desc_add(desc_ds_a, buf * L::PDS_BYTES), desc_k_mn);
+        dq, desc_ds_a, desc_k_mn);
       cd_wgmma_commit();
       if constexpr (kDv)
         cd_sm90_gemm_ss<BN, BM, kFp16, true, cd_sm90_mn_major, PdsB>(
-          dv, cd_gmma_desc_add(desc_dot, s * L::DO_BYTES), cd_gmma_desc_add(desc_p_b, buf * L::PDS_BYTES));
+          dv, cd_gmma_desc_add(desc_dot, s * L::DO_BYTES), desc_p_b);
       cd_sm90_gemm_ss<BN, BM, kFp16, true, cd_sm90_mn_major, PdsB>(
-        dk, cd_gmma_desc_add(desc_qt, s * L::Q_BYTES), cd_gmma_desc_add(desc_ds_b, buf * L::PDS_BYTES));
+        dk, cd_gmma_desc_add(desc_qt, s * L::Q_BYTES), desc_ds_b);
       cd_wgmma_commit();
 
       cd_wgmma_wait<1>(); /* dQ done; dV^T, dK^T pending */
       cd_sm90_fence_regs(dq);
       const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-      if constexpr (kBulk)
-        cd_sm90_bwd_wide_bulk_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), stage_dq, warp, lane);
-      else
-        cd_sm90_bwd_wide_red_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), warp, lane);
+      cd_sm90_bwd_wide_bulk_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), stage_dq, warp, lane);
       cd_wgmma_wait<0>(); /* dV^T, dK^T done: the stage is free */
       cd_sm90_fence_regs(dk);
       if constexpr (kDv) cd_sm90_fence_regs(dv);
       __syncwarp(); /* every lane's LSE2 / delta reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if (kBulk && lane == 0) cd_tma_store_wait_read<0>(); /* the staging stays until the bulk engine read it */
+  if (lane == 0) cd_tma_store_wait_read<0>(); /* the staging stays until the bulk engine read it */
 
   /* epilogue staging: dK (scaled) in the Q stages as [96 keys][DQK], dV in the dO stages as
    * [96][DV] (bwd_wide3_parts.cuh cd_sm90_bwd_wide3_stage_t) */
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_EPILOGUE, NMMA); /* every consumer is past its last block */
-  int warp_e = warp;
-  if constexpr (T::DQ_BULK_N == T::CONSUMERS) {
-    /* the thread index re-read (volatile): with every slab staged the walk holds all 160 registers
-     * and ptxas spilled `warp` across it (4 bytes) */
-    uint32_t tid;
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
-    warp_e = ((int)tid - 128 * (W + 1)) / 32;
-  }
+  /* the thread index re-read (volatile): the walk holds all 160 registers, and ptxas spilled `warp`
+   * across it (4 bytes) */
+  uint32_t tid;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
+  const int warp_e = ((int)tid - 128 * (W + 1)) / 32;
   cd_sm90_bwd_wide3_stage_t<DQK, W, kFp16>(dk, args.scale, sQ, warp_e, lane);
   if constexpr (kDv) cd_sm90_bwd_wide3_stage_t<DV, W, kFp16>(dv, 1.f, sDO, warp_e, lane);
 }

@@ -13,23 +13,15 @@
 
 /* The tile: BLOCK_M query rows an iteration, BLOCK_N keys a CTA (32 a consumer warpgroup for S and
  * dP), CONSUMERS MMA warpgroups; setmaxnreg budgets (128 x 24 + 384 x 160 = 64512 <= 65536).
- * dQ (config.cuh SM90_BWD_WIDE3_DQ): consumers [DQ_BULK_LO, CONSUMERS) stage their slab and
- * bulk-reduce it, the others add it from registers (0: none staged, 1: all, 2: consumer 2).
- * PDS_BUFS P / dS buffers (2: one named barrier a block; 1: the second barrier, so that the 48 KiB
- * staging of all three consumers fits, bwd_wide3_smem's budget). */
+ * dQ: every consumer stages its slab and bulk-reduces it (session 27: +4.8-8.1% over red.global
+ * from registers, docs/kernels/sm90_bwd_wide_next.md section 8); so that the 48 KiB staging fits,
+ * P and dS have one buffer, freed by a second named barrier (bwd_wide3_smem's budget). */
 struct cd_sm90_bwd_wide3_tile {
   static constexpr int DQK = 192, DV = 128;
   static constexpr int BLOCK_M = 64, BLOCK_N = 96, STAGES = 2, CONSUMERS = 3;
   static constexpr int KEYS_WG = BLOCK_N / CONSUMERS; /* S / dP columns of a warpgroup */
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
   static constexpr int THREADS = 128 * (1 + CONSUMERS), MMA_THREADS = 128 * CONSUMERS;
-  static constexpr int DQ_ALL_BULK = 1, DQ_SPLIT = 2; /* SM90_BWD_WIDE3_DQ's values */
-  static constexpr int DQ_BULK_LO = SM90_BWD_WIDE3_DQ == DQ_ALL_BULK ? 0
-                                    : SM90_BWD_WIDE3_DQ == DQ_SPLIT  ? CONSUMERS - 1
-                                                                     : CONSUMERS;
-  static constexpr int DQ_BULK_N = CONSUMERS - DQ_BULK_LO; /* consumers that stage */
-  static constexpr int PDS_BUFS = DQ_BULK_N == CONSUMERS ? 1 : 2;
-  static_assert(SM90_BWD_WIDE3_DQ >= 0 && SM90_BWD_WIDE3_DQ <= DQ_SPLIT, "SM90_BWD_WIDE3_DQ: 0, 1 or 2");
   static_assert(128 * PRODUCER_REGS + MMA_THREADS * CONSUMER_REGS <= 65536, "register file");
   static_assert(KEYS_WG == 32, "a warpgroup's keys are one 64-byte-swizzle column block of P / dS");
 };
@@ -37,14 +29,13 @@ struct cd_sm90_bwd_wide3_tile {
 /* Shared memory (16-bit elements; every block 1024-byte aligned):
  *   K [3 slabs][96 keys][64], V [2][96][64]          128-byte swizzle, loaded once
  *   Q [STAGES][3][64][64], dO [STAGES][2][64][64]    128-byte swizzle, the ring
- *   P, dS [PDS_BUFS][3 key blocks][64 queries][32 keys]   64-byte swizzle (4096 B a key block)
+ *   P, dS [3 key blocks][64 queries][32 keys]   64-byte swizzle (4096 B a key block)
  *   LSE2, delta [STAGES][64] fp32
- *   dQ staging [DQ_BULK_N consumers][4 warps][16 rows][64] fp32   the staged consumers only
+ *   dQ staging [3 consumers][4 warps][16 rows][64] fp32
  *   mbarriers kv_full, q_full[STAGES], q_empty[STAGES]
  * Bytes: K 36864 + V 24576 + Q 49152 + dO 32768 + rows 1024 + barriers 40 + the 1024 of slack =
- * 145448, + P and dS 24576 a buffer, + staging 16384 a staged consumer. SM90_BWD_WIDE3_DQ 0: two
- * buffers, 194600; 1: one buffer and 49152 of staging, 219176 (two buffers would need 243752, over
- * the 232448 of sm_90); 2: two buffers and 16384, 210984. */
+ * 145448, + P and dS 24576, + staging 49152 = 219176 (a second P / dS buffer would need 243752, over
+ * the 232448 of sm_90). */
 struct cd_sm90_bwd_wide3_smem {
   typedef cd_sm90_bwd_wide3_tile T;
   static constexpr int BM = T::BLOCK_M, BN = T::BLOCK_N, ST = T::STAGES;
@@ -60,20 +51,19 @@ struct cd_sm90_bwd_wide3_smem {
   static constexpr int Q_OFF = V_OFF + V_BYTES;
   static constexpr int DO_OFF = Q_OFF + ST * Q_BYTES;
   static constexpr int P_OFF = DO_OFF + ST * DO_BYTES;
-  static constexpr int DS_OFF = P_OFF + T::PDS_BUFS * PDS_BYTES;
-  static constexpr int LSE_OFF = DS_OFF + T::PDS_BUFS * PDS_BYTES;
+  static constexpr int DS_OFF = P_OFF + PDS_BYTES;
+  static constexpr int LSE_OFF = DS_OFF + PDS_BYTES;
   static constexpr int DELTA_OFF = LSE_OFF + ST * ROW_BYTES;
   static constexpr int DQ_WARP_BYTES = 16 * 64 * 4; /* a warp's 16 rows of a 64-column dQ slab */
   static constexpr int DQ_OFF = (DELTA_OFF + ST * ROW_BYTES + 1023) / 1024 * 1024;
-  static constexpr int DQ_BYTES = T::DQ_BULK_N * 4 * DQ_WARP_BYTES;
+  static constexpr int DQ_BYTES = T::CONSUMERS * 4 * DQ_WARP_BYTES;
   static constexpr int BAR_OFF = DQ_OFF + DQ_BYTES;
   static constexpr int NUM_BARS = 1 + 2 * ST;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
-  static constexpr int BYTES_OF_DQ_PATH[3] = {194600, 219176, 210984}; /* the budget above */
   static_assert(K_SLAB % 1024 == 0 && QS_SLAB % 1024 == 0 && P_OFF % 1024 == 0 && DS_OFF % 1024 == 0,
                 "swizzle atoms");
-  static_assert(BYTES == BYTES_OF_DQ_PATH[SM90_BWD_WIDE3_DQ], "the budget in the comment above");
-  static_assert(T::PDS_BUFS == 2 || BYTES + 2 * PDS_BYTES > 227 * 1024, "one P / dS buffer only where two do not fit");
+  static_assert(BYTES == 219176, "the budget in the comment above");
+  static_assert(BYTES + 2 * PDS_BYTES > 227 * 1024, "one P / dS buffer only where two do not fit");
   static_assert(BN * T::DQK * 2 <= ST * Q_BYTES && BN * T::DV * 2 <= ST * DO_BYTES, "epilogue staging");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };

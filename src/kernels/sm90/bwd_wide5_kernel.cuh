@@ -1,6 +1,7 @@
 /*
  * bwd_wide5_kernel.cuh - experiment E5 of docs/kernels/sm90_bwd_wide_next.md (config.cuh
- * SM90_BWD_WIDE5, a dev knob, default 0): the Hopper backward's main kernel for the 256 / 256 row in
+ * SM90_BWD_WIDE5, the library's since session 27: +7-16% over the 64-key kernel on an H200, section
+ * 9 of that note): the Hopper backward's main kernel for the 256 / 256 row in
  * FA3's d256 structure, dense, not deterministic, no softcap (every other call of the row keeps
  * bwd_wide_kernel.cuh). Against that kernel: 80 keys a CTA instead of 64, so a query block's dQ
  * leaves a CTA for 80 keys of work (a fifth fewer dQ bytes a FLOP, 20% fewer CTAs). Pre and post

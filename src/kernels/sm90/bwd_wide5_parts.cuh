@@ -1,7 +1,7 @@
 /*
  * bwd_wide5_parts.cuh - the pieces of the Hopper backward's E5 kernel (bwd_wide5_kernel.cuh: the
  * 256 / 256 row in FA3's d256 structure, 64 query rows x 80 keys, two MMA warpgroups; config.cuh
- * SM90_BWD_WIDE5, a dev knob): its tile, its shared-memory layout, the 32-byte-swizzle operand
+ * SM90_BWD_WIDE5, on in the library): its tile, its shared-memory layout, the 32-byte-swizzle operand
  * layouts of P and dS, the set-up (separate Q and dO rings) and stmatrix.x2. The epilogue reuses
  * bwd_wide3_parts.cuh's staging by stmatrix.trans and its global stores. The layouts are explained
  * in bwd_wide5_kernel.cuh's opening comment.

@@ -23,7 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE3_DQ))
+     defined(SM90_BWD_WIDE5))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -206,22 +206,15 @@
 #define SM90_BWD_WIDE3 1
 #endif
 
-/* E3's dQ path (bwd_wide3_kernel.cuh; docs/kernels/sm90_bwd_wide_next.md section 8): 0 (the
- * library's) every consumer's 64 x 64 slab added from registers by red.global.add.v4.f32; 1 every
- * slab staged in shared memory and added by the bulk engine (cp.reduce.async.bulk, bwd_wide_dq.cuh
- * cd_sm90_bwd_wide_bulk_dq), with one P / dS buffer so that the 48 KiB staging fits; 2 consumer 2's
- * slab staged and bulk-reduced, consumers 0 and 1 from registers (the narrow rows' DQ_SPLIT for
- * three consumers; two P / dS buffers). Dev builds only; built, not run yet. */
-#ifndef SM90_BWD_WIDE3_DQ
-#define SM90_BWD_WIDE3_DQ 0
-#endif
-
 /* Experiment E5 of docs/kernels/sm90_bwd_wide_next.md (section 9): 1 runs the 256 / 256 row's dense,
  * non-deterministic calls without softcap on bwd_wide5_kernel.cuh (FA3's d256 structure: 80 keys a
  * CTA, 64 query rows a block, two MMA warpgroups; a fifth fewer dQ bytes a FLOP); every other call
- * keeps its kernel. 0 (the library's): the 64-key kernel (bwd_wide_kernel.cuh). Built, not run yet. */
+ * keeps its kernel. The library's value since session 27 (H200, CLI bf16 h8 against the 64-key
+ * kernel, alternated twice: b8 2k 393 -> 434 TFLOP/s, +10.4%; causal b8 2k 346 -> 373, +7.9%;
+ * causal b2 8k 416 / 426 -> 483 / 457). 0 (a dev build's override): the 64-key kernel
+ * (bwd_wide_kernel.cuh). */
 #ifndef SM90_BWD_WIDE5
-#define SM90_BWD_WIDE5 0
+#define SM90_BWD_WIDE5 1
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

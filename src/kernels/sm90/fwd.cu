@@ -31,23 +31,21 @@ extern "C" int cudadent_sm90_fwd_preferred(const cudadent_attn_fwd_params_t *p) 
  * up to 256, each call on the narrowest row of the tile table that covers both (fwd_launch.cuh);
  * a forced path takes any amount of work. Softcap (where dispatch.c's row lists it, the gate
  * CUDADENT_SM90_FWD_SOFTCAP): calls with a head dim over 64 only (the softcap kernels are the
- * d128 and d256 rows' alone), varlen ones with both up to 128 (fwd_varlen.cu compiles the d128
- * row's alone); the others are left to the next row, the portable kernel. */
+ * d128 and d256 rows' alone, dense and varlen); the others are left to the next row, the
+ * portable kernel. */
 extern "C" int cudadent_sm90_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   const int dtype_ok = p->dtype == CUDADENT_DTYPE_FP16 || p->dtype == CUDADENT_DTYPE_BF16;
   const int dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0 in api.c's probes */
   const int dim_ok = p->head_dim >= 8 && p->head_dim <= 256 && dv >= 8 && dv <= 256;
-  const int varlen = p->cu_seqlens_q != NULL || p->cu_seqlens_k != NULL;
-  const int softcap_ok = p->softcap == 0.f || ((p->head_dim > 64 || dv > 64) &&
-                                               (!varlen || (p->head_dim <= 128 && dv <= 128)));
+  const int softcap_ok = p->softcap == 0.f || p->head_dim > 64 || dv > 64;
   return dtype_ok && dim_ok && softcap_ok;
 }
 
 /* A dense softcap call (p->softcap > 0; supports() above takes none whose head dims are both up
- * to 64; varlen ones run fwd_varlen.cu's varlen_run_softcap): the LSE row of width 128 or 256
- * with its softcap kernel, the narrowest that covers the call's head dims (192 / 128 calls take
- * the 256 row). Calls
- * without LSE take these rows too (fp32 row sums; the epilogue stores no LSE). */
+ * to 64; varlen ones run fwd_varlen.cu's varlen_run_softcap, on the same rows): the LSE row of
+ * width 128 or 256 with its softcap kernel, the narrowest that covers the call's head dims
+ * (192 / 128 calls take the 256 row). Calls without LSE take these rows too (fp32 row sums; the
+ * epilogue stores no LSE). */
 template <bool kFp16>
 static cudaError_t cd_sm90_fwd_run_softcap_dtype(const cudadent_attn_fwd_params_t *p,
                                                  cudaStream_t s) {

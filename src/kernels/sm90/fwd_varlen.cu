@@ -3,8 +3,8 @@
  * docs/kernels/sm90_fwd.md §2.6), in its own translation unit beside fwd.cu: the launcher of a
  * row (the same row pick as dense calls, fwd_launch.cuh), which launches the plan pre-pass
  * (fwd_varlen_plan.cuh) and then the kernel (fwd_varlen_kernel.cuh) on the call's stream.
- * Instantiated: {fp16, bf16} x the eight rows of the tile table, and the softcap kernel of the
- * d128 LSE row (varlen_run_softcap; 2 more). api.c has validated and
+ * Instantiated: {fp16, bf16} x the eight rows of the tile table, and the softcap kernels of the
+ * d128 and d256 LSE rows (varlen_run_softcap; 4 more). api.c has validated and
  * normalized the params, launched the device check where asked and the gap fill (tokens in no
  * sequence) before this; nothing is checked again here. Nothing is allocated or synchronized: the
  * list lives in the caller's workspace (cd_sm90_fwd_varlen_workspace bytes).
@@ -127,14 +127,15 @@ template <class Tile, bool kFp16> struct varlen_launcher {
   }
 };
 
-/* A varlen softcap call (fwd.cu's supports(): a head dim over 64, both up to 128): the d128 LSE
- * row's softcap kernel, as dense softcap calls of that row (fwd.cu cd_sm90_fwd_run_softcap; calls
- * without LSE take it too). The d256 row's varlen softcap kernel spilled 8 bytes (reloaded once a
- * tile; docs/kernels/sm90_fwd.md §2.7): not compiled, such calls run the portable kernel. */
+/* A varlen softcap call (fwd.cu's supports(): a head dim over 64): the softcap kernel of the LSE
+ * row of width 128 or 256, the narrowest that covers the call's head dims, as dense softcap calls
+ * (fwd.cu cd_sm90_fwd_run_softcap; calls without LSE take them too). */
 template <bool kFp16>
 cudaError_t varlen_run_softcap(const cudadent_attn_fwd_params_t *p, void *workspace, cudaStream_t stream) {
-  if (p->head_dim > 128 || p->head_dim_v > 128) return cudaErrorNotSupported;
-  return varlen_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16, true>(p, workspace, stream);
+  if (p->head_dim > 256 || p->head_dim_v > 256) return cudaErrorNotSupported;
+  if (p->head_dim <= 128 && p->head_dim_v <= 128)
+    return varlen_launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16, true>(p, workspace, stream);
+  return varlen_launch<cd_sm90_fwd_tile<256, 256, 128, true>, kFp16, true>(p, workspace, stream);
 }
 
 }  // namespace
