@@ -1,44 +1,47 @@
 #!/usr/bin/env bash
-# dev/sm90_bwd/wide5_run.sh - one GPU call for experiment E5 of docs/kernels/sm90_bwd_wide_next.md
-# (section 9; bwd_wide5_kernel.cuh, config.cuh SM90_BWD_WIDE5: the 256 / 256 row's dense
-# non-deterministic calls without softcap on a 64 x 80 tile with two MMA warpgroups; a dev knob, so
-# build-carry is the library with the 64-key kernel and build-carry-w5 the variant). Build on the
-# workstation first:
-#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w5=-DSM90_BWD_WIDE5=1
-# then run with carry build-carry and build-carry-w5 (~25 MB):
-#   dev/sm90_bwd/wide5_run.sh [check] [tests] [sanitize] [time]   (default: check sanitize time,
-#   ~4 minutes; time runs gpu_dims_hopper_bwd forced onto sm90 before its timings, so tests is only
-#   for a run without timings)
+# dev/sm90_bwd/wide5_run.sh - one GPU call for a variant of E5 (docs/kernels/sm90_bwd_wide_next.md
+# sections 9, 10; bwd_wide5_kernel.cuh: the 256 / 256 row's dense non-deterministic calls without
+# softcap on a 64 x 80 tile with two MMA warpgroups, the library's since session 27): the variant
+# folder W5_VAR checked, tested, sanitized and timed against the library, build-carry (W5_BASE names
+# another base folder). Build both on the workstation first, e.g. E5's dQ paths (section 10):
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w5dq1=-DSM90_BWD_WIDE5_DQ=1 w5dq2=-DSM90_BWD_WIDE5_DQ=2
+# then run with carry build-carry and the variant's folder (~25 MB), one variant a call:
+#   W5_VAR=build-carry-w5dq1 dev/sm90_bwd/wide5_run.sh [check] [tests] [sanitize] [time]
+#   (default: all four, ~6 minutes; time reruns gpu_dims_hopper_bwd as gpu_run.sh abvar's gate)
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
 #   check:    CLI --bwd --check forced onto sm90 on small shapes of the row (keys not a multiple of
 #             80, causal, GQA / MQA, seqlen_q != seqlen_k both ways, a window, head dims 200 / 232
 #             and head_dim_v below head_dim, gapped layout, fp16 and bf16, 1 x 1), plus two controls
 #             that keep the 64-key kernel (deterministic, softcap), each under a 45 s timeout (a
 #             protocol bug hangs). A line each: the CLI's last lines (ok / FAIL per tensor).
-#   tests:    the C suite's gpu_dims_hopper_bwd forced onto sm90.
-#   sanitize: compute-sanitizer memcheck (window, fp16, gapped, GQA; head dims 232 / 200) and
-#             synccheck (causal MQA) on small shapes.
-#   time:     gpu_run.sh abvar (build-carry against build-carry-w5; its var_tests: gpu_dims_hopper_bwd
-#             forced onto sm90), bf16 --iters 30, the three d256 shapes, alternated twice. Runs only
-#             if check found no FAIL.
+#   tests:    the C suite's gpu_dims_hopper_bwd and gpu_bwd forced onto sm90.
+#   sanitize: compute-sanitizer memcheck (window, fp16, gapped, GQA; head dims 232 / 200), synccheck
+#             (causal MQA) and racecheck (GQA) on small shapes; racecheck's reported source lines
+#             are listed (expected: only the LSE2 / delta rows' loads, docs/kernels/sm90_bwd.md
+#             section 6, bwd_wide5_parts.cuh cd_sm90_lds_f32).
+#   time:     gpu_run.sh abvar (W5_BASE against W5_VAR; its var tests: gpu_dims_hopper_bwd forced
+#             onto sm90), bf16 --iters 30, the three d256 shapes, alternated twice. Runs only if
+#             check found no FAIL.
 set -u
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(check sanitize time)
+[ ${#steps[@]} -gt 0 ] || steps=(check tests sanitize time)
 summary="$out/0-summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-[ -d build-carry-w5 ] || { note "build-carry-w5 missing (prebuild.sh w5=-DSM90_BWD_WIDE5=1)"; exit 1; }
+var=${W5_VAR:?W5_VAR: the variant folder, e.g. build-carry-w5dq1} base=${W5_BASE:-build-carry}
+note "variant: $var, base: $base"
+[ -d "$var" ] || { note "$var missing (dev/tools/prebuild.sh)"; exit 1; }
 # the variant's library unpacked beside its binaries
 rm -rf build-w5 && mkdir -p build-w5
-if [ -f build-carry-w5/libcudadent.so.0.gz ]; then
-  gzip -dc build-carry-w5/libcudadent.so.0.gz > build-w5/libcudadent.so.0
-else cp -L build-carry-w5/libcudadent.so.0 build-w5/; fi
+if [ -f "$var/libcudadent.so.0.gz" ]; then
+  gzip -dc "$var/libcudadent.so.0.gz" > build-w5/libcudadent.so.0
+else cp -L "$var/libcudadent.so.0" build-w5/; fi
 ln -sf libcudadent.so.0 build-w5/libcudadent.so
-cp build-carry-w5/cudadent-bench build-carry-w5/cudadent_tests build-w5/
+cp "$var/cudadent-bench" "$var/cudadent_tests" build-w5/
 w5="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w5"
 row="--head-dim 256"
 checks=(
@@ -58,8 +61,8 @@ checks=(
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --deterministic"
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --softcap 30"
 )
-# the time step's shapes (docs/kernels/sm90_bwd_wide_next.md section 9: the 64-key kernel on an
-# H200, CLI h8 bf16: b8 2k ~392 TFLOP/s, causal b2 8k ~410-427)
+# the time step's shapes (docs/kernels/sm90_bwd_wide_next.md section 9: the library's E5 on an
+# H200, CLI h8 bf16: b8 2k 434 TFLOP/s, causal b8 2k 373, causal b2 8k 457-483)
 time_shapes="--batch 8 --seqlen-q 2048 --heads 8 $row
 --batch 8 --seqlen-q 2048 --heads 8 $row --causal
 --batch 2 --seqlen-q 8192 --heads 8 $row --causal"
@@ -79,24 +82,29 @@ for step in "${steps[@]}"; do
       done
       rm -f "$out/c.log" ;;
     tests)
-      timeout 300 $w5 build-w5/cudadent_tests gpu_dims_hopper_bwd > "$out/t.log" 2>&1
-      note "tests (sm90 gpu_dims_hopper_bwd): rc $? $(tail -1 "$out/t.log")"
-      grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
-      mv "$out/t.log" "$out/tests.log" ;;
+      for filter in gpu_dims_hopper_bwd gpu_bwd; do
+        timeout 300 $w5 build-w5/cudadent_tests $filter > "$out/t.log" 2>&1
+        note "tests (sm90 $filter): rc $? $(tail -1 "$out/t.log")"
+        grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
+        { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
+      done
+      rm -f "$out/t.log" ;;
     sanitize)
       for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
                   "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 170 --heads 2 --head-dim 232 --head-dim-v 200 --causal --layout gapped --bwd --check" \
-                  "synccheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 $row --causal --bwd"; do
+                  "synccheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 $row --causal --bwd" \
+                  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"; do
         tool=${spec%%:*} shape=${spec#*:}
-        timeout 150 $w5 compute-sanitizer --tool $tool --error-exitcode 9 build-w5/cudadent-bench $shape --iters 1 \
+        timeout 200 $w5 compute-sanitizer --tool $tool --error-exitcode 9 build-w5/cudadent-bench $shape --iters 1 \
           > "$out/s.log" 2>&1
-        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
+        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
+        [ $tool = racecheck ] && note "  reported at: $(grep -oE '[A-Za-z0-9_]+\.cuh?:[0-9]+' "$out/s.log" | sort | uniq -c | tr '\n' ' ')"
         { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
       done
       rm -f "$out/s.log" ;;
     time)
       if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=build-carry PREBUILT_VAR=build-carry-w5 VAR_TESTS=gpu_dims_hopper_bwd \
+      OUT=$out/time PREBUILT=$base PREBUILT_VAR=$var VAR_TESTS=gpu_dims_hopper_bwd \
         ABVAR_SHAPES="$time_shapes" timeout 330 dev/sm90_bwd/gpu_run.sh abvar
       grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
     *) note "wide5_run.sh: unknown step $step"; exit 2 ;;

@@ -23,7 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE5_DQ))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -215,6 +215,18 @@
  * (bwd_wide_kernel.cuh). */
 #ifndef SM90_BWD_WIDE5
 #define SM90_BWD_WIDE5 1
+#endif
+
+/* E5's dQ path (docs/kernels/sm90_bwd_wide_next.md section 10; bwd_wide5_parts.cuh
+ * cd_sm90_bwd_wide5_tile::dq_parts): 0 (the library's) every consumer adds its two 64-column slices
+ * by red.global.add.v4.f32 from registers. 1 and 2 free the second P / dS buffer (a second named
+ * barrier, CD_SM90_BAR_BWD_PDS_FREE) for a 16 KiB staging, each slice then leaving through the bulk
+ * engine (cp.reduce.async.bulk .add.f32, E3's path: +4.8-8.1% over red.global there, section 8):
+ * 1 both consumers, a slice as two 2 KiB halves a warp (a full 4 KiB a warp would need 32 KiB,
+ * 2,872 B past the sm_90 limit); 2 consumer 1 only, 4 KiB a warp, consumer 0 by red.global (E3's
+ * value 2 shape: +3.5-5.7% there). Built in session 27, not run. */
+#ifndef SM90_BWD_WIDE5_DQ
+#define SM90_BWD_WIDE5_DQ 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
