@@ -48,6 +48,8 @@ template <> struct cd_sm90_bwd_tile<128, 128> {
 #if SM90_BWD_D96
 template <> struct cd_sm90_bwd_tile<96, 96> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = SM90_BWD_D96 == 2 ? 4 : 2;
+  /* deterministic: 32, at 24 ptxas spilled 4 B there (h_hi, reloaded per head); 32 in the other
+   * modes made the softcap kernels spill 12 B */
   static constexpr int PRODUCER_REGS = 24, PRODUCER_REGS_DET = 32, CONSUMER_REGS = 240;
   static constexpr int WIDE = 0, DQ_N = 48;
 };

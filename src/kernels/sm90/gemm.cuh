@@ -20,7 +20,8 @@
  * fences, commits and waits (ptx_sm90.cuh), so that it can overlap products.
  *
  * Operand layouts: 16-bit elements, 128-byte swizzle, slabs of 64 elements (128 bytes) a row, each
- * slab 1024-byte aligned (the swizzle atom is 8 rows of 128 bytes: a TMA box 64 wide writes it).
+ * slab 1024-byte aligned (the swizzle atom is 8 rows of 128 bytes: a TMA box 64 wide writes it);
+ * the 64- and 32-byte swizzles' layouts are below (cd_sm90_k_major_sw64 ...).
  *   K-major (rows are M or N, K contiguous in a row): slab j holds K columns [64 j, 64 j + 64)
  *     of all SLAB_ROWS rows; descriptor LBO unused (1), SBO 1024. K-step kk (16 elements of K)
  *     starts in slab kk / 4 at byte (kk % 4) * 32 of its rows. M (or N) offsets inside the slab
