@@ -6,9 +6,12 @@
 # library (every such call on the 128 row), build-carry-d96a / -d96b the variants. Build on the
 # workstation first:
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh d96a=-DSM90_BWD_D96=1 d96b=-DSM90_BWD_D96=2
-# then run with carry build-carry, build-carry-d96a and build-carry-d96b (~36 MB):
-#   dev/sm90_bwd/d96_run.sh [check] [tests] [sanitize] [time]   (default: all four, ~7 minutes)
-#   D96_VAR=build-carry-d96b dev/sm90_bwd/d96_run.sh check time  (the other variant, ~3 minutes)
+# then run with carry build-carry, build-carry-d96a and build-carry-d96b (~36 MB), in three calls
+# (each well under a call's 10 minutes; the times are estimates):
+#   dev/sm90_bwd/d96_run.sh check tests                          (~4 minutes)
+#   dev/sm90_bwd/d96_run.sh sanitize time                        (~6 minutes)
+#   D96_VAR=build-carry-d96b dev/sm90_bwd/d96_run.sh check time  (the other variant, ~5 minutes)
+# (no step named: all four, ~10 minutes, too close to a call's limit).
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
 #   check:    CLI --bwd --check forced onto sm90 on small shapes of the row: head dims 72, 80, 88,
 #             96, head_dim_v != head_dim both ways, keys not a multiple of 128, causal, windows,
