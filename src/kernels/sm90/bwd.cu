@@ -4,7 +4,8 @@
  * (dK, dV, dQ sums: bwd_kernel.cuh for the narrow rows, bwd_wide_kernel.cuh for the wide ones says
  * which warps do what) and cd_sm90_bwd_post (dQ).
  *
- * Rows (bwd_tiles.cuh, D_QK / D_V): 64 / 64 and 128 / 128 here, 192 / 128 and 256 / 256 in
+ * Rows (bwd_tiles.cuh, D_QK / D_V): 64 / 64, 128 / 128 (and 96 / 96 behind config.cuh's dev knob
+ * SM90_BWD_D96) here, 192 / 128 and 256 / 256 in
  * bwd_wide.cu (behind dispatch.h's CUDADENT_SM90_BWD_WIDE); a call runs at the narrowest row that
  * covers head_dim and head_dim_v (bwd_launch.cuh cd_sm90_bwd_row, which also says how the columns
  * past the real dims are zero-filled and the workspace's parts). The design and its measurements:
@@ -90,13 +91,22 @@ static cudaError_t cd_sm90_bwd_softcap_det(const cudadent_attn_bwd_params_t *p, 
 }
 #endif
 
-/* A dense softcap call of the 128 / 128 row, or of the 64 / 64 row where dispatch.h's
+/* A dense softcap call of the 128 / 128 row, of the 96 / 96 row (config.cuh SM90_BWD_D96, not
+ * deterministic: cd_sm90_bwd_row), or of the 64 / 64 row where dispatch.h's
  * CUDADENT_SM90_BWD_D64_SOFTCAP is 1 (p->softcap > 0; deterministic only where
  * CUDADENT_SM90_BWD_DET_SOFTCAP is 1: supports(); the wide rows' go to cd_sm90_bwd_wide): its row's
  * softcap kernel (bwd_kernel.cuh cd_sm90_bwd_softcap_kernel); the workspace is the row's. */
 static cudaError_t cd_sm90_bwd_softcap(const cudadent_attn_bwd_params_t *p, void *workspace, cudaStream_t stream) {
 #if CUDADENT_SM90_BWD_DET_SOFTCAP
   if (p->deterministic) return cd_sm90_bwd_softcap_det<128>(p, workspace, stream); /* supports(): row 128 */
+#endif
+#if SM90_BWD_D96
+  if (cd_sm90_bwd_row(p) == 96) {
+    constexpr int BM96 = cd_sm90_bwd_tile<96>::BLOCK_M;
+    return p->dtype == CUDADENT_DTYPE_FP16
+               ? cd_sm90_bwd_launch<96, 96, true, CD_SM90_BWD_NONDET, BM96, true>(p, workspace, stream)
+               : cd_sm90_bwd_launch<96, 96, false, CD_SM90_BWD_NONDET, BM96, true>(p, workspace, stream);
+  }
 #endif
   if (cd_sm90_bwd_row(p) == 64) {
     constexpr int BM64 = cd_sm90_bwd_tile<64>::BLOCK_M;
@@ -115,8 +125,11 @@ extern "C" cudaError_t cudadent_sm90_bwd(const cudadent_attn_bwd_params_t *p, vo
   /* api.c has normalized head_dim_v (0 -> head_dim) and supports() bounded both dims */
   if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_run(p, workspace, stream);
   const int row = cd_sm90_bwd_row(p);
-  if (p->softcap > 0.f && (row == 64 || row == 128)) return cd_sm90_bwd_softcap(p, workspace, stream);
+  if (p->softcap > 0.f && (row == 64 || row == 96 || row == 128)) return cd_sm90_bwd_softcap(p, workspace, stream);
   if (row == 64) return cd_sm90_bwd_launch_mode<64, 64>(p, workspace, stream);
+#if SM90_BWD_D96
+  if (row == 96) return cd_sm90_bwd_launch_mode<96, 96>(p, workspace, stream); /* config.cuh */
+#endif
 #if SM90_BWD_D128_BM80
   if (cd_sm90_bwd_takes_bm80(p)) /* FA3's non-causal d128 tile (config.cuh) */
     return p->dtype == CUDADENT_DTYPE_FP16
@@ -145,6 +158,9 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
   if (SM90_BWD_WIDE5 && row == 256 && !p->deterministic && p->softcap == 0.f) return cudaErrorNotSupported;
   const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(row);
   const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
+#if SM90_BWD_D96
+                 : row == 96  ? cd_sm90_bwd_tile<96>::BLOCK_N
+#endif
                  : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
                  : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
                               : cd_sm90_bwd_tile<256>::BLOCK_N;

@@ -5,8 +5,8 @@
  * fragments, D / 2 fp32 each (key_in_block0 and + 8, columns 8 j + 2 (lane % 4) + {0, 1}).
  *
  * cd_sm90_bwd_epilogue_rows: dK (scaled by softmax_scale) and dV staged in the Q and
- *   dO stages as [BN keys][D] rows whose 16-byte chunks are XOR-swizzled by key % 8 (the fragment
- *   stores then hit 32 banks), then written out as 16-byte row chunks by the 256 threads (keys past
+ *   dO stages as [BN keys][D] rows whose 16-byte chunks are XOR-swizzled (cd_sm90_bwd_stage_chunk:
+ *   the fragment stores then hit 32 banks), then written out as 16-byte row chunks by the 256 threads (keys past
  *   seqlen_k and columns past the real dims are not written: they are another head's in memory).
  *   (TMA tensor stores instead were measured slower, session 23: docs/kernels/sm90_bwd.md 2.1e.)
  */
@@ -20,6 +20,15 @@
 #include "kernels/sm90/named_barriers.cuh"
 #include "kernels/sm90/ptx_sm90.cuh"
 
+/* The staging's place of 16-byte chunk c in key row `key`. A warp's fragment store covers 8 keys x
+ * 4 words of one chunk. Rows of a multiple of 128 bytes (d64, d128) start on bank 0: the chunk
+ * XOR key % 8 spreads the 8 keys. d96's rows of 192 bytes start on bank 0 or 16 by key % 2, so
+ * the chunk XOR (key / 2) % 4, which stays within the row's 12 chunks, spreads the rest. */
+template <int D> __device__ __forceinline__ int cd_sm90_bwd_stage_chunk(int c, int key) {
+  if constexpr (D * 2 % 128 == 0) return c ^ (key & 7);
+  else return c ^ ((key >> 1) & 3);
+}
+
 template <int D, bool kFp16, int BN>
 __device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 2], const float (&dv)[D / 2],
                                                           const cd_sm90_bwd_args &args, uint32_t sQ, uint32_t sDO,
@@ -31,7 +40,7 @@ __device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 
     const int key = key_in_block0 + 8 * r;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
-      const uint32_t off = key * (D * 2) + ((j ^ (key & 7)) << 4) + 4 * (lane & 3);
+      const uint32_t off = key * (D * 2) + (cd_sm90_bwd_stage_chunk<D>(j, key) << 4) + 4 * (lane & 3);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQ + off),
                    "r"(cd_pack2<kFp16>(dk[4 * j + 2 * r] * args.scale, dk[4 * j + 2 * r + 1] * args.scale))
                    : "memory");
@@ -48,7 +57,7 @@ __device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 
   for (int idx = threadIdx.x - 128; idx < BN * CPR; idx += 256) {
     const int row = idx / CPR, c = idx % CPR, key = k0 + row;
     if (key >= args.seqlen_k) break; /* rows are in order: the rest are past it too */
-    const uint32_t off = row * (D * 2) + ((c ^ (row & 7)) << 4);
+    const uint32_t off = row * (D * 2) + (cd_sm90_bwd_stage_chunk<D>(c, row) << 4);
     uint4 vk, vv;
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(vk.x), "=r"(vk.y), "=r"(vk.z), "=r"(vk.w) : "r"(sQ + off) : "memory");

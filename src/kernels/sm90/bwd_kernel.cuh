@@ -11,8 +11,8 @@
  *
  * Warps. 3 warpgroups of 128 threads.
  *   warpgroup 0, producer: after setmaxnreg.dec to PRODUCER_REGS, one thread TMA-loads K and V of
- *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], 128-byte swizzled
- *     slabs of 64 columns) and the block's log2-LSE and delta rows (1-d bulk copies) into a
+ *     the key block once, then per iteration a Q and a dO block ([BLOCK_M, D], swizzled column
+ *     blocks: shared memory below) and the block's log2-LSE and delta rows (1-d bulk copies) into a
  *     STAGES-deep ring. The other 127 threads exit, except in the deterministic kernels: warp 1 is
  *     the dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp), which takes each block's staged dQ parts, waits
  *     for the key block's turn and issues the bulk reduce-adds, so that the consumers only stage.
@@ -40,13 +40,13 @@
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
  *   past the call's real head_dim (dK) / head_dim_v (dV)).
  *
- * Widths: D (64 or 128) is the compiled width; a call's real head_dim and head_dim_v are any
- * multiples of 8 up to D (the kernel arguments head_dim, head_dim_v; bwd.cu). The tensor maps'
- * innermost extents are the real dims, so Q and K load zeros past head_dim and V and dO past
- * head_dim_v: S^T sums over head_dim, dP^T over head_dim_v, and dV, dK and the dQ parts get zero
- * columns there, which the epilogue (dK, dV) and cd_sm90_bwd_post (dQ) do not store. The real
- * dims are separate kernel arguments, not fields of cd_sm90_bwd_args: a larger argument struct
- * changed the whole kernel's code (d64: a 40-byte spill); as arguments they change only the
+ * Widths: D (64, 128; 96 behind config.cuh SM90_BWD_D96) is the compiled width; a call's real
+ * head_dim and head_dim_v are any multiples of 8 up to D (the kernel arguments; bwd.cu). The
+ * tensor maps' innermost extents are the real dims, so Q and K load zeros past head_dim and V and
+ * dO past head_dim_v: S^T sums over head_dim, dP^T over head_dim_v, and dV, dK and the dQ parts
+ * get zero columns there, which the epilogue (dK, dV) and cd_sm90_bwd_post (dQ) do not store. The
+ * real dims are separate kernel arguments, not fields of cd_sm90_bwd_args: a larger argument
+ * struct changed the whole kernel's code (d64: a 40-byte spill); as arguments they change only the
  * epilogue.
  *
  * Shared memory (16-bit elements; 1024-byte aligned blocks, 128-byte swizzle as TMA writes it):
@@ -58,6 +58,8 @@
  *                                                 dQ warp: [DQB] of them, cd_sm90_bwd_dq_bufs;
  *                                                 consumer 0's unused under DQ_SPLIT)
  *   mbarriers: kv_full, q_full[STAGES], q_empty[STAGES]
+ * d96 (bwd_parts.cuh cd_sm90_bwd_ops): K [6][BLOCK_N][16] 32-byte swizzle; V, Q, dO in blocks
+ * [3][rows][32], 64-byte swizzle; the dQ parts 64 x 48 (16 x 48 floats a warp's staging).
  *
  * Synchronization. q_full completes by TMA transaction bytes; q_empty by one arrival per consumer
  * warp once the dV and dK products that read the stage have completed. The dS buffer of block i
@@ -147,7 +149,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   constexpr int DQB = cd_sm90_bwd_dq_bufs<D, BM_, kDet>();
   typedef cd_sm90_bwd_smem<D, BM_, DQB> L;
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
-  constexpr int CHUNKS = L::CHUNKS;
+  typedef cd_sm90_bwd_ops<D, BM, BN> O; /* the operands' layouts (bwd_parts.cuh) */
+  constexpr int K_BLOCKS = D / O::K_COLS, QV_BLOCKS = D / O::QV_COLS; /* TMA boxes a row */
   /* the 80-row tile (config.cuh SM90_BWD_D128_BM80): dQ^T = K^T dS^T, dS stored as dS */
   constexpr bool SWAP = L::SWAP;
   static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
@@ -215,7 +218,7 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
   if (wg == 0) {
     /* ================================ producer ================================ */
-    cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
+    cd_setmaxnreg_dec<kDqWarp ? tile::PRODUCER_REGS_DET : tile::PRODUCER_REGS>();
     if constexpr (kDqWarp) { /* warp 1: the dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp) */
       if (threadIdx.x / 32 == 1) {
         if (m_hi > m_lo) cd_sm90_bwd_dq_warp<D, kDet, DQB>(args, sDQ, b, h_lo, h_hi, m_lo, m_hi, n_block);
@@ -225,10 +228,19 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
     if (threadIdx.x != 0 || m_hi == m_lo) return;
     SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
     cd_mbar_arrive_expect_tx(bar_kv, 2 * L::KV_BYTES);
+    if constexpr (K_BLOCKS == QV_BLOCKS) {
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
-      cd_tma_load_4d(sK + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
-      cd_tma_load_4d(sV + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
+      for (int c = 0; c < K_BLOCKS; ++c) {
+        cd_tma_load_4d(sK + c * BN * O::K_COLS * 2, &tm_k, bar_kv, O::K_COLS * c, k_tok0 + k0, hk, b);
+        cd_tma_load_4d(sV + c * BN * O::QV_COLS * 2, &tm_v, bar_kv, O::QV_COLS * c, k_tok0 + k0, hk, b);
+      }
+    } else { /* d96: K in blocks of 16 columns, V of 32 */
+#pragma unroll
+      for (int c = 0; c < K_BLOCKS; ++c)
+        cd_tma_load_4d(sK + c * BN * O::K_COLS * 2, &tm_k, bar_kv, O::K_COLS * c, k_tok0 + k0, hk, b);
+#pragma unroll
+      for (int c = 0; c < QV_BLOCKS; ++c)
+        cd_tma_load_4d(sV + c * BN * O::QV_COLS * 2, &tm_v, bar_kv, O::QV_COLS * c, k_tok0 + k0, hk, b);
     }
 #if SM90_BWD_PDL
     /* K and V are the caller's (no kernel of this call writes them): their loads overlap the pre
@@ -247,9 +259,10 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         const uint32_t full = bar_q_full + 8 * s;
         cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
-        for (int c = 0; c < CHUNKS; ++c) {
-          cd_tma_load_4d(sQ + s * L::QT_BYTES + c * BM * 128, &tm_q, full, 64 * c, q_tok0 + m * BM, h, b);
-          cd_tma_load_4d(sDO + s * L::QT_BYTES + c * BM * 128, &tm_do, full, 64 * c, q_tok0 + m * BM, h, b);
+        for (int c = 0; c < QV_BLOCKS; ++c) {
+          const uint32_t off = s * L::QT_BYTES + c * BM * O::QV_COLS * 2;
+          cd_tma_load_4d(sQ + off, &tm_q, full, O::QV_COLS * c, q_tok0 + m * BM, h, b);
+          cd_tma_load_4d(sDO + off, &tm_do, full, O::QV_COLS * c, q_tok0 + m * BM, h, b);
         }
         const int64_t row0 = ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)(mt0 + m) * BM;
         cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
@@ -274,21 +287,20 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   const int warp = ct / 32, lane = ct % 32;
   const int key_in_block0 = 64 * cw + 16 * warp + lane / 4; /* this thread's keys: this and + 8 */
 
-  /* A of S^T / dP^T: this consumer's 64 keys start 64 cw rows into each K / V slab (8 KiB) */
-  const uint64_t desc_k_a = cd_gmma_desc_sw128(sK + cw * 64 * 128, 1, 1024);
-  const uint64_t desc_v_a = cd_gmma_desc_sw128(sV + cw * 64 * 128, 1, 1024);
-  const uint64_t desc_q_b = cd_gmma_desc_sw128(sQ, 1, 1024);   /* + stage offset */
-  const uint64_t desc_do_b = cd_gmma_desc_sw128(sDO, 1, 1024);
-  /* B of dV / dK, MN-major: LBO = the distance between 64-column slabs */
-  const uint64_t desc_q_mn = cd_gmma_desc_sw128(sQ, BM * 128, 1024);
-  const uint64_t desc_do_mn = cd_gmma_desc_sw128(sDO, BM * 128, 1024);
-  /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [64 cw, +64) from K slab cw
-   * (BM 64) */
+  /* A of S^T / dP^T: this consumer's 64 keys start 64 cw rows into each K / V block */
+  const uint64_t desc_k_a = O::desc_k_a(sK, cw);
+  const uint64_t desc_v_a = O::desc_v_a(sV, cw);
+  const uint64_t desc_q_b = O::desc_q_b(sQ);   /* + stage offset */
+  const uint64_t desc_do_b = O::desc_q_b(sDO);
+  /* B of dV / dK, MN-major: LBO = the distance between column blocks */
+  const uint64_t desc_q_mn = O::desc_q_mn(sQ);
+  const uint64_t desc_do_mn = O::desc_q_mn(sDO);
+  /* dQ part: rows [64 cw, +64) from dS^T slab cw (BM 128), or columns [DQ_N cw, +DQ_N) of K (BM 64) */
   /* SWAP (BM 80): dQ^T's A = K slab cw read MN-major (D columns [64 cw, +64) x keys), its B = dS
    * K-major ([2 key slabs][BM rows][64 keys]) */
   const uint64_t desc_ds = SWAP ? cd_gmma_desc_sw128(sDS, 1, 1024)
                                 : cd_gmma_desc_sw128(sDS + (BM == 128 ? cw * BN * 128 : 0), BN * 128, 1024);
-  const uint64_t desc_k_mn = cd_gmma_desc_sw128(sK + (BM != 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  const uint64_t desc_k_mn = O::desc_k_mn(sK, cw);
 
   float dv[D / 2], dk[D / 2];
 #pragma unroll
@@ -298,8 +310,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   const bool key_tail = k0 + BN > args.seqlen_k;
   if (m_hi > m_lo) cd_mbar_wait(bar_kv, 0);
 
-  float dq[SWAP ? BM / 2 : 32]; /* SWAP: dQ^T, element 4j + 2r + e is D column 64 cw + 16 warp +
-                                 * lane / 4 + 8r, query row 8j + 2 (lane % 4) + e */
+  float dq[SWAP ? BM / 2 : tile::DQ_N / 2]; /* SWAP: dQ^T, element 4j + 2r + e is D column 64 cw +
+                                             * 16 warp + lane / 4 + 8r, query row 8j + 2 (lane % 4) + e */
 
   uint32_t it = 0;
   for (int h = h_lo; h < h_hi; ++h)
@@ -311,10 +323,10 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
       float st[BM / 2], dpt[BM / 2];
       cd_wgmma_fence();
-      cd_sm90_gemm_ss<BM, D, kFp16, false, cd_sm90_bwd_kv_op<BN>, cd_sm90_bwd_qt_op<BM>>(
+      cd_sm90_gemm_ss<BM, D, kFp16, false, typename O::KA, typename O::QB>(
         st, desc_k_a, cd_gmma_desc_add(desc_q_b, s * L::QT_BYTES));
       cd_wgmma_commit();
-      cd_sm90_gemm_ss<BM, D, kFp16, false, cd_sm90_bwd_kv_op<BN>, cd_sm90_bwd_qt_op<BM>>(
+      cd_sm90_gemm_ss<BM, D, kFp16, false, typename O::VA, typename O::QB>(
         dpt, desc_v_a, cd_gmma_desc_add(desc_do_b, s * L::QT_BYTES));
       cd_wgmma_commit();
 
@@ -425,8 +437,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
 
       /* dV += P^T dO */
       cd_wgmma_fence();
-      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dv, p16,
-                                                          cd_gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
+      cd_sm90_gemm_rs<D, BM, kFp16, true, typename O::QMn>(dv, p16,
+                                                         cd_gmma_desc_add(desc_do_mn, s * L::QT_BYTES));
       cd_wgmma_commit();
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DV_ISSUED);
 
@@ -483,11 +495,11 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
         cd_sm90_gemm_ss<BM, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_k_major<BM>>(
           dq, desc_k_mn, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES));
       else
-        cd_sm90_gemm_ss<64, BN, kFp16, false, cd_sm90_mn_major, cd_sm90_mn_major>(
+        cd_sm90_gemm_ss<tile::DQ_N, BN, kFp16, false, cd_sm90_mn_major, typename O::KMn>(
           dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
       cd_wgmma_commit();
-      cd_sm90_gemm_rs<D, BM, kFp16, true, cd_sm90_mn_major>(dk, ds16,
-                                                          cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
+      cd_sm90_gemm_rs<D, BM, kFp16, true, typename O::QMn>(dk, ds16,
+                                                         cd_gmma_desc_add(desc_q_mn, s * L::QT_BYTES));
       cd_wgmma_commit();
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_DQDK_ISSUED);
       cd_wgmma_wait<1>(); /* dV and dQ products done; dK pending (it reads Q: the stage stays) */

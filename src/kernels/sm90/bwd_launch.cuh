@@ -5,7 +5,8 @@
  * call runs at, the workspace's parts, and the launch of the three kernels of a row.
  *
  * Rows (bwd_tiles.cuh): a call runs at the narrowest (D_QK, D_V) covering head_dim and head_dim_v
- * (any multiples of 8): both <= 64: 64 / 64; both <= 128: 128 / 128; head_dim <= 192 and
+ * (any multiples of 8): both <= 64: 64 / 64; both <= 96 (config.cuh SM90_BWD_D96, a dev knob; not
+ * deterministic softcap calls): 96 / 96; both <= 128: 128 / 128; head_dim <= 192 and
  * head_dim_v <= 128: 192 / 128; else 256 / 256 (the wide rows only where dispatch.h's
  * CUDADENT_SM90_BWD_WIDE is 1; bwd.cu's supports()). Each tensor map's innermost extent is the
  * call's real dim (Q, K: head_dim; V, dO: head_dim_v), so TMA loads the columns past it as zeros,
@@ -41,10 +42,14 @@
 
 static inline size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
-/* The row a call runs at, as its D_QK (64, 128, 192: the 192 / 128 row, 256) */
+/* The row a call runs at, as its D_QK (64, 96, 128, 192: the 192 / 128 row, 256) */
 static inline int cd_sm90_bwd_row(const cudadent_attn_bwd_params_t *p) {
   const int d = p->head_dim, dv = p->head_dim_v != 0 ? p->head_dim_v : p->head_dim; /* 0: probes */
   if (d <= 64 && dv <= 64) return 64;
+#if SM90_BWD_D96
+  /* deterministic softcap calls: the 128 / 128 row's kernel (bwd.cu cd_sm90_bwd_softcap_det) */
+  if (d <= 96 && dv <= 96 && !(p->deterministic && p->softcap > 0.f)) return 96;
+#endif
   if (d <= 128 && dv <= 128) return 128;
   if (d <= 192 && dv <= 128) return 192;
   return 256;
@@ -52,6 +57,9 @@ static inline int cd_sm90_bwd_row(const cudadent_attn_bwd_params_t *p) {
 
 static inline int cd_sm90_bwd_row_block_m(int row) {
   return row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_M
+#if SM90_BWD_D96
+       : row == 96 ? cd_sm90_bwd_tile<96>::BLOCK_M
+#endif
        : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_M
        : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_M
                     : cd_sm90_bwd_tile<256>::BLOCK_M;
@@ -241,13 +249,16 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   io.head_dim_v = p->head_dim_v;
   io.scale = p->softmax_scale;
 
-  /* innermost extents: the call's real dims (<= D, DV), so the columns past them load as zeros */
+  /* innermost extents: the call's real dims (<= D, DV), so the columns past them load as zeros;
+   * boxes as wide as the kernel's column blocks (bwd_parts.cuh cd_sm90_bwd_ops: 64 columns but at
+   * d96) */
   const int d = p->head_dim, dv = p->head_dim_v;
+  constexpr int KC = cd_sm90_bwd_ops<D, BM, BN>::K_COLS, QVC = cd_sm90_bwd_ops<D, BM, BN>::QV_COLS;
   CUtensorMap tm_q, tm_k, tm_v, tm_do;
-  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN)) != cudaSuccess)
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch, BM, QVC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &p->dout, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, BM, QVC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch, BN, KC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch, BN, QVC)) != cudaSuccess)
     return err;
 
   cd_sm90_bwd_args a;
@@ -269,7 +280,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   a.window_left = p->window_left;
   a.window_right = p->window_right;
 
-  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / cd_sm90_bwd_pre_tpr<DV>();
   cd_sm90_bwd_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
 #if SM90_BWD_PDL

@@ -41,12 +41,11 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
    * d64 b8 2k +3.6%. Not the 80-row tile (ptxas serialized its wgmmas, C7512, and spilled). So
    * consumer 0's 16 KiB of staging is unused there; the deterministic dQ warp stages all 8 parts. */
   static constexpr bool DQ_SPLIT = !SWAP;
-  static constexpr int CHUNKS = D / 64;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
   static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
   static constexpr int DS_BYTES = BN * BM * 2;   /* one dS^T (SWAP: dS) buffer */
-  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x 64 (SWAP 16 x 80) */
+  static constexpr int DQ_FLOATS = BM * D / 8;   /* a warp's share of the dQ part: 16 x DQ_N (SWAP 16 x 80) */
   static constexpr int DQ_WARP_BYTES = DQ_FLOATS * 4;
   static constexpr int K_OFF = 0;
   static constexpr int V_OFF = K_OFF + KV_BYTES;
@@ -66,7 +65,8 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   /* SM90_BWD_TRACE (a dev build, bwd_trace.cuh): the consumers' stamps of three blocks, [3][2][16] u32 */
   static constexpr int TRACE_OFF = BAR_OFF + 8 * NUM_BARS, TRACE_BYTES = SM90_BWD_TRACE ? 384 : 0;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + TRACE_BYTES + 1024; /* + slack to align the base */
-  static_assert(BM * D == 8192 || (SWAP && D == 128), "each consumer's dQ part is 64 x 64 (SWAP: 64 D columns x 80 rows)");
+  static_assert(BM * D == 8192 || (SWAP && D == 128) || (D == 96 && BM == 64),
+                "each consumer's dQ part is 64 x DQ_N (SWAP: 64 D columns x 80 rows)");
   static_assert(DS_OFF % 1024 == 0 && QT_BYTES % 1024 == 0, "swizzled slabs 1024-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
   static_assert(DQB == 1 || (DQB == 2 && !SWAP), "two dQ staging buffers: the deterministic rows only");
@@ -122,12 +122,52 @@ __device__ __forceinline__ void cd_sm90_bwd_q_blocks(const cd_sm90_bwd_args &arg
                    m_lo, m_hi);
 }
 
-/* The products (gemm.cuh layouts). A of S^T / dP^T: K or V rows of this consumer, K-major in
- * slabs of BN rows; B: Q or dO of the stage, K-major in slabs of BM rows. B of dV / dK: dO or Q
- * read the other way (MN-major, LBO = the distance between slabs). dQ: dS^T read as dS
- * (MN-major A) and K (MN-major B). */
-template <int BN> using cd_sm90_bwd_kv_op = cd_sm90_k_major<BN>;
-template <int BM> using cd_sm90_bwd_qt_op = cd_sm90_k_major<BM>;
+/* The products' operands (gemm.cuh layouts) of the narrow row D at tile (BM, BN), as loaded by
+ * TMA boxes of K_COLS (K) and QV_COLS (Q, dO, V) columns whose rows are one swizzle span each
+ * (bwd_launch.cuh: the host's tensor maps). A of S^T / dP^T: this consumer's 64 keys of K or V,
+ * K-major in column blocks of BN rows (KA, VA); B: Q or dO of the stage, K-major in blocks of BM
+ * rows (QB). B of dV / dK: dO or Q read the other way (QMn: MN-major, LBO = the distance between
+ * blocks). dQ: dS^T read as dS (MN-major A, bwd_kernel.cuh) and K (KMn: MN-major B; consumer w's
+ * columns [DQ_N w, +DQ_N) where BM is 64).
+ * d64, d128: every operand in 128-byte-swizzle slabs of 64 columns. */
+template <int D, int BM, int BN> struct cd_sm90_bwd_ops {
+  static constexpr int K_COLS = 64, QV_COLS = 64;
+  typedef cd_sm90_k_major<BN> KA, VA;
+  typedef cd_sm90_k_major<BM> QB;
+  typedef cd_sm90_mn_major QMn, KMn;
+  static __device__ __forceinline__ uint64_t desc_k_a(uint32_t sK, int cw) {
+    return cd_gmma_desc_sw128(sK + cw * 64 * 128, 1, 1024);
+  }
+  static __device__ __forceinline__ uint64_t desc_v_a(uint32_t sV, int cw) { return desc_k_a(sV, cw); }
+  static __device__ __forceinline__ uint64_t desc_q_b(uint32_t sQ) { return cd_gmma_desc_sw128(sQ, 1, 1024); }
+  static __device__ __forceinline__ uint64_t desc_q_mn(uint32_t sQ) { return cd_gmma_desc_sw128(sQ, BM * 128, 1024); }
+  static __device__ __forceinline__ uint64_t desc_k_mn(uint32_t sK, int cw) {
+    return cd_gmma_desc_sw128(sK + (BM != 128 ? cw * BN * 128 : 0), BN * 128, 1024);
+  }
+};
+#if SM90_BWD_D96
+/* d96 (config.cuh SM90_BWD_D96; FA3's layouts for it): Q, dO and V in 64-byte-swizzle blocks of
+ * 32 columns (3 a row), K in 32-byte-swizzle blocks of 16 (6 a row): a consumer's dQ columns
+ * [48 w, +48) are then 3 whole blocks of K read MN-major, where in 32-column blocks consumer 1's
+ * would start mid-block (no descriptor reads N from the middle of a swizzle row). */
+template <int BM, int BN> struct cd_sm90_bwd_ops<96, BM, BN> {
+  static constexpr int K_COLS = 16, QV_COLS = 32;
+  typedef cd_sm90_k_major_sw32<BN * K_COLS * 2> KA;
+  typedef cd_sm90_k_major_sw64<BN * QV_COLS * 2> VA;
+  typedef cd_sm90_k_major_sw64<BM * QV_COLS * 2> QB;
+  typedef cd_sm90_mn_major_sw64<BM * QV_COLS * 2> QMn;
+  typedef cd_sm90_mn_major_sw32<BN * K_COLS * 2> KMn;
+  static constexpr int DQ_BLOCKS = cd_sm90_bwd_tile<96>::DQ_N / K_COLS; /* K's blocks a dQ part */
+  static_assert(BM == 64, "d96: dQ parts split by columns");
+  static __device__ __forceinline__ uint64_t desc_k_a(uint32_t sK, int cw) { return KA::desc(sK + cw * 64 * K_COLS * 2); }
+  static __device__ __forceinline__ uint64_t desc_v_a(uint32_t sV, int cw) { return VA::desc(sV + cw * 64 * QV_COLS * 2); }
+  static __device__ __forceinline__ uint64_t desc_q_b(uint32_t sQ) { return QB::desc(sQ); }
+  static __device__ __forceinline__ uint64_t desc_q_mn(uint32_t sQ) { return QMn::desc(sQ); }
+  static __device__ __forceinline__ uint64_t desc_k_mn(uint32_t sK, int cw) {
+    return KMn::desc(sK + cw * DQ_BLOCKS * BN * K_COLS * 2);
+  }
+};
+#endif
 
 /* Deterministic mode: the key blocks that add to query block m's dQ do it one after the other,
  * lowest first; a key block's turn is its distance from the first key block any row of the block
@@ -154,8 +194,8 @@ __device__ __forceinline__ bool cd_sm90_bwd_det_descending(const cd_sm90_bwd_arg
 enum { CD_SM90_BWD_NONDET = 0, CD_SM90_BWD_DET = 1, CD_SM90_BWD_DET_ROTATED = 2 };
 
 /* The dQ staging buffers of mode kDet (cd_sm90_bwd_smem's DQB): for the deterministic modes' dQ
- * warp two where a second 32 KiB fits the 227 KiB (d128, BLOCK_M 64: 225.9 KiB), else one (d64,
- * BLOCK_M 128: 40 B over); otherwise one. */
+ * warp two where a second buffer fits the 227 KiB (d128, BLOCK_M 64: 225.9 KiB; d96), else one
+ * (d64, BLOCK_M 128: 40 B over); otherwise one. */
 template <int D, int BM, int kDet> __host__ __device__ constexpr int cd_sm90_bwd_dq_bufs() {
   return kDet == CD_SM90_BWD_NONDET ? 1
          : cd_sm90_bwd_smem<D, BM>::BYTES + cd_sm90_bwd_smem<D, BM>::DQ_BUF_BYTES <= 227 * 1024 ? 2
@@ -223,9 +263,9 @@ __device__ __forceinline__ void cd_sm90_bwd_fence_proxy_global(void) {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-/* This warp's 16 x 64 floats of a dQ part (BM 80: 16 x 80 of dQ^T), staged in fragment order
- * (float4 i * 32 + lane holds registers 4i .. 4i + 3) and added to the workspace by one bulk reduce
- * of 4 KiB (BM 80: 5 KiB), in any order
+/* This warp's 16 x 64 floats of a dQ part (d96: 16 x 48; BM 80: 16 x 80 of dQ^T), staged in
+ * fragment order (float4 i * 32 + lane holds registers 4i .. 4i + 3) and added to the workspace by
+ * one bulk reduce of 4 KiB (d96: 3 KiB; BM 80: 5 KiB), in any order
  * (the non-deterministic mode; the deterministic one's dQ warp orders them). */
 template <int D, int BM = cd_sm90_bwd_tile<D>::BLOCK_M, int NQ>
 __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], const cd_sm90_bwd_args &args,
@@ -276,24 +316,25 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
  * part only on its turn. The turn is the dQ warp's, not the consumers' (FA3's dQ warp; the
  * consumers' own turn, one count and one wait a block, measured 0.61-0.73x of the
  * non-deterministic kernel at d64 and 0.68x at d128 on an H200, was deleted in session 23).
- * Staging buffer i of DQB (32 KiB: the 8 consumer warps' 16 x 64 parts in the order of
+ * Staging buffer i of DQB (32 KiB, d96 24: the 8 consumer warps' 16 x DQ_N parts in the order of
  * cd_sm90_bwd_reduce_dq, which is the order of the query block's accumulator tile, so one block's
- * parts are 32 contiguous KiB at both ends) is
+ * parts are contiguous at both ends) is
  * handed over by two named barriers of 288 threads: FULL + i (the 8 consumer warps arrive once
  * they staged, the dQ warp waits) and EMPTY + i (the dQ warp arrives once its reduces have read
  * the buffer, the consumer warps wait before staging into it). Block it uses buffer it % DQB.
  *
  * A consumer warp's part of block it: wait until the buffer is free (the dQ warp's arrival after
  * block it - DQB, or its initial one), stage, fence, arrive. No turn, no bulk operation. */
-template <int D, int DQB>
-__device__ __forceinline__ void cd_sm90_bwd_stage_dq_det(const float (&dq)[32], uint32_t sDQ, uint32_t it,
+template <int D, int DQB, int NQ>
+__device__ __forceinline__ void cd_sm90_bwd_stage_dq_det(const float (&dq)[NQ], uint32_t sDQ, uint32_t it,
                                                          int cw, int warp, int lane) {
   typedef cd_sm90_bwd_smem<D, cd_sm90_bwd_tile<D>::BLOCK_M, DQB> L;
   const int i = DQB == 1 ? 0 : (int)(it % DQB);
   const uint32_t stage_dq = sDQ + i * L::DQ_BUF_BYTES + (cw * 4 + warp) * L::DQ_WARP_BYTES;
   cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DQ_EMPTY + i, 288); /* the dQ warp has read it */
+  static_assert(NQ * 32 == L::DQ_FLOATS, "a warp's staging holds its lanes' dQ registers");
 #pragma unroll
-  for (int k = 0; k < 8; ++k)
+  for (int k = 0; k < NQ / 4; ++k)
     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage_dq + (k * 32 + lane) * 16),
                  "f"(dq[4 * k]), "f"(dq[4 * k + 1]), "f"(dq[4 * k + 2]), "f"(dq[4 * k + 3])
                  : "memory");
@@ -355,7 +396,7 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_walk(const cd_sm90_bwd_args &args
  * j loop and cd_sm90_bwd_walk_m order as the consumers', cd_sm90_bwd_dq_walk), and per block: wait
  * for the staged parts (FULL), then lane 0 waits for the key block's turn on the query block's
  * semaphore (the turn orders of section 3: the semaphore counts key blocks), issues the block's
- * reduce as two 16 KiB bulk reduce-adds (one a consumer warpgroup), waits until they have read
+ * reduce as two bulk reduce-adds of 16 KiB (d96: 12; one a consumer warpgroup), waits until they have read
  * the buffer and frees it (EMPTY), then waits until they have completed and counts the key block
  * (+1, release; a fence.proxy.async.global after the turn's acquire and before the count): a
  * count is released only after its reduces completed, and before the dQ warp waits for its next

@@ -1,8 +1,8 @@
 /*
  * bwd_prepost.cuh - the two passes around the Hopper backward's main kernel (bwd_kernel.cuh).
  *
- * cd_sm90_bwd_pre, one group of DV/8 threads per query row of [batch][heads_q][sq_pad] (rows past
- *   seqlen_q included): delta = rowsum(dO * O) in fp32 over the real head_dim_v columns (0 past
+ * cd_sm90_bwd_pre, one group of TPR threads per query row of [batch][heads_q][sq_pad] (rows past
+ *   seqlen_q included; TPR = cd_sm90_bwd_pre_tpr, DV / 8 but 4 at DV 96): delta = rowsum(dO * O) in fp32 over the real head_dim_v columns (0 past
  *   seqlen_q); LSE2 = LSE * log2(e),
  *   +inf where the row adds nothing (LSE = -inf: a row that sees no key; rows past seqlen_q), so
  *   that P = exp2(S * scale * log2(e) - LSE2) is 0 there, never NaN; and zeroes the row's share
@@ -44,6 +44,13 @@ struct cd_sm90_bwd_io {
   float scale;
 };
 
+/* The pre kernels' threads a row: one per 8 columns of O and dO (a 16-byte load each) where DV / 8
+ * is a power of two (the rows' shuffle sum); else the largest power of two dividing it (DV 96: 4
+ * threads of 24 columns, three loads each). */
+template <int DV> __host__ __device__ constexpr int cd_sm90_bwd_pre_tpr() {
+  return (DV / 8) & -(DV / 8);
+}
+
 /* The pre kernels' row work, dense (below) and varlen (bwd_varlen_plan.cuh). A thread's part of
  * delta: O . dO over its 8 columns (ov, dv: 8 elements each). */
 template <bool kFp16>
@@ -53,6 +60,18 @@ __device__ __forceinline__ float cd_sm90_bwd_dot8(const uint4 ov, const uint4 dv
   float sum = 0.f;
 #pragma unroll
   for (int e = 0; e < 8; ++e) sum += (float)o8[e] * (float)d8[e];
+  return sum;
+}
+
+/* A thread's part of a row's delta where it takes CH > 1 chunks of 8 columns, from column 8 CH c
+ * on: those below head_dim_v (the caller has checked the first; o, d: the row's O and dO). */
+template <bool kFp16, int CH>
+__device__ __forceinline__ float cd_sm90_bwd_row_part(const uint16_t *o, const uint16_t *d, int c, int head_dim_v) {
+  float sum = cd_sm90_bwd_dot8<kFp16>(*(const uint4 *)(o + c * CH * 8), *(const uint4 *)(d + c * CH * 8));
+#pragma unroll
+  for (int k = 1; k < CH; ++k)
+    if ((c * CH + k) * 8 < head_dim_v)
+      sum += cd_sm90_bwd_dot8<kFp16>(*(const uint4 *)(o + (c * CH + k) * 8), *(const uint4 *)(d + (c * CH + k) * 8));
   return sum;
 }
 
@@ -86,7 +105,8 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
    * This kernel is the call's first, launched plainly: it waits for nothing. */
   cd_griddep_launch_dependents();
 #endif
-  constexpr int TPR = DV / 8; /* threads per row, 8 elements of O and dO each */
+  constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>(); /* threads per row, CH x 8 elements of O and dO each */
+  constexpr int CH = DV / 8 / TPR;
   constexpr int ZERO = D / TPR; /* floats of the row's accumulator (D wide) each thread zeroes */
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
   constexpr int ROWS = SM90_BWD_PREPOST_THREADS / TPR;
@@ -98,11 +118,17 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
   const int i = in ? (int)(row - bh * io.sq_pad) : 0;
   const int b = (int)(bh / io.heads_q), h = (int)(bh - (int64_t)b * io.heads_q);
   float sum = 0.f;
-  if (in && i < io.seqlen_q && c * 8 < io.head_dim_v) { /* only O's and dO's real columns */
-    const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh + c * 8);
-    const uint4 dv =
-        *(const uint4 *)((const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh + c * 8);
-    sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
+  if (in && i < io.seqlen_q && c * CH * 8 < io.head_dim_v) { /* only O's and dO's real columns */
+    if constexpr (CH == 1) {
+      const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh + c * 8);
+      const uint4 dv =
+          *(const uint4 *)((const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh + c * 8);
+      sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
+    } else {
+      sum = cd_sm90_bwd_row_part<kFp16, CH>((const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh,
+                                            (const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh,
+                                            c, io.head_dim_v);
+    }
   }
   sum = cd_sm90_bwd_row_sum<TPR>(sum);
   if (!in) return;
@@ -116,13 +142,13 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
   cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
 }
 
-/* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / 1024 chunks of 1024
- * (BM 64: chunk 4 s + warp holds the 16 x 64 part of warp `warp` in the 64-column slab s, cw = s
- * below; the wide kernel's slabs, bwd_wide_kernel.cuh, are the same), chunk
- * 4 cw + warp holding consumer cw's warp's 16 x 64 dQ part, float4 i * 32 + lane its fragment
- * registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1) with
- * g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw when
- * BM is 128, columns 64 cw when BM is 64). */
+/* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / (16 DQ_N) chunks of
+ * 16 x DQ_N (DQ_N: the tile table's, 64 but at d96's 48; BM 64: chunk 4 s + warp holds the part of
+ * warp `warp` in the DQ_N-column slab s, cw = s below; the wide kernel's slabs, bwd_wide_kernel.cuh,
+ * are the same), chunk 4 cw + warp holding consumer cw's warp's 16 x DQ_N dQ part, float4 i * 32 +
+ * lane its fragment registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1)
+ * with g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw
+ * when BM is 128, columns DQ_N cw when BM is 64). */
 /* BM 80 (config.cuh SM90_BWD_D128_BM80, D 128): the parts are transposed (dQ^T = K^T dS^T), chunks
  * of 1280 floats, chunk 4 cw + warp consumer cw's warp's 16 D columns x 80 rows, float4 i * 32 +
  * lane its registers 4i .. 4i + 3: (column, row) = (c, g), (c, g + 1), (c + 8, g), (c + 8, g + 1)
@@ -134,12 +160,13 @@ __device__ __forceinline__ void cd_sm90_bwd_dq_frag_t(int f, int &row, int &col)
   row = 8 * i + 2 * (lane % 4);
 }
 
-template <int BM>
+template <int BM, int DQ_N>
 __device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
-  const int chunk = f / 256, i = (f / 32) % 8, lane = f % 32;
+  constexpr int F4 = 4 * DQ_N, NI = DQ_N / 8; /* float4s of a chunk (16 x DQ_N), of a lane in it */
+  const int chunk = f / F4, i = (f / 32) % NI, lane = f % 32;
   const int cw = chunk / 4, warp = chunk % 4;
   row = 16 * warp + lane / 4 + (BM == 128 ? 64 * cw : 0);
-  col = 8 * i + 2 * (lane % 4) + (BM == 64 ? 64 * cw : 0);
+  col = 8 * i + 2 * (lane % 4) + (BM == 64 ? DQ_N * cw : 0);
 }
 
 template <bool kFp16, int D, int DV = D, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M>
@@ -173,7 +200,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
       *(T *)(tile + row * ROW_BYTES + (col + 8) * 2) = (T)(a.z * io.scale);
       *(T *)(tile + (row + 1) * ROW_BYTES + (col + 8) * 2) = (T)(a.w * io.scale);
     } else {
-    cd_sm90_bwd_dq_frag<BM>(f, row, col);
+    cd_sm90_bwd_dq_frag<BM, cd_sm90_bwd_tile<D, DV>::DQ_N>(f, row, col);
     *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
         cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);

@@ -1,7 +1,8 @@
 /*
  * bwd_varlen.cu - the Hopper backward on ragged batches (cudadent.h "features of layout v2";
  * docs/kernels/sm90_bwd_varlen.md), a translation unit of its own beside bwd.cu: the workspace
- * size and the launcher of the narrow rows (64 / 64, 128 / 128; head_dim and head_dim_v up to 128)
+ * size and the launcher of the narrow rows (64 / 64, 128 / 128, and 96 / 96 behind config.cuh's dev
+ * knob SM90_BWD_D96; head_dim and head_dim_v up to 128)
  * and, where dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE is 1, of the wide rows (192 / 128, 256 /
  * 256); fp16 / bf16, not deterministic (bwd.cu's supports()). Four kernels on the call's stream:
  *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);
@@ -113,7 +114,7 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 
   const int64_t R = varlen_rows(p, BM), cap = varlen_cap(p, BN);
   if (R > 0x7fffffff || cap * p->heads_kv > 0x7fffffff ||
-      (int64_t)p->heads_q * R / (SM90_BWD_PREPOST_THREADS / (DV / 8)) >= 0x7fffffff)
+      (int64_t)p->heads_q * R / (SM90_BWD_PREPOST_THREADS / cd_sm90_bwd_pre_tpr<DV>()) >= 0x7fffffff)
     return cudaErrorInvalidConfiguration;
   const varlen_parts w = varlen_layout(p, D, BM, BN);
   uint8_t *ws = static_cast<uint8_t *>(workspace);
@@ -166,10 +167,11 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
   q.stride_batch = k.stride_batch = v.stride_batch = dout.stride_batch = 0;
   const int d = p->head_dim, dv = p->head_dim_v;
   CUtensorMap tm_q, tm_k, tm_v, tm_do;
-  if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_do, &dout, kFp16, dv, p->total_q, p->heads_q, 1, BM)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN)) != cudaSuccess ||
-      (err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN)) != cudaSuccess)
+  constexpr int KC = cd_sm90_bwd_ops<D, BM, BN>::K_COLS, QVC = cd_sm90_bwd_ops<D, BM, BN>::QV_COLS; /* boxes */
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM, QVC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_do, &dout, kFp16, dv, p->total_q, p->heads_q, 1, BM, QVC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN, KC)) != cudaSuccess ||
+      (err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN, QVC)) != cudaSuccess)
     return err;
 
   cd_sm90_bwd_args a;
@@ -201,7 +203,7 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 
   cd_sm90_bwd_varlen_plan<BM, BN><<<1, SM90_VARLEN_PLAN_THREADS, 0, stream>>>(
       va, p->window_left, p->window_right);
-  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / (DV / 8);
+  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / cd_sm90_bwd_pre_tpr<DV>();
   const int64_t rows = (int64_t)p->heads_q * R;
 #if SM90_BWD_PDL
   /* the plan plainly (the call's first), the pre, the main kernel and the post with PDL
@@ -240,6 +242,9 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
   const int row = cd_sm90_bwd_row(p); /* the accumulator is D_QK = row wide */
   const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
+#if SM90_BWD_D96
+                 : row == 96  ? cd_sm90_bwd_tile<96>::BLOCK_N
+#endif
                  : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
                  : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
                               : cd_sm90_bwd_tile<256>::BLOCK_N;
@@ -267,6 +272,13 @@ cudaError_t cd_sm90_bwd_varlen_run(const cudadent_attn_bwd_params_t *p, void *wo
   if (softcap && row == 64)
     return fp16 ? varlen_launch<64, 64, true, true>(p, workspace, stream)
                 : varlen_launch<64, 64, false, true>(p, workspace, stream);
+#endif
+#if SM90_BWD_D96
+  if (row == 96) /* config.cuh SM90_BWD_D96 */
+    return softcap ? (fp16 ? varlen_launch<96, 96, true, true>(p, workspace, stream)
+                           : varlen_launch<96, 96, false, true>(p, workspace, stream))
+                   : (fp16 ? varlen_launch<96, 96, true>(p, workspace, stream)
+                           : varlen_launch<96, 96, false>(p, workspace, stream));
 #endif
   if (softcap) /* bwd.cu's supports(): the 128 / 128 row (and the rows above) */
     return fp16 ? varlen_launch<128, 128, true, true>(p, workspace, stream)

@@ -156,7 +156,8 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   cd_griddep_launch_dependents(); /* as the dense pre (bwd_prepost.cuh): the main kernel waits */
 #endif
   constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M;
-  constexpr int TPR = DV / 8, ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
+  constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>(), CH = DV / 8 / TPR; /* cd_sm90_bwd_pre's */
+  constexpr int ZERO = D / TPR, ROWS = SM90_BWD_PREPOST_THREADS / TPR;
   static_assert((TPR & (TPR - 1)) == 0 && TPR <= 32 && ZERO % 4 == 0, "rows of whole warp parts");
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over heads_q * R */
   const int c = threadIdx.x % TPR;
@@ -171,10 +172,16 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   const bool valid = in && i >= 0 && i < s.z; /* i < 0: rows before the first sequence */
   const int64_t tok = s.x + i;
   float sum = 0.f;
-  if (valid && c * 8 < io.head_dim_v) {
-    const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh + c * 8);
-    const uint4 dv = *(const uint4 *)((const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh + c * 8);
-    sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
+  if (valid && c * CH * 8 < io.head_dim_v) {
+    if constexpr (CH == 1) {
+      const uint4 ov = *(const uint4 *)((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh + c * 8);
+      const uint4 dv = *(const uint4 *)((const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh + c * 8);
+      sum = cd_sm90_bwd_dot8<kFp16>(ov, dv);
+    } else {
+      sum = cd_sm90_bwd_row_part<kFp16, CH>((const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh,
+                                            (const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh, c,
+                                            io.head_dim_v);
+    }
   }
   sum = cd_sm90_bwd_row_sum<TPR>(sum);
 #if SM90_BWD_PDL
@@ -222,7 +229,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     const int f = threadIdx.x + k * THREADS;
     const float4 a = src[f];
     int row, col;
-    cd_sm90_bwd_dq_frag<BM>(f, row, col);
+    cd_sm90_bwd_dq_frag<BM, cd_sm90_bwd_tile<D, DV>::DQ_N>(f, row, col);
     *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
     *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
         cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);

@@ -23,7 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE5_DQ))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE5_DQ) || defined(SM90_BWD_D96))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -227,6 +227,19 @@
  * value 2 shape: +3.5-5.7% there). Built in session 27, not run. */
 #ifndef SM90_BWD_WIDE5_DQ
 #define SM90_BWD_WIDE5_DQ 0
+#endif
+
+/* The 96 / 96 row (session 27, docs/kernels/sm90_bwd.md section 2.2b; built, not yet run on a GPU):
+ * 1 runs the calls whose head_dim and head_dim_v are both <= 96 and not both <= 64 (dense and
+ * varlen; softcap ones not deterministic) on the narrow kernel at D = 96 (bwd_tiles.cuh
+ * cd_sm90_bwd_tile<96>: FA3's d96 tile, 64 query rows x 128 keys; Q, dO and V in 64-byte-swizzle
+ * blocks of 32 columns, K in 32-byte-swizzle blocks of 16, so no product runs over zero columns),
+ * instead of the 128 / 128 row's kernels over TMA's zero fill (a quarter of their work on zeros);
+ * deterministic softcap calls keep the 128 / 128 row. The ring of Q / dO stages: 1 two (FA3's), 2
+ * four (the shared memory the row leaves; a longer lead for the loads of short, causal CTAs).
+ * 0 (the library's): every call keeps its row. */
+#ifndef SM90_BWD_D96
+#define SM90_BWD_D96 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
