@@ -1,8 +1,8 @@
 /*
  * bwd_wide3_parts.cuh - the pieces of the Hopper backward's E3 kernel (bwd_wide3_kernel.cuh: the
  * 192 / 128 row in FA3's d192 structure, 64 query rows x 96 keys, three MMA warpgroups; config.cuh
- * SM90_BWD_WIDE3, on in the library): its tile, its shared-memory layout, the 64-byte-swizzle
- * operand layouts of P and dS, and the epilogue's transposing staging and global stores of the
+ * SM90_BWD_WIDE3, on in the library): its tile, its shared-memory layout (P and dS in gemm.cuh's
+ * 64-byte-swizzle operand layouts), and the epilogue's transposing staging and global stores of the
  * 96-key dK / dV tiles (the set-up is bwd_parts.cuh's cd_sm90_bwd_setup, 12 consumer warps). The
  * layouts are explained in bwd_wide3_kernel.cuh's opening comment.
  */
@@ -68,29 +68,9 @@ struct cd_sm90_bwd_wide3_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-/* P / dS as operands (gemm.cuh's operand interface; [64 queries][96 keys] in column blocks of 32
- * keys, COL_BYTES apart, rows of 64 bytes):
- *   K-major (A of dQ = dS K: M = queries, K = keys): k-step kk (16 keys) is column block kk / 2 at
- *     byte (kk % 2) * 32 of its rows; SBO 512 (8-row groups), LBO unused.
- *   MN-major (B of dV^T = dO^T P, dK^T = Q^T dS: K = queries, N = keys): the N direction crosses
- *     column blocks (LBO = COL_BYTES), SBO 512 (8 query rows); k-step kk is rows [16 kk, +16),
- *     1024 bytes on. */
-template <int COL_BYTES> struct cd_sm90_k_major_sw64 {
-  static constexpr int TRANS = 0;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_swizzled<2>(smem_addr, 1, 512);
-  }
-  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
-    return cd_gmma_desc_add(desc, (kk / 2) * COL_BYTES + (kk % 2) * 32);
-  }
-};
-template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
-  static constexpr int TRANS = 1;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_swizzled<2>(smem_addr, COL_BYTES, 512);
-  }
-  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
-};
+/* P / dS as operands: gemm.cuh's cd_sm90_k_major_sw64 (A of dQ = dS K: M = queries, K = keys) and
+ * cd_sm90_mn_major_sw64 (B of dV^T = dO^T P, dK^T = Q^T dS: K = queries, N = keys), [64 queries][96
+ * keys] in column blocks of 32 keys, PDS_COL_BYTES apart, rows of 64 bytes. */
 
 /* A transposed accumulator (rows: 64 D columns [64 SLAB, +64) of dK or dV; columns: the NACC / 2
  * keys, 96 for E3, 80 for E5 (bwd_wide5_kernel.cuh); wgmma m64n(NACC / 2)'s fragment, element

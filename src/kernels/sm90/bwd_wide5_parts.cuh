@@ -1,8 +1,8 @@
 /*
  * bwd_wide5_parts.cuh - the pieces of the Hopper backward's E5 kernel (bwd_wide5_kernel.cuh: the
  * 256 / 256 row in FA3's d256 structure, 64 query rows x 80 keys, two MMA warpgroups; config.cuh
- * SM90_BWD_WIDE5, on in the library): its tile, its shared-memory layout, the 32-byte-swizzle operand
- * layouts of P and dS, the set-up (separate Q and dO rings) and stmatrix.x2. The epilogue reuses
+ * SM90_BWD_WIDE5, on in the library): its tile, its shared-memory layout (P and dS in gemm.cuh's
+ * 32-byte-swizzle operand layouts), the set-up (separate Q and dO rings) and stmatrix.x2. The epilogue reuses
  * bwd_wide3_parts.cuh's staging by stmatrix.trans and its global stores. The layouts are explained
  * in bwd_wide5_kernel.cuh's opening comment.
  */
@@ -71,29 +71,9 @@ struct cd_sm90_bwd_wide5_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-/* P / dS as operands (gemm.cuh's operand interface; [64 queries][80 keys] in key blocks of 16 keys,
- * COL_BYTES apart, rows of 32 bytes; CUTLASS's canonical SW32 layouts, in 16-byte units T):
- *   K-major (A of dQ = dS K: M = queries, K = keys; ((8,m),(T,2)):((2T,SBO),(1,T))): k-step kk
- *     (16 keys) is key block kk, whole rows; SBO 256 (8-row groups), LBO unused.
- *   MN-major (B of dV^T = dO^T P, dK^T = Q^T dS: K = queries, N = keys;
- *     ((T,2,m),(8,k)):((1,T,LBO),(2T,SBO))): N crosses key blocks (LBO = COL_BYTES), SBO 256
- *     (8 query rows); k-step kk is rows [16 kk, +16), 512 bytes on. */
-template <int COL_BYTES> struct cd_sm90_k_major_sw32 {
-  static constexpr int TRANS = 0;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_swizzled<3>(smem_addr, 1, 256);
-  }
-  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
-    return cd_gmma_desc_add(desc, kk * COL_BYTES);
-  }
-};
-template <int COL_BYTES> struct cd_sm90_mn_major_sw32 {
-  static constexpr int TRANS = 1;
-  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
-    return cd_gmma_desc_swizzled<3>(smem_addr, COL_BYTES, 256);
-  }
-  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 512); }
-};
+/* P / dS as operands: gemm.cuh's cd_sm90_k_major_sw32 (A of dQ = dS K: M = queries, K = keys) and
+ * cd_sm90_mn_major_sw32 (B of dV^T = dO^T P, dK^T = Q^T dS: K = queries, N = keys), [64 queries][80
+ * keys] in key blocks of 16 keys, PDS_COL_BYTES apart, rows of 32 bytes. */
 
 /* 9.7.9.x stmatrix.sync.aligned.m8n8.x2.shared.b16: two 8x8 matrices; threads 0-15 give the row
  * addresses (row t % 8 of matrix t / 8), r0 / r1 the thread's elements of matrix 0 / 1. */

@@ -63,6 +63,51 @@ struct cd_sm90_mn_major {
   }
 };
 
+/* The 64- and 32-byte swizzles (cd_gmma_desc_swizzled codes 2 and 3; CUTLASS's canonical SW64 /
+ * SW32 layouts): operands whose rows are narrower than 128 bytes, stored as column blocks of 32
+ * (64-byte) or 16 (32-byte) 16-bit elements, COL_BYTES apart, each block's rows 64 or 32 bytes
+ * (8-row atoms of 512 / 256 bytes, as a TMA box of that width with CU_TENSOR_MAP_SWIZZLE_64B / _32B
+ * writes them). Used by the 192 / 128 row's E3 kernel (P / dS, 64-byte), the 256 / 256 row's E5
+ * kernel (P / dS, 32-byte) and the 96 / 96 row (Q, dO, V 64-byte, K 32-byte; bwd_parts.cuh
+ * cd_sm90_bwd_ops).
+ *   K-major (rows are M or N, K contiguous): k-step kk (16 elements) is column block kk / 2 at byte
+ *     (kk % 2) * 32 of its rows (64-byte), column block kk, whole rows (32-byte); SBO = the atom
+ *     (8-row groups), LBO unused.
+ *   MN-major (rows are K): M or N crosses column blocks (LBO = COL_BYTES), SBO = the atom (8 K
+ *     rows); k-step kk is rows [16 kk, +16), 1024 (64-byte) or 512 (32-byte) bytes on. */
+template <int COL_BYTES> struct cd_sm90_k_major_sw64 {
+  static constexpr int TRANS = 0;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<2>(smem_addr, 1, 512);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return cd_gmma_desc_add(desc, (kk / 2) * COL_BYTES + (kk % 2) * 32);
+  }
+};
+template <int COL_BYTES> struct cd_sm90_mn_major_sw64 {
+  static constexpr int TRANS = 1;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<2>(smem_addr, COL_BYTES, 512);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 1024); }
+};
+template <int COL_BYTES> struct cd_sm90_k_major_sw32 {
+  static constexpr int TRANS = 0;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<3>(smem_addr, 1, 256);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) {
+    return cd_gmma_desc_add(desc, kk * COL_BYTES);
+  }
+};
+template <int COL_BYTES> struct cd_sm90_mn_major_sw32 {
+  static constexpr int TRANS = 1;
+  static __device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+    return cd_gmma_desc_swizzled<3>(smem_addr, COL_BYTES, 256);
+  }
+  static __device__ __forceinline__ uint64_t k_step(uint64_t desc, int kk) { return cd_gmma_desc_add(desc, kk * 512); }
+};
+
 /* desc moved by byte_offset where its LBO points at one fixed region (an extra slab shared by
  * every stage and k-step: the forward's ones, fwd_tiles.cuh): the start grows by what the LBO
  * shrinks, both fields of the low word in one 32-bit add (start + off/16, LBO - off/16; neither
