@@ -16,8 +16,9 @@
  *       padded or heads-first. A case fails on the criterion, on a clobbered gap, on a
  *       non-finite output, or on a refusal (no kernel for it in this build: after issue 27 every
  *       case here must run).
- *   gpu_dims_hopper_fwd/<case>     the Hopper forward's rows (64, 128, 192 / 128, 256) and calls
- *       rounded up to them, with and without LSE, no softcap, gaps to 256 columns: forward only
+ *   gpu_dims_hopper_fwd/<case>     the Hopper forward's rows (64, 128, 192 / 128, 256; the dev
+ *       knob SM90_FWD_D96's d96 rows) and calls rounded up to them, with and without LSE, no
+ *       softcap, gaps to 256 columns: forward only
  *       (CUDADENT_KERNEL_FWD=sm90 runs every one on the Hopper path; the default dispatch the
  *       larger ones).
  *   gpu_dims_hopper_bwd/<case>     the Hopper backward (rows 64 and 128) at head dims and
@@ -168,6 +169,10 @@ static const dims_case_t hopper_cases[] = {
     HC(1, 127, 300, 4, 1, 136, 184, BF16, RIGHT0, 0, GAPPED),       /* 256 row */
     HC(1, 127, 127, 4, 2, 8, 256, BF16, CAUSAL, 1, GAPPED),         /* 256 row, widest V gap */
     HC(1, 127, 127, 4, 2, 176, 104, FP16, NONE, 0, GAPPED),         /* 192 / 128 row */
+    /* head dims within 96, head_dim_v != head_dim: the 128 row (a dev build with config.cuh's
+     * SM90_FWD_D96: the d96 rows, 32-column slabs) */
+    HC(1, 300, 257, 4, 2, 72, 96, FP16, CAUSAL, 1, GAPPED),         /* no LSE: the ones past V */
+    HC(2, 257, 300, 8, 1, 96, 48, BF16, WINDOW, 0, GAPPED),         /* MQA, V's 3rd slab all past */
 };
 enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
 

@@ -3,7 +3,7 @@
 instruction width N (the operand lists are too long to write by hand).
 Usage: python3 dev/sm90_fwd/gen_wgmma.py > src/kernels/sm90/ptx_sm90_wgmma.cuh"""
 
-WIDTHS = (16, 32, 40, 48, 64, 72, 80, 96, 128, 136, 192, 256)
+WIDTHS = (16, 32, 40, 48, 64, 72, 80, 96, 104, 128, 136, 192, 256)
 
 
 def asm(n, t, a_ops, a_cons, tail, tail_cons, first_in):

@@ -20,7 +20,7 @@
      defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
-     defined(SM90_TRACE) || defined(SM90_BWD_DET_DESCENDING) ||   \
+     defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
      defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE5_DQ) || defined(SM90_BWD_D96))
@@ -39,6 +39,18 @@
 /* masked d64 calls take 192 query rows a tile from this query length on (§2.1) */
 #ifndef SM90_D64_MASKED_M192_MIN_SEQLEN
 #define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
+#endif
+
+/* The d96 rows of their own (session 27, built, not run; §2.5 "d96 row of its own"): 1 runs the
+ * dense calls without softcap whose head dims are both <= 96 and not both <= 64 on the tile
+ * table's 96 / 96 rows of 128 query rows (two consumers, 128 keys: the d128 rows' structure
+ * on 3/4 of their GEMM work), 2 on those of 192 query rows (three consumers, 112 keys: FA3's
+ * BLOCK_M at d96, 12 consumer warps to hide the exp2s as the d64 M192 rows); Q, K, V and O in
+ * 32-column slabs with the 64-byte swizzle (fwd_tiles.cuh SLAB_COLS). 0 (the library's value):
+ * such calls take the d128 rows, TMA zero-filling 96..127. Varlen and softcap calls keep the
+ * d128 rows at every value. */
+#ifndef SM90_FWD_D96
+#define SM90_FWD_D96 0
 #endif
 
 /* ---- softmax (softmax.cuh) ---- */

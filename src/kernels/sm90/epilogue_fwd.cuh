@@ -15,6 +15,16 @@
 #include "kernels/sm90/ptx_sm90.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
+/* What a row r's 16-byte chunk index is XORed with in a staging slab of ROW_BYTES-byte rows, as
+ * TMA's swizzle of the same span places it: 128 (the 128-byte swizzle) r % 8; 64 (the 64-byte
+ * swizzle of the d96 rows' 32-column slabs, fwd_tiles.cuh SLAB_COLS) (r / 2) % 4. */
+template <int ROW_BYTES>
+__device__ __forceinline__ int cd_sm90_fwd_swizzle_xor(int r) {
+  static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "the 128- or the 64-byte swizzle");
+  if constexpr (ROW_BYTES == 128) return r & 7;
+  else return (r >> 1) & 3;
+}
+
 /* The end of a tile for one consumer: O / l -> 16-bit -> this warp's 16 rows of the consumer's O
  * staging (stmatrix) -> TMA store by the warp's lane 0 (no barrier across the warpgroup), in
  * passes where the staging holds fewer slabs than O (tile O_SLABS); LSE by one
@@ -64,15 +74,20 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
   }
   /* stmatrix x4 per 16 columns: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (rows 0-7,
    * 8j+8..), (rows 8-15, 8j+8..) of the warp's 16 rows; lane t addresses row t % 8 of matrix t / 8.
-   * 128-byte swizzle: 16-byte chunk c of a row goes to chunk c ^ (row % 8). O_SLABS < DV / 64:
-   * the staging holds O_SLABS slabs, and O goes out in DV / 64 / O_SLABS passes through it. */
+   * The row's slabs (fwd_tiles.cuh SLAB_COLS): 64 columns with the 128-byte swizzle (16-byte
+   * chunk c of a row goes to chunk c ^ (row % 8)) or 32 with the 64-byte one (c ^ (row / 2 % 4);
+   * cd_sm90_fwd_swizzle_xor). O_SLABS < DV / SLAB_COLS: the staging holds O_SLABS slabs, and O
+   * goes out in DV / SLAB_COLS / O_SLABS passes through it. */
+  constexpr int SR = L::SLAB_ROW, CPS = L::SLAB_COLS / 8; /* a slab row's bytes, 16-byte chunks */
+  constexpr int SLAB_BYTES = 64 * SR;                    /* a consumer's 64 rows of one slab */
   const int st_row = 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8;
   const int st_chunk = lane >> 4;
-  constexpr int PASS_COLS = 64 * tile::O_SLABS;
+  constexpr int PASS_COLS = L::SLAB_COLS * tile::O_SLABS;
   /* with passes (the wide rows): a row's base and its chunk swizzle, kept opaque to the compiler
    * (a volatile move here, each tile): else ptxas hoists every stmatrix address out of the tile
    * loop and spills them across the main loop (d256: 40 bytes) */
-  uint32_t st_base = slab + st_row * 128, st_swz = (st_chunk ^ (st_row & 7)) << 4;
+  uint32_t st_base = slab + st_row * SR;
+  uint32_t st_swz = (st_chunk ^ cd_sm90_fwd_swizzle_xor<SR>(st_row)) << 4;
   if constexpr (DV / PASS_COLS > 1) {
     asm volatile("mov.b32 %0, %0;\n" : "+r"(st_base));
     asm volatile("mov.b32 %0, %0;\n" : "+r"(st_swz));
@@ -86,12 +101,13 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
 #pragma unroll
     for (int jp = 0; jp < PASS_COLS / 8; jp += 2) {
       const int j = pass * PASS_COLS / 8 + jp; /* 8-column group of O */
-      const int chunk = jp + st_chunk; /* 16-byte chunk across the staged slabs, 8 a slab */
-      /* (jp % 8 even, st_chunk its bit 0: chunk % 8 ^ row % 8 is jp % 8 ^ st_chunk ^ row % 8) */
+      const int chunk = jp + st_chunk; /* 16-byte chunk across the staged slabs, CPS a slab */
+      /* (jp % CPS even, st_chunk its bit 0: chunk % CPS ^ x is jp % CPS ^ st_chunk ^ x) */
       const uint32_t addr =
           DV / PASS_COLS > 1
-              ? st_base + (jp / 8) * (64 * 128) + (((uint32_t)(jp % 8) << 4) ^ st_swz)
-              : slab + (chunk / 8) * (64 * 128) + st_row * 128 + (((chunk % 8) ^ (st_row & 7)) << 4);
+              ? st_base + (jp / CPS) * SLAB_BYTES + (((uint32_t)(jp % CPS) << 4) ^ st_swz)
+              : slab + (chunk / CPS) * SLAB_BYTES + st_row * SR +
+                    (((chunk % CPS) ^ cd_sm90_fwd_swizzle_xor<SR>(st_row)) << 4);
       cd_stmatrix_x4(addr, cd_pack2<kFp16>(o[4 * j + 0] * inv[0], o[4 * j + 1] * inv[0]),
                      cd_pack2<kFp16>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
                      cd_pack2<kFp16>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
@@ -106,8 +122,8 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
         if (lane == 0) {
 #pragma unroll
           for (int c = 0; c < tile::O_SLABS; ++c)
-            cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, PASS_COLS * pass + 64 * c,
-                            q0 + w0, tc.head, 0);
+            cd_tma_store_4d(tm_o, slab + c * SLAB_BYTES + warp * 16 * SR,
+                            PASS_COLS * pass + L::SLAB_COLS * c, q0 + w0, tc.head, 0);
           cd_tma_store_commit();
         }
       } else if (w0 < args.seqlen_q) {
@@ -119,7 +135,8 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
           const int r = i / CPR, c = i % CPR, row = 16 * warp + r;
           const int col = PASS_COLS * pass + 8 * c;
           if (w0 + r < args.seqlen_q && col < va->dv) {
-            const uint32_t src = slab + (c / 8) * (64 * 128) + row * 128 + (((c % 8) ^ (row & 7)) << 4);
+            const uint32_t src = slab + (c / CPS) * SLAB_BYTES + row * SR +
+                                 (((c % CPS) ^ cd_sm90_fwd_swizzle_xor<SR>(row)) << 4);
             uint32_t x0, x1, x2, x3;
             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                          : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3)
@@ -131,10 +148,10 @@ __device__ __forceinline__ void cd_sm90_fwd_epilogue(
         }
       }
     } else if (lane == 0) {
-      /* rows [16 warp, 16 warp + 16) of each 64-column slab: 2 KiB, 1024-byte aligned */
+      /* rows [16 warp, 16 warp + 16) of each slab: 2 or 1 KiB, 1024-byte aligned */
 #pragma unroll
       for (int c = 0; c < tile::O_SLABS; ++c)
-        cd_tma_store_4d(tm_o, slab + c * 64 * 128 + warp * 16 * 128, PASS_COLS * pass + 64 * c,
+        cd_tma_store_4d(tm_o, slab + c * SLAB_BYTES + warp * 16 * SR, PASS_COLS * pass + L::SLAB_COLS * c,
                         tc.m_block * BM + 64 * cw + 16 * warp, tc.head, tc.batch);
       cd_tma_store_commit();
     }

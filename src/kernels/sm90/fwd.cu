@@ -3,7 +3,8 @@
  *
  * The kernel is fwd_kernel.cuh (what it computes, which warps do what, shared-memory layout,
  * pipeline); its tile table is fwd_tiles.cuh; the host side (tensor maps, row selection, launch)
- * is fwd_launch.cuh. Instantiated: {fp16, bf16} x the eight rows of the tile table, and the
+ * is fwd_launch.cuh. Instantiated: {fp16, bf16} x the tile table's eight rows besides the d96
+ * ones (with config.cuh's dev knob SM90_FWD_D96, the two d96 rows of its BLOCK_M too), and the
  * softcap kernels of the d128 and d256 LSE rows (cd_sm90_fwd_run_softcap; 4 more); masking is
  * decided per key block at run time (each kernel runs its masked and unmasked key blocks as
  * separate runs of the main loop), so no mask variants are compiled. api.c has validated and
@@ -73,7 +74,7 @@ extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, vo
                                          cudaStream_t stream) {
   if (p->cu_seqlens_q != NULL) return cd_sm90_fwd_varlen_run(p, workspace, stream);
   if (p->softcap > 0.f) return cd_sm90_fwd_run_softcap(p, stream);
-  return cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher>(p, nullptr, stream);
+  return cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher, true>(p, nullptr, stream);
 }
 
 #ifdef CUDADENT_DEV
@@ -82,7 +83,7 @@ extern "C" cudaError_t cudadent_sm90_fwd(const cudadent_attn_fwd_params_t *p, vo
 extern "C" cudaError_t cudadent_dev_sm90_fwd(const cudadent_attn_fwd_params_t *p, int order,
                                              cudaStream_t stream) {
   cd_sm90_fwd_dev_order = order;
-  const cudaError_t err = cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher>(p, nullptr, stream);
+  const cudaError_t err = cd_sm90_fwd_run<cd_sm90_fwd_dense_launcher, true>(p, nullptr, stream);
   cd_sm90_fwd_dev_order = -1;
   return err;
 }

@@ -137,9 +137,10 @@ __device__ __forceinline__ void cd_sm90_fwd_body(const CUtensorMap &tm_q, const 
       for (int i = threadIdx.x; i < L::ONES_BYTES / 4; i += blockDim.x)
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::ONES_OFF + 4 * i), "r"(one2) : "memory");
     } else {
-      for (int i = threadIdx.x; i < STAGES * BN * 32; i += blockDim.x)
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sV + (i / (BN * 32)) * L::V_STAGE_BYTES +
-                                                           L::V_BYTES + 4 * (i % (BN * 32))),
+      constexpr int WORDS = L::ONES_SLAB_BYTES / 4; /* a stage's ones slab */
+      for (int i = threadIdx.x; i < STAGES * WORDS; i += blockDim.x)
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sV + (i / WORDS) * L::V_STAGE_BYTES +
+                                                           L::V_BYTES + 4 * (i % WORDS)),
                      "r"(one2)
                      : "memory");
     }
@@ -199,13 +200,13 @@ __device__ __forceinline__ void cd_sm90_fwd_body(const CUtensorMap &tm_q, const 
   const int warp = ct / 32, lane = ct % 32;
   const int row_in_wg0 = 16 * warp + lane / 4; /* this thread's rows: row_in_wg0 and + 8 */
 
-  /* descriptors: Q rows of this consumer start 64 cw rows into each Q slab (8 KiB, atom aligned) */
-  const uint64_t desc_q0 = cd_sm90_k_major<BM>::desc(sQ + cw * 64 * 128);
-  const uint64_t desc_k0 = cd_sm90_k_major<BN>::desc(sK);
-  /* V: LBO = distance to the next 64-column slab (V width 128: V's second; with ROWSUM_MMA the
-   * ones) */
-  const uint64_t desc_v0 =
-      cd_sm90_mn_major::desc(sV, L::ONES_BYTES > 0 ? L::ONES_OFF - L::V_OFF : BN * 128);
+  /* descriptors (the row's layouts, mainloop_fwd.cuh cd_sm90_fwd_ops): Q rows of this consumer
+   * start 64 cw rows into each Q slab (8 or 4 KiB, atom aligned); V's LBO reaches its next slab
+   * (with ROWSUM_MMA, past V's the ones) */
+  typedef cd_sm90_fwd_ops<Tile> Ops;
+  const uint64_t desc_q0 = Ops::Q::desc(sQ + cw * 64 * L::SLAB_ROW);
+  const uint64_t desc_k0 = Ops::K::desc(sK);
+  const uint64_t desc_v0 = Ops::v_desc(sV);
   const int next_cw = cd_sm90_fwd_turns::next_of(cw, NCW);
   if constexpr (kPingpong) {
     if (cw == NCW - 1) cd_sm90_fwd_turns::start(CD_SM90_BAR_FWD_TURN); /* consumer 0 goes first */

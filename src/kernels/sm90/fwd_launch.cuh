@@ -9,9 +9,9 @@
  * Tensor maps (tensor_map.cuh) are encoded on the host at every call (they hold the tensor's
  * address) and passed by value as __grid_constant__ parameters. Each of Q, K, V, O is 4-d
  * (head_dim or head_dim_v: the call's real one, seqlen, heads, batch) with its real strides, a
- * box of 64 columns (one 128-byte swizzle span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows)
- * rows. Nothing is allocated, copied or synchronized; the return value is cudaGetLastError()
- * after the launch.
+ * box of one slab's columns (fwd_tiles.cuh SLAB_COLS: 64, one 128-byte swizzle span; the d96 rows
+ * 32, one 64-byte span) by BLOCK_M (Q) / BLOCK_N (K, V) / 16 (O: one warp's rows) rows. Nothing
+ * is allocated, copied or synchronized; the return value is cudaGetLastError() after the launch.
  */
 #ifndef CUDADENT_SM90_FWD_LAUNCH_CUH
 #define CUDADENT_SM90_FWD_LAUNCH_CUH
@@ -61,17 +61,18 @@ static cudaError_t cd_sm90_fwd_launch(const cudadent_attn_fwd_params_t *p, cudaS
    * as zeros and are not stored (§2.5) */
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
   const int d = p->head_dim, dv = p->head_dim_v;
+  constexpr int SC = cd_sm90_fwd_smem<Tile>::SLAB_COLS;
   if ((err = cd_sm90_tensor_map_4d(&tm_q, &p->q, kFp16, d, p->seqlen_q, p->heads_q, p->batch,
-                             tile::BLOCK_M)) != cudaSuccess)
+                             tile::BLOCK_M, SC)) != cudaSuccess)
     return err;
   if ((err = cd_sm90_tensor_map_4d(&tm_k, &p->k, kFp16, d, p->seqlen_k, p->heads_kv, p->batch,
-                             tile::BLOCK_N)) != cudaSuccess)
+                             tile::BLOCK_N, SC)) != cudaSuccess)
     return err;
   if ((err = cd_sm90_tensor_map_4d(&tm_v, &p->v, kFp16, dv, p->seqlen_k, p->heads_kv, p->batch,
-                             tile::BLOCK_N)) != cudaSuccess)
+                             tile::BLOCK_N, SC)) != cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_o, &p->o, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, 16)) !=
-      cudaSuccess)
+  if ((err = cd_sm90_tensor_map_4d(&tm_o, &p->o, kFp16, dv, p->seqlen_q, p->heads_q, p->batch, 16,
+                                   SC)) != cudaSuccess)
     return err;
 
   args_t a;
@@ -134,13 +135,15 @@ template <class Tile, bool kFp16> struct cd_sm90_fwd_dense_launcher {
 /* The row a call takes, and its launch by Launch<row, kFp16>::run: the one place that selects
  * rows (dense and varlen calls alike; varlen calls see max_seqlen_q as seqlen_q). A call takes the
  * narrowest row whose widths cover its head dims (head_dim <= D, head_dim_v <= DV; §2.5): 64,
- * 128, 192 / 128 (Q/K up to 192 with V up to 128), else 256. d64: 192 query rows a tile, except
+ * 128, 192 / 128 (Q/K up to 192 with V up to 128), else 256; where kD96Rows (the dense launcher
+ * in a build with config.cuh's SM90_FWD_D96) calls up to 96 take the d96 rows of BLOCK_M 128
+ * (SM90_FWD_D96 1) or 192 (2) before the 128 ones. d64: 192 query rows a tile, except
  * masked calls with short query sequences, where the diagonal tile's waste and the few tiles
  * favour 128 (§2.1). Calls without LSE take the row's tensor-core row-sum twin (fwd_tiles.cuh
  * ROWSUM) where it has one; the 192 / 128 and 256 rows run them with fp32 row sums (the
  * epilogue stores no LSE where lse is NULL). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
-template <template <class, bool> class Launch, bool kFp16>
+template <template <class, bool> class Launch, bool kFp16, bool kD96Rows>
 static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, void *ws,
                                          cudaStream_t s) {
   const bool lse = p->lse != nullptr;
@@ -154,6 +157,12 @@ static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, vo
     return lse ? Launch<cd_sm90_fwd_tile<64, 64, 192, true>, kFp16>::run(p, ws, s)
                : Launch<cd_sm90_fwd_tile<64, 64, 192, false>, kFp16>::run(p, ws, s);
   }
+  if constexpr (kD96Rows && SM90_FWD_D96 != 0) {
+    constexpr int BM = SM90_FWD_D96 == 2 ? 192 : 128;
+    if (d <= 96 && dv <= 96)
+      return lse ? Launch<cd_sm90_fwd_tile<96, 96, BM, true>, kFp16>::run(p, ws, s)
+                 : Launch<cd_sm90_fwd_tile<96, 96, BM, false>, kFp16>::run(p, ws, s);
+  }
   if (d <= 128 && dv <= 128)
     return lse ? Launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>::run(p, ws, s)
                : Launch<cd_sm90_fwd_tile<128, 128, 128, false>, kFp16>::run(p, ws, s);
@@ -162,11 +171,13 @@ static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, vo
   return Launch<cd_sm90_fwd_tile<256, 256, 128, true>, kFp16>::run(p, ws, s);
 }
 
-template <template <class, bool> class Launch>
+/* kD96Rows: whether the launcher may take the d96 rows (the dense one; varlen calls keep the d128
+ * rows) */
+template <template <class, bool> class Launch, bool kD96Rows = false>
 static cudaError_t cd_sm90_fwd_run(const cudadent_attn_fwd_params_t *p, void *ws, cudaStream_t s) {
   switch (p->dtype) {
-    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<Launch, true>(p, ws, s);
-    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<Launch, false>(p, ws, s);
+    case CUDADENT_DTYPE_FP16: return cd_sm90_fwd_run_dtype<Launch, true, kD96Rows>(p, ws, s);
+    case CUDADENT_DTYPE_BF16: return cd_sm90_fwd_run_dtype<Launch, false, kD96Rows>(p, ws, s);
     default: return cudaErrorNotSupported;
   }
 }

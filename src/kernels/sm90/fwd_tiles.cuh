@@ -23,16 +23,21 @@
  *            log(l) is off by up to ~1.5e-3 in bf16 and the backward's gradients measurably worse
  *            with such an LSE: so only rows without LSE (lse == NULL, inference) take it. The
  *            ones: V width 64, one 2 KiB region that V's descriptor LBO points at from every stage
- *            and k-step; V width 128, a third slab of each V stage (the LBO is the distance between V's
- *            two slabs).
+ *            and k-step; V width 128 (96), a third (fourth) slab of each V stage (the LBO is the
+ *            distance between V's slabs).
  *   HGROUPS  the row can take the HEAD_GROUPS tile order (tile_scheduler.cuh; the host picks it
  *            only for masked calls with more than 16 query blocks).
  *   TAIL     its launches may deal their last rounds' tiles out by the host's table
  *            (cd_sm90_fwd_tile_tail; §5.4).
  *   LATE     where the ring indices are broadcast (cd_sm90_fwd_uniform_ring): late, at the end
  *            of the step before (§3.2).
- *   OSL      O_SLABS: the 64-column slabs of O a consumer stages in shared memory at a time;
- *            fewer than HEAD_DIM_V / 64, the epilogue stores O in passes (epilogue_fwd.cuh).
+ *   OSL      O_SLABS: the slabs (SLAB_COLS wide, below) of O a consumer stages in shared memory
+ *            at a time; fewer than HEAD_DIM_V / SLAB_COLS, the epilogue stores O in passes
+ *            (epilogue_fwd.cuh).
+ * Slabs (cd_sm90_fwd_smem SLAB_COLS): Q, K, V and O's staging are column slabs of 64 columns
+ * with the 128-byte swizzle where both head dims are multiples of 64, else (the d96 rows) of 32
+ * columns with the 64-byte swizzle (gemm.cuh's SW64 layouts), FA3's smem selector's choice:
+ * 192-byte rows are a multiple of 64 bytes, not of 128.
  * Every row's reason, as a pointer to its measurement, is the comment after it.
  */
 #ifndef CUDADENT_SM90_FWD_TILES_CUH
@@ -51,8 +56,7 @@ template <int D_QK, int D_V, int BLOCK_M_, bool HAS_LSE_> struct cd_sm90_fwd_til
     static constexpr bool TAIL = TAIL_, RING_SHFL_LATE = LATE;                                     \
     static constexpr int O_SLABS = OSL;                                                            \
     static constexpr int PRODUCER_REGS = PREGS, CONSUMER_REGS = CREGS;                             \
-    static_assert(DQK % 64 == 0 && DV % 64 == 0, "head dims: whole 64-column swizzle slabs");      \
-    static_assert((DV / 64) % OSL == 0, "O staged in passes of O_SLABS slabs");                    \
+    static_assert(DQK % 32 == 0 && DV % 32 == 0, "head dims: whole swizzle slabs (SLAB_COLS)");   \
     static_assert(ROWSUM || HAS_LSE, "a row without LSE takes the tensor core's row sums");        \
     static_assert(!ROWSUM || DV <= 128, "ROWSUM: P V with its 8 ones columns fits wgmma's N 256"); \
   };
@@ -91,30 +95,51 @@ CD_SM90_FWD_ROW(256, 256, 128, true,   64, 2, 1,             false, true,  true,
  * O over V's ring behind a barrier): Q 64 + K 2 x 32 + V 2 x 32 + O 2 x 16 KiB (OSL 2: two store
  * passes); O is 128 fp32 a thread, no spill. Calls without LSE take it too: no ROWSUM at V width 256
  * (P V is already wgmma's widest, N 256), §2.5 */
+CD_SM90_FWD_ROW( 96,  96, 128, true,  128, 2, CD_SM90_QS(2), false, true,  true,  true,  3,  24, 240)
+CD_SM90_FWD_ROW( 96,  96, 128, false, 128, 2, CD_SM90_QS(2), true,  true,  true,  true,  3,  24, 240)
+/* d96, SM90_FWD_D96 1 (session 27, built, not run; §2.5): the d128 rows' structure in 32-column
+ * slabs (S m64n128 over 6 k-steps, P V m64n96, or m64n104 with the ROWSUM ones slab per V stage),
+ * 3/4 of their GEMM work a block for the same softmax. Registers: S 64 + P 32 + O 48 (+4) of
+ * 240. Shared memory: Q 2 x 24 + K 2 x 24 + V 2 x 24 (+ 2 x 8 ones) + O 2 x 12 KiB = 168 (184)
+ * KiB: the room d128 lacks takes a second Q slot (measured +3-4% in the no-LSE d64 M128 row, no
+ * effect at d128, §2.2). HGROUPS, TAIL, LATE as d128. O_SLABS 3: all of O at once */
+CD_SM90_FWD_ROW( 96,  96, 192, true,   96, 3, CD_SM90_QS(2), false, true,  false, false, 3,  24, 160)
+CD_SM90_FWD_ROW( 96,  96, 192, false,  96, 3, CD_SM90_QS(1), true,  true,  false, false, 3,  24, 160)
+/* d96, SM90_FWD_D96 2 (session 27, built, not run; §2.5): FA3's BLOCK_M at d96 (its 192 x 144
+ * keeps P in shared memory), three consumers whose 12 warps hide the exp2s as in the d64 M192
+ * rows. 96 keys: S 48 + P 24 + O 48 (+4) = 120 (124) registers of 160, the d64 M192 rows' 128
+ * (132); 112 keys (132 / 136) spilled 56 / 224 bytes, the no-LSE row's wgmmas serialized
+ * (C7512). Shared memory: Q 2 x 36 + K 3 x 18 + V 3 x 18 + O 3 x 12 KiB = 216 KiB, two Q slots
+ * as the d64 M192 rows; without LSE the ones (3 x 6 KiB) take the second slot's room: 198 KiB.
+ * No tail, LATE off: the d64 M192 rows' settings (their consumers spilled with the tail, §5.4) */
 
 #undef CD_SM90_FWD_ROW
 #undef CD_SM90_QS
 
 /* Shared memory of a row (every block 1024-byte aligned: the 128-byte swizzle atom is 8 rows of
- * 128 B; D = HEAD_DIM of Q and K, DV = HEAD_DIM_V of V and O):
- *   Q  [Q_STAGES][D/64][BLOCK_M][64]  one box of 64 columns per 128-byte swizzled slab
- *   K  [STAGES][D/64][BLOCK_N][64]    the ring
- *   V  [STAGES][DV/64][BLOCK_N][64]   (ROWSUM d128: a third, all-ones slab per stage)
- *   O  [CONSUMER_WGS][O_SLABS][64][64] epilogue staging for the TMA store, O_SLABS slabs per
- *                                     consumer (DV / 64: all of its O at once; fewer: in passes)
+ * 128 B, the 64-byte one's 8 rows of 64 B; D = HEAD_DIM of Q and K, DV = HEAD_DIM_V of V and O;
+ * SC = SLAB_COLS, 64 or 32: the slabs of the header comment above):
+ *   Q  [Q_STAGES][D/SC][BLOCK_M][SC]  one TMA box of SC columns per swizzled slab
+ *   K  [STAGES][D/SC][BLOCK_N][SC]    the ring
+ *   V  [STAGES][DV/SC][BLOCK_N][SC]   (ROWSUM d128, d96: one more, all-ones slab per stage)
+ *   O  [CONSUMER_WGS][O_SLABS][64][SC] epilogue staging for the TMA store, O_SLABS slabs per
+ *                                     consumer (DV / SC: all of its O at once; fewer: in passes)
  *   ones [16][64]                     ROWSUM d64: the row-sum columns of P V
  *   mbarriers: the Q ring, the K ring, the V ring (pipeline.cuh: full[], empty[] each) */
 template <class Tile> struct cd_sm90_fwd_smem {
   static constexpr int D = Tile::HEAD_DIM, DV = Tile::HEAD_DIM_V;
-  static constexpr int CHUNKS = D / 64;                  /* 128-byte slabs per Q or K row */
-  static constexpr int V_CHUNKS = DV / 64;               /* per V or O row */
-  static constexpr int Q_BYTES = Tile::BLOCK_M * D * 2;  /* [D/64][BLOCK_M][64] */
+  static constexpr int SLAB_COLS = D % 64 == 0 && DV % 64 == 0 ? 64 : 32; /* the slabs' width */
+  static constexpr int SLAB_ROW = 2 * SLAB_COLS;         /* bytes: the swizzle's span, 128 or 64 */
+  static constexpr int CHUNKS = D / SLAB_COLS;           /* slabs per Q or K row */
+  static constexpr int V_CHUNKS = DV / SLAB_COLS;        /* per V or O row */
+  static constexpr int Q_BYTES = Tile::BLOCK_M * D * 2;  /* [D/SC][BLOCK_M][SC] */
   static constexpr int K_BYTES = Tile::BLOCK_N * D * 2;  /* one stage of K */
   static constexpr int V_BYTES = Tile::BLOCK_N * DV * 2; /* one stage of V (without the ones) */
-  static constexpr int OW_BYTES = 64 * 128 * Tile::O_SLABS; /* one consumer's O staging */
-  static constexpr bool ONES_SLAB = Tile::ROWSUM_MMA && V_CHUNKS == 2; /* 3rd slab per V stage */
+  static constexpr int OW_BYTES = 64 * SLAB_ROW * Tile::O_SLABS; /* one consumer's O staging */
+  static constexpr bool ONES_SLAB = Tile::ROWSUM_MMA && V_CHUNKS >= 2; /* a slab past V's, per stage */
   static constexpr int ONES_BYTES = Tile::ROWSUM_MMA && V_CHUNKS == 1 ? 2048 : 0; /* 16 keys */
-  static constexpr int V_STAGE_BYTES = V_BYTES + (ONES_SLAB ? Tile::BLOCK_N * 128 : 0);
+  static constexpr int ONES_SLAB_BYTES = ONES_SLAB ? Tile::BLOCK_N * SLAB_ROW : 0;
+  static constexpr int V_STAGE_BYTES = V_BYTES + ONES_SLAB_BYTES;
   static constexpr int O_REGS = DV / 2 + (Tile::ROWSUM_MMA ? 4 : 0); /* accumulator of P V */
   static constexpr int Q_OFF = 0;
   static constexpr int K_OFF = Q_OFF + Tile::Q_STAGES * Q_BYTES;
@@ -125,6 +150,9 @@ template <class Tile> struct cd_sm90_fwd_smem {
   static constexpr int NUM_BARS = 2 * Tile::Q_STAGES + 4 * Tile::STAGES;
   static constexpr int BYTES = BAR_OFF + 8 * NUM_BARS + 1024; /* + slack to align the base */
   static_assert(BYTES <= 227 * 1024, "shared memory of a tile-table row over the sm_90 limit");
+  static_assert(V_CHUNKS % Tile::O_SLABS == 0, "O staged in passes of O_SLABS slabs");
+  static_assert((Tile::BLOCK_N * SLAB_ROW) % 1024 == 0 && (64 * SLAB_ROW) % 1024 == 0,
+                "every slab 1024-byte aligned");
 };
 
 #endif /* CUDADENT_SM90_FWD_TILES_CUH */

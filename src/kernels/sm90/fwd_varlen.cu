@@ -3,10 +3,11 @@
  * docs/kernels/sm90_fwd.md §2.6), in its own translation unit beside fwd.cu: the launcher of a
  * row (the same row pick as dense calls, fwd_launch.cuh), which launches the plan pre-pass
  * (fwd_varlen_plan.cuh) and then the kernel (fwd_varlen_kernel.cuh) on the call's stream.
- * Instantiated: {fp16, bf16} x the eight rows of the tile table, and the softcap kernels of the
- * d128 and d256 LSE rows (varlen_run_softcap; 4 more). api.c has validated and
- * normalized the params, launched the device check where asked and the gap fill (tokens in no
- * sequence) before this; nothing is checked again here. Nothing is allocated or synchronized: the
+ * Instantiated: {fp16, bf16} x the tile table's eight rows besides the d96 ones (those take
+ * dense calls only: config.cuh SM90_FWD_D96), and the softcap kernels of the d128 and d256 LSE
+ * rows (varlen_run_softcap; 4 more). api.c has validated and normalized the params, launched the
+ * device check where asked and the gap fill (tokens in no sequence) before this; nothing is
+ * checked again here. Nothing is allocated or synchronized: the
  * list lives in the caller's workspace (cd_sm90_fwd_varlen_workspace bytes).
  */
 #include <cuda_runtime.h>
@@ -59,16 +60,17 @@ cudaError_t varlen_launch(const cudadent_attn_fwd_params_t *p, void *workspace, 
   q.stride_batch = k.stride_batch = v.stride_batch = o.stride_batch = 0;
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
   const int d = p->head_dim, dv = p->head_dim_v;
-  if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM)) !=
+  constexpr int SC = cd_sm90_fwd_smem<Tile>::SLAB_COLS; /* the boxes' columns: a slab */
+  if ((err = cd_sm90_tensor_map_4d(&tm_q, &q, kFp16, d, p->total_q, p->heads_q, 1, BM, SC)) !=
       cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN)) !=
+  if ((err = cd_sm90_tensor_map_4d(&tm_k, &k, kFp16, d, p->total_k, p->heads_kv, 1, BN, SC)) !=
       cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN)) !=
+  if ((err = cd_sm90_tensor_map_4d(&tm_v, &v, kFp16, dv, p->total_k, p->heads_kv, 1, BN, SC)) !=
       cudaSuccess)
     return err;
-  if ((err = cd_sm90_tensor_map_4d(&tm_o, &o, kFp16, dv, p->total_q, p->heads_q, 1, 16)) !=
+  if ((err = cd_sm90_tensor_map_4d(&tm_o, &o, kFp16, dv, p->total_q, p->heads_q, 1, 16, SC)) !=
       cudaSuccess)
     return err;
 

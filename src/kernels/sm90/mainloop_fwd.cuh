@@ -68,20 +68,46 @@ __device__ __forceinline__ void cd_sm90_fwd_uniform_ring(cd_sm90_pipe_state<STAG
   v.phase = cd_sm90_uniform(v.phase);
 }
 
-/* S[64, BN] = Q_w[64, D] K[BN, D]^T: Q's slabs are BM rows apart, K's K_ROWS (the stage's
- * BLOCK_N; BN < K_ROWS takes the stage's first BN keys) */
-template <int D, int BM, int BN, bool kFp16, int K_ROWS = BN>
-__device__ __forceinline__ void cd_sm90_fwd_gemm_qk(float (&s)[BN / 2], uint64_t desc_q,
-                                                    uint64_t desc_k) {
-  cd_sm90_gemm_ss<BN, D, kFp16, false, cd_sm90_k_major<BM>, cd_sm90_k_major<K_ROWS>>(s, desc_q, desc_k);
-}
-
-/* V's layout: MN-major; with the d64 ones region its LBO points at that fixed region */
+/* V's layout with the 128-byte swizzle: MN-major; with the d64 ones region its LBO points at that
+ * fixed region */
 template <bool kOnesRegion> struct cd_sm90_fwd_v_operand_of { typedef cd_sm90_mn_major type; };
 template <> struct cd_sm90_fwd_v_operand_of<true> { typedef cd_sm90_mn_major_fixed_lbo type; };
-template <class Tile>
-using cd_sm90_fwd_v_operand =
-    typename cd_sm90_fwd_v_operand_of<(cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0)>::type;
+
+/* A row's operand layouts by its slabs (fwd_tiles.cuh SLAB_COLS): Q and K K-major in slabs of
+ * BLOCK_M and BLOCK_N rows, V MN-major; v_desc: V's descriptor at the ring's stage 0, its LBO the
+ * distance between V's slabs (with ROWSUM the next slab past V's is the ones), or (ROWSUM d64) to
+ * the fixed ones region. 64-column slabs: the 128-byte swizzle (gemm.cuh). */
+template <class Tile, int SLAB_COLS = cd_sm90_fwd_smem<Tile>::SLAB_COLS> struct cd_sm90_fwd_ops {
+  typedef cd_sm90_fwd_smem<Tile> L;
+  static constexpr bool kOnesRegion = L::ONES_BYTES > 0;
+  typedef cd_sm90_k_major<Tile::BLOCK_M> Q;
+  typedef cd_sm90_k_major<Tile::BLOCK_N> K;
+  typedef typename cd_sm90_fwd_v_operand_of<kOnesRegion>::type V;
+  static __device__ __forceinline__ uint64_t v_desc(uint32_t sV) {
+    return cd_sm90_mn_major::desc(sV, kOnesRegion ? L::ONES_OFF - L::V_OFF : Tile::BLOCK_N * 128);
+  }
+};
+/* 32-column slabs (the d96 rows): the 64-byte swizzle (gemm.cuh's SW64 layouts), column blocks
+ * of a slab's bytes */
+template <class Tile> struct cd_sm90_fwd_ops<Tile, 32> {
+  typedef cd_sm90_fwd_smem<Tile> L;
+  typedef cd_sm90_k_major_sw64<Tile::BLOCK_M * L::SLAB_ROW> Q;
+  typedef cd_sm90_k_major_sw64<Tile::BLOCK_N * L::SLAB_ROW> K;
+  typedef cd_sm90_mn_major_sw64<Tile::BLOCK_N * L::SLAB_ROW> V;
+  static __device__ __forceinline__ uint64_t v_desc(uint32_t sV) { return V::desc(sV); }
+};
+
+/* S[64, N] = Q_w[64, D] K[N, D]^T (the row's layouts): N = BLOCK_N, or fewer for the stage's first
+ * N keys */
+template <class Tile, int N, bool kFp16>
+__device__ __forceinline__ void cd_sm90_fwd_gemm_qk(float (&s)[N / 2], uint64_t desc_q,
+                                                    uint64_t desc_k) {
+  typedef cd_sm90_fwd_ops<Tile> Ops;
+  cd_sm90_gemm_ss<N, Tile::HEAD_DIM, kFp16, false, typename Ops::Q, typename Ops::K>(s, desc_q,
+                                                                                    desc_k);
+}
+
+/* V's descriptor moved by byte_offset (a ring stage) */
 template <class Tile>
 __device__ __forceinline__ uint64_t cd_sm90_fwd_v_desc_add(uint64_t desc, uint32_t byte_offset) {
   if constexpr (cd_sm90_fwd_smem<Tile>::ONES_BYTES > 0) return cd_sm90_desc_add_fixed_lbo(desc, byte_offset);
@@ -95,7 +121,7 @@ __device__ __forceinline__ void cd_sm90_fwd_gemm_pv(float (&o)[cd_sm90_fwd_smem<
                                              const uint32_t (&p)[Tile::BLOCK_N / 4],
                                              uint64_t desc_v) {
   cd_sm90_gemm_rs<2 * cd_sm90_fwd_smem<Tile>::O_REGS, Tile::BLOCK_N, kFp16, true,
-                  cd_sm90_fwd_v_operand<Tile>>(o, p, desc_v);
+                  typename cd_sm90_fwd_ops<Tile>::V>(o, p, desc_v);
 }
 
 /* Whether a consumer's first (highest) key block n can be computed as its first half only: no
@@ -151,15 +177,15 @@ __device__ __forceinline__ void cd_sm90_fwd_consumer_step(
     cd_sm90_pipe_state<Tile::STAGES, true> &v SM90_TRACE_PARAMS) {
   typedef Tile tile;
   typedef cd_sm90_fwd_smem<Tile> L;
-  constexpr int D = tile::HEAD_DIM, BM = tile::BLOCK_M, BN = tile::BLOCK_N;
+  constexpr int BN = tile::BLOCK_N;
   const int shift = args.seqlen_k - args.seqlen_q;
   if constexpr (!tile::RING_SHFL_LATE) cd_sm90_fwd_uniform_ring(k, v);
   sa.k_ring.consumer_wait(k);
   if constexpr (kPingpong) sa.turns.wait();
   SM90_TRACE_EVENT(sa.ct == 0, SM90_EV_TURN, 0);
   cd_wgmma_fence();
-  cd_sm90_fwd_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q,
-                                        cd_gmma_desc_add(sa.desc_k0, k.stage * L::K_BYTES));
+  cd_sm90_fwd_gemm_qk<Tile, BN, kFp16>(s, sa.desc_q,
+                                       cd_gmma_desc_add(sa.desc_k0, k.stage * L::K_BYTES));
   cd_wgmma_commit();
   sa.v_ring.consumer_wait(v);
   cd_sm90_fence_regs(o);
@@ -257,8 +283,8 @@ __device__ __forceinline__ void cd_sm90_fwd_load_q(
   q_ring.producer_expect_tx(qw, L::Q_BYTES);
 #pragma unroll
   for (int c = 0; c < L::CHUNKS; ++c)
-    cd_tma_load_4d(sQ + qw.stage * L::Q_BYTES + c * BM * 128, tm_q, q_ring.full_bar(qw.stage), 64 * c,
-                   row0 + tc.m_block * BM, tc.head, tc.batch);
+    cd_tma_load_4d(sQ + qw.stage * L::Q_BYTES + c * BM * L::SLAB_ROW, tm_q, q_ring.full_bar(qw.stage),
+                   L::SLAB_COLS * c, row0 + tc.m_block * BM, tc.head, tc.batch);
 }
 
 /* The producer's loads of a tile's key blocks [n_lo, n_hi) (one thread): K and V blocks of
@@ -282,16 +308,16 @@ __device__ __forceinline__ void cd_sm90_fwd_load_kv(
       k_ring.producer_expect_tx(kw, L::K_BYTES);
 #pragma unroll
       for (int c = 0; c < L::CHUNKS; ++c)
-        cd_tma_load_4d(sK + kw.stage * L::K_BYTES + c * BN * 128, tm_k, k_ring.full_bar(kw.stage),
-                       64 * c, key0 + n * BN, hk, tc.batch);
+        cd_tma_load_4d(sK + kw.stage * L::K_BYTES + c * BN * L::SLAB_ROW, tm_k,
+                       k_ring.full_bar(kw.stage), L::SLAB_COLS * c, key0 + n * BN, hk, tc.batch);
     }
     if (n < n_hi - 1) { /* V of the previous block, n + 1 */
       v_ring.producer_acquire(vw);
       v_ring.producer_expect_tx(vw, L::V_BYTES);
 #pragma unroll
       for (int c = 0; c < L::V_CHUNKS; ++c)
-        cd_tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * 128, tm_v, v_ring.full_bar(vw.stage),
-                       64 * c, key0 + (n + 1) * BN, hk, tc.batch);
+        cd_tma_load_4d(sV + vw.stage * L::V_STAGE_BYTES + c * BN * L::SLAB_ROW, tm_v,
+                       v_ring.full_bar(vw.stage), L::SLAB_COLS * c, key0 + (n + 1) * BN, hk, tc.batch);
       vw.advance_if(true);
     }
     kw.advance_if(n >= n_lo);
@@ -317,7 +343,7 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
     float (&o)[cd_sm90_fwd_smem<Tile>::O_REGS], float (&m)[2], float (&l)[2], float (&alpha)[2],
     cd_sm90_pipe_state<Tile::STAGES> &k SM90_TRACE_PARAMS) {
   typedef cd_sm90_fwd_smem<Tile> L;
-  constexpr int D = Tile::HEAD_DIM, BM = Tile::BLOCK_M, BN = Tile::BLOCK_N;
+  constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N;
   constexpr int STAGES = Tile::STAGES, NCW = Tile::CONSUMER_WGS;
   constexpr bool kHalfFirst = cd_sm90_fwd_half_first<Tile>::value;
   constexpr int BH = kHalfFirst ? BN / 2 : BN; /* the first block's keys where it is halved */
@@ -349,13 +375,13 @@ __device__ __forceinline__ void cd_sm90_fwd_mainloop(
      * them all: ptxas C7515, §8) */
     if (half) {
       cd_wgmma_fence();
-      cd_sm90_fwd_gemm_qk<D, BM, BH, kFp16, BN>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);
+      cd_sm90_fwd_gemm_qk<Tile, BH, kFp16>(cd_sm90_head<BH / 2>(s), sa.desc_q, dk);
       cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
       cd_wgmma_wait<0>();
     } else {
       cd_wgmma_fence();
-      cd_sm90_fwd_gemm_qk<D, BM, BN, kFp16>(s, sa.desc_q, dk);
+      cd_sm90_fwd_gemm_qk<Tile, BN, kFp16>(s, sa.desc_q, dk);
       cd_wgmma_commit();
       if constexpr (kPingpong) sa.turns.pass();
       cd_wgmma_wait<0>();
