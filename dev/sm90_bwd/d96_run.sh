@@ -27,27 +27,11 @@
 #   time:     gpu_run.sh abvar (D96_BASE, default build-carry, against D96_VAR, default
 #             build-carry-d96a; its var_tests: gpu_dims_hopper_bwd forced onto sm90), bf16 --iters
 #             30, the four d96 shapes, alternated twice. Runs only if check found no FAIL.
+# The steps themselves: dev/sm90_bwd/variant_steps.sh (shared by the row scripts).
 set -u
 cd "$(dirname "$0")/../.."
-out=${OUT:-gpu-logs}
-mkdir -p "$out"
-steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(check tests sanitize time)
-summary="$out/0-summary.txt"
-: > "$summary"
-note() { echo "$*" | tee -a "$summary"; }
-note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-var=${D96_VAR:-build-carry-d96a}
-note "variant: $var"
-[ -d "$var" ] || { note "$var missing (prebuild.sh d96a=-DSM90_BWD_D96=1 d96b=-DSM90_BWD_D96=2)"; exit 1; }
-# the variant's library unpacked beside its binaries
-rm -rf build-d96 && mkdir -p build-d96
-if [ -f "$var/libcudadent.so.0.gz" ]; then
-  gzip -dc "$var/libcudadent.so.0.gz" > build-d96/libcudadent.so.0
-else cp -L "$var/libcudadent.so.0" build-d96/; fi
-ln -sf libcudadent.so.0 build-d96/libcudadent.so
-cp "$var/cudadent-bench" "$var/cudadent_tests" build-d96/
-d96="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-d96"
+name=d96_run.sh
+var=${D96_VAR:-build-carry-d96a} base=${D96_BASE:-build-carry}
 row="--head-dim 96"
 checks=(
   "--batch 2 --seqlen-q 200 --heads 4 $row"
@@ -74,54 +58,20 @@ checks=(
   "--batch 2 --seqlen-q 300 --heads 4 --head-dim 104 --causal"
   "--batch 2 --seqlen-q 300 --heads 4 --head-dim 64 --causal"
 )
+test_filters=(gpu_dims_hopper_bwd gpu_bwd gpu_softcap_hopper_bwd gpu_varlen_bwd)
+sanitize_specs=(
+  "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check"
+  "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 --head-dim 80 --head-dim-v 40 --causal --layout gapped --bwd --check"
+  "memcheck:--batch 1 --seqlen-q 300 --heads 4 --heads-kv 2 $row --causal --deterministic --bwd --check"
+  "memcheck:--varlen 1:1,127:127,129:129,0:5,300:300 --heads 4 --heads-kv 2 --head-dim 88 --causal --layout gapped --bwd --check"
+  "synccheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 $row --causal --bwd"
+  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"
+)
 # the time step's shapes (docs/kernels/sm90_bwd.md section 2.2b: today's 128 row on an H200, package
 # bench: b8 2k 396.8 TFLOP/s, causal b8 2k 347.2, causal b2 8k 409.1, causal b32 512 178.5)
 time_shapes="--batch 8 --seqlen-q 2048 --heads 21 $row
 --batch 8 --seqlen-q 2048 --heads 21 $row --causal
 --batch 2 --seqlen-q 8192 --heads 21 $row --causal
 --batch 32 --seqlen-q 512 --heads 21 $row --causal"
-fails=0
-for step in "${steps[@]}"; do
-  note "---- $step"
-  case $step in
-    check)
-      for shape in "${checks[@]}"; do
-        timeout 60 $d96 build-d96/cudadent-bench $shape --bwd --check --iters 2 > "$out/c.log" 2>&1
-        rc=$?
-        nfail=$(grep -c 'FAIL' "$out/c.log")
-        [ $rc = 0 ] && [ "$nfail" = 0 ] || fails=$((fails + 1))
-        note "check ($shape): rc $rc, $(grep -cE '\bok$' "$out/c.log") ok, $nfail FAIL"
-        grep -E 'FAIL|error|Error' "$out/c.log" | head -6 | tee -a "$summary"
-        { echo "==== $shape"; cat "$out/c.log"; } >> "$out/check.log"
-      done
-      rm -f "$out/c.log" ;;
-    tests)
-      for filter in gpu_dims_hopper_bwd gpu_bwd gpu_softcap_hopper_bwd gpu_varlen_bwd; do
-        timeout 300 $d96 build-d96/cudadent_tests $filter > "$out/t.log" 2>&1
-        note "tests (sm90 $filter): rc $? $(tail -1 "$out/t.log") skipped $(grep -c 'skipped' "$out/t.log")"
-        grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
-        { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
-      done
-      rm -f "$out/t.log" ;;
-    sanitize)
-      for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
-                  "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 300 --heads 4 --head-dim 80 --head-dim-v 40 --causal --layout gapped --bwd --check" \
-                  "memcheck:--batch 1 --seqlen-q 300 --heads 4 --heads-kv 2 $row --causal --deterministic --bwd --check" \
-                  "memcheck:--varlen 1:1,127:127,129:129,0:5,300:300 --heads 4 --heads-kv 2 --head-dim 88 --causal --layout gapped --bwd --check" \
-                  "synccheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 $row --causal --bwd" \
-                  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"; do
-        tool=${spec%%:*} shape=${spec#*:}
-        timeout 200 $d96 compute-sanitizer --tool $tool --error-exitcode 9 build-d96/cudadent-bench $shape --iters 1 \
-          > "$out/s.log" 2>&1
-        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
-        { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
-      done
-      rm -f "$out/s.log" ;;
-    time)
-      if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=${D96_BASE:-build-carry} PREBUILT_VAR=$var VAR_TESTS=gpu_dims_hopper_bwd \
-        ABVAR_SHAPES="$time_shapes" timeout 330 dev/sm90_bwd/gpu_run.sh abvar
-      grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
-    *) note "d96_run.sh: unknown step $step"; exit 2 ;;
-  esac
-done
+. dev/sm90_bwd/variant_steps.sh
+run_variant_steps "$@"

@@ -20,27 +20,11 @@
 #   sanitize: compute-sanitizer memcheck, synccheck and racecheck on small shapes.
 #   time:     gpu_run.sh abvar (WIDE3_BASE, default build-carry, against build-carry-w3), bf16
 #             --iters 30, the three E3 shapes, alternated twice. Runs only if check found no FAIL.
+# The steps themselves: dev/sm90_bwd/variant_steps.sh (shared by the row scripts).
 set -u
 cd "$(dirname "$0")/../.."
-out=${OUT:-gpu-logs}
-mkdir -p "$out"
-steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(check tests sanitize time)
-summary="$out/0-summary.txt"
-: > "$summary"
-note() { echo "$*" | tee -a "$summary"; }
-note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-var=${WIDE3_VAR:-build-carry-w3}
-note "variant: $var"
-[ -d "$var" ] || { note "$var missing (prebuild.sh w3=-DSM90_BWD_WIDE3=1, or WIDE3_VAR's build)"; exit 1; }
-# the variant's library unpacked beside its binaries
-rm -rf build-w3 && mkdir -p build-w3
-if [ -f "$var/libcudadent.so.0.gz" ]; then
-  gzip -dc "$var/libcudadent.so.0.gz" > build-w3/libcudadent.so.0
-else cp -L "$var/libcudadent.so.0" build-w3/; fi
-ln -sf libcudadent.so.0 build-w3/libcudadent.so
-cp "$var/cudadent-bench" "$var/cudadent_tests" build-w3/
-w3="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w3"
+name=wide3_run.sh
+var=${WIDE3_VAR:-build-carry-w3} base=${WIDE3_BASE:-build-carry}
 row="--head-dim 192 --head-dim-v 128"
 checks=(
   "--batch 2 --seqlen-q 200 --heads 4 $row"
@@ -62,51 +46,17 @@ checks=(
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --deterministic"
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --softcap 30"
 )
+test_filters=(gpu_dims_hopper_bwd gpu_bwd)
+sanitize_specs=(
+  "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check"
+  "memcheck:--batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --head-dim 160 --head-dim-v 128 --causal --layout gapped --bwd --check"
+  "synccheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 $row --causal --bwd"
+  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"
+)
 # the time step's shapes (docs/kernels/sm90_bwd_wide_next.md E3: baselines on an H200 323 / 369 /
 # 408-418 TFLOP/s)
 time_shapes="--batch 8 --seqlen-q 2048 --heads 10 $row --causal
 --batch 8 --seqlen-q 2048 --heads 10 $row
 --batch 2 --seqlen-q 8192 --heads 10 $row --causal"
-fails=0
-for step in "${steps[@]}"; do
-  note "---- $step"
-  case $step in
-    check)
-      for shape in "${checks[@]}"; do
-        timeout 60 $w3 build-w3/cudadent-bench $shape --bwd --check --iters 2 > "$out/c.log" 2>&1
-        rc=$?
-        nfail=$(grep -c 'FAIL' "$out/c.log")
-        [ $rc = 0 ] && [ "$nfail" = 0 ] || fails=$((fails + 1))
-        note "check ($shape): rc $rc, $(grep -cE '\bok$' "$out/c.log") ok, $nfail FAIL"
-        grep -E 'FAIL|error|Error' "$out/c.log" | head -6 | tee -a "$summary"
-        { echo "==== $shape"; cat "$out/c.log"; } >> "$out/check.log"
-      done
-      rm -f "$out/c.log" ;;
-    tests)
-      for filter in gpu_dims_hopper_bwd gpu_bwd; do
-        timeout 300 $w3 build-w3/cudadent_tests $filter > "$out/t.log" 2>&1
-        note "tests (sm90 $filter): rc $? $(tail -1 "$out/t.log")"
-        grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
-        { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
-      done
-      rm -f "$out/t.log" ;;
-    sanitize)
-      for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
-                  "memcheck:--batch 2 --seqlen-q 200 --seqlen-k 300 --heads 4 --head-dim 160 --head-dim-v 128 --causal --layout gapped --bwd --check" \
-                  "synccheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 1 $row --causal --bwd" \
-                  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"; do
-        tool=${spec%%:*} shape=${spec#*:}
-        timeout 200 $w3 compute-sanitizer --tool $tool --error-exitcode 9 build-w3/cudadent-bench $shape --iters 1 \
-          > "$out/s.log" 2>&1
-        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
-        { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
-      done
-      rm -f "$out/s.log" ;;
-    time)
-      if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=${WIDE3_BASE:-build-carry} PREBUILT_VAR=$var VAR_TESTS=gpu_dims_hopper_bwd \
-        ABVAR_SHAPES="$time_shapes" timeout 300 dev/sm90_bwd/gpu_run.sh abvar
-      grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
-    *) note "wide3_run.sh: unknown step $step"; exit 2 ;;
-  esac
-done
+. dev/sm90_bwd/variant_steps.sh
+run_variant_steps "$@"

@@ -12,7 +12,7 @@
 #   check:    CLI --bwd --check forced onto sm90 on small shapes of the row (keys not a multiple of
 #             80, causal, GQA / MQA, seqlen_q != seqlen_k both ways, a window, head dims 200 / 232
 #             and head_dim_v below head_dim, gapped layout, fp16 and bf16, 1 x 1), plus two controls
-#             that keep the 64-key kernel (deterministic, softcap), each under a 45 s timeout (a
+#             that keep the 64-key kernel (deterministic, softcap), each under a 60 s timeout (a
 #             protocol bug hangs). A line each: the CLI's last lines (ok / FAIL per tensor).
 #   tests:    the C suite's gpu_dims_hopper_bwd and gpu_bwd forced onto sm90.
 #   sanitize: compute-sanitizer memcheck (window, fp16, gapped, GQA; head dims 232 / 200), synccheck
@@ -22,27 +22,11 @@
 #   time:     gpu_run.sh abvar (W5_BASE against W5_VAR; its var tests: gpu_dims_hopper_bwd forced
 #             onto sm90), bf16 --iters 30, the three d256 shapes, alternated twice. Runs only if
 #             check found no FAIL.
+# The steps themselves: dev/sm90_bwd/variant_steps.sh (shared by the row scripts).
 set -u
 cd "$(dirname "$0")/../.."
-out=${OUT:-gpu-logs}
-mkdir -p "$out"
-steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(check tests sanitize time)
-summary="$out/0-summary.txt"
-: > "$summary"
-note() { echo "$*" | tee -a "$summary"; }
-note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+name=wide5_run.sh
 var=${W5_VAR:?W5_VAR: the variant folder, e.g. build-carry-w5dq1} base=${W5_BASE:-build-carry}
-note "variant: $var, base: $base"
-[ -d "$var" ] || { note "$var missing (dev/tools/prebuild.sh)"; exit 1; }
-# the variant's library unpacked beside its binaries
-rm -rf build-w5 && mkdir -p build-w5
-if [ -f "$var/libcudadent.so.0.gz" ]; then
-  gzip -dc "$var/libcudadent.so.0.gz" > build-w5/libcudadent.so.0
-else cp -L "$var/libcudadent.so.0" build-w5/; fi
-ln -sf libcudadent.so.0 build-w5/libcudadent.so
-cp "$var/cudadent-bench" "$var/cudadent_tests" build-w5/
-w5="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/build-w5"
 row="--head-dim 256"
 checks=(
   "--batch 2 --seqlen-q 150 --heads 4 $row"
@@ -61,52 +45,17 @@ checks=(
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --deterministic"
   "--batch 2 --seqlen-q 300 --heads 4 $row --causal --softcap 30"
 )
+test_filters=(gpu_dims_hopper_bwd gpu_bwd)
+sanitize_specs=(
+  "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check"
+  "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 170 --heads 2 --head-dim 232 --head-dim-v 200 --causal --layout gapped --bwd --check"
+  "synccheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 $row --causal --bwd"
+  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"
+)
 # the time step's shapes (docs/kernels/sm90_bwd_wide_next.md section 9: the library's E5 on an
 # H200, CLI h8 bf16: b8 2k 434 TFLOP/s, causal b8 2k 373, causal b2 8k 457-483)
 time_shapes="--batch 8 --seqlen-q 2048 --heads 8 $row
 --batch 8 --seqlen-q 2048 --heads 8 $row --causal
 --batch 2 --seqlen-q 8192 --heads 8 $row --causal"
-fails=0
-for step in "${steps[@]}"; do
-  note "---- $step"
-  case $step in
-    check)
-      for shape in "${checks[@]}"; do
-        timeout 45 $w5 build-w5/cudadent-bench $shape --bwd --check --iters 2 > "$out/c.log" 2>&1
-        rc=$?
-        nfail=$(grep -c 'FAIL' "$out/c.log")
-        [ $rc = 0 ] && [ "$nfail" = 0 ] || fails=$((fails + 1))
-        note "check ($shape): rc $rc, $(grep -cE '\bok$' "$out/c.log") ok, $nfail FAIL"
-        grep -E 'FAIL|error|Error' "$out/c.log" | head -6 | tee -a "$summary"
-        { echo "==== $shape"; cat "$out/c.log"; } >> "$out/check.log"
-      done
-      rm -f "$out/c.log" ;;
-    tests)
-      for filter in gpu_dims_hopper_bwd gpu_bwd; do
-        timeout 300 $w5 build-w5/cudadent_tests $filter > "$out/t.log" 2>&1
-        note "tests (sm90 $filter): rc $? $(tail -1 "$out/t.log")"
-        grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
-        { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
-      done
-      rm -f "$out/t.log" ;;
-    sanitize)
-      for spec in "memcheck:--batch 2 --seqlen-q 300 --seqlen-k 257 --heads 8 --heads-kv 2 $row --window 70,20 --dtype fp16 --layout gapped --bwd --check" \
-                  "memcheck:--batch 1 --seqlen-q 200 --seqlen-k 170 --heads 2 --head-dim 232 --head-dim-v 200 --causal --layout gapped --bwd --check" \
-                  "synccheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 1 $row --causal --bwd" \
-                  "racecheck:--batch 1 --seqlen-q 300 --seqlen-k 257 --heads 4 --heads-kv 2 $row --bwd"; do
-        tool=${spec%%:*} shape=${spec#*:}
-        timeout 200 $w5 compute-sanitizer --tool $tool --error-exitcode 9 build-w5/cudadent-bench $shape --iters 1 \
-          > "$out/s.log" 2>&1
-        note "$tool ($shape): rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.log" | tail -1) $(grep -cE '\bok$' "$out/s.log") ok"
-        [ $tool = racecheck ] && note "  reported at: $(grep -oE '[A-Za-z0-9_]+\.cuh?:[0-9]+' "$out/s.log" | sort | uniq -c | tr '\n' ' ')"
-        { echo "==== $tool $shape"; cat "$out/s.log"; } >> "$out/sanitize.log"
-      done
-      rm -f "$out/s.log" ;;
-    time)
-      if [ $fails != 0 ]; then note "time: skipped ($fails check shapes failed)"; continue; fi
-      OUT=$out/time PREBUILT=$base PREBUILT_VAR=$var VAR_TESTS=gpu_dims_hopper_bwd \
-        ABVAR_SHAPES="$time_shapes" timeout 330 dev/sm90_bwd/gpu_run.sh abvar
-      grep -E 'abvar|var tests' "$out/time/0-summary.txt" | tee -a "$summary" > /dev/null ;;
-    *) note "wide5_run.sh: unknown step $step"; exit 2 ;;
-  esac
-done
+. dev/sm90_bwd/variant_steps.sh
+run_variant_steps "$@"
