@@ -17,7 +17,7 @@ template <typename T, int D, bool PAD>
 __global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
 cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   constexpr int TPR = cd_sm80_bwd_shape<D>::PRE_TPR; /* threads per row, 8 elements each (D / 8 but
-                                                      * at W 192: 32, 24 of them reading) */
+                                                      * at W 96 / 192: 32, 12 / 24 of them reading) */
   constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
   const int c = threadIdx.x % TPR;
@@ -44,7 +44,7 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
       float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
       p[0] = z;
       p[1] = z;
-    } else { /* W 192: the row's D / 4 float4 over TPR threads */
+    } else { /* W 96, 192: the row's D / 4 float4 over TPR threads */
       float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D);
 #pragma unroll
       for (int f = c; f < D / 4; f += TPR) p[f] = z;
