@@ -83,7 +83,8 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* 1: the portable forward and backward are compiled for a width 96 too (issue 27,
  * docs/kernels/sm80_fwd.md and sm80_bwd.md "W = 96"), and a call with max(head_dim, head_dim_v) in
  * (64, 96] runs it instead of the width 128 (a quarter of whose products are on zero columns):
- * dense and varlen, with and without softcap; 24 forward and 24 backward kernels more. Built in
+ * dense and varlen, with and without softcap; 24 forward and 28 backward kernels more a GPU
+ * architecture (ptxas: no spill; no W 64 / 128 / 192 / 256 kernel changes). Built in
  * session 27, not run on a GPU yet; 0 (the default) compiles none of them and dispatches as
  * before. A build may set it with -DCUDADENT_SM80_W96=1 in both CMAKE_C_FLAGS and
  * CMAKE_CUDA_FLAGS. */
