@@ -4,8 +4,9 @@
  * forward's LSE. head_dim and head_dim_v: any multiples of 8 in [8, 256]; softcap (flash-attn's).
  *
  * Kernels are templates over the dtype, the width D in {64, 128, 192, 256} (the smallest >=
- * max(head_dim, head_dim_v); 96 too where dispatch.h's CUDADENT_SM80_W96 is 1: every tile row has D elements, columns past the real dims are
- * zero-filled on load and never stored; bwd_parts.cuh's header), PAD (the column bounds are
+ * max(head_dim, head_dim_v); 96 too where dispatch.h's CUDADENT_SM80_W96 is 1: every tile row has
+ * D elements, columns past the real dims are zero-filled on load and never stored;
+ * bwd_parts.cuh's header), PAD (the column bounds are
  * applied; false only for W 64 / 128 with head_dim = head_dim_v = W, the code of before) and
  * SOFTCAP (main kernel only). Instantiations per dtype: main 10 (64 and 128: exact, padded,
  * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each; W 96 (gated) adds

@@ -3,17 +3,17 @@
  * layout (cd_sm80_bwd_shape), the kernels' arguments, the swizzle, ldmatrix and mma.sync warp
  * products, and the tile loaders and stores. Included by bwd.cu only.
  *
- * Widths. The kernels are compiled for a width W in {64, (96,) 128, 192, 256} (the template parameter
- * D below): every tile of Q, K, V, O, dO, dQ, dK, dV has rows of W elements in shared memory and
- * registers. A call runs the smallest W >= max(head_dim, head_dim_v) (every multiple of 8 in
- * [8, 256]). Padding rule: columns at or past the real dim are never read or written in global
- * memory; loads of Q and K zero-fill 16-byte chunks at columns >= head_dim, loads of V and dO at
- * >= head_dim_v (cp.async with src-size 0), the stores of dQ and dK stop at head_dim, of dV at
+ * Widths. The kernels are compiled for a width W in {64, (96,) 128, 192, 256} (the template
+ * parameter D below): every tile of Q, K, V, O, dO, dQ, dK, dV has rows of W elements in shared
+ * memory and registers. A call runs the smallest W >= max(head_dim, head_dim_v) (every multiple of
+ * 8 in [8, 256]). Padding rule: columns at or past the real dim are never read or written in global
+ * memory; loads of Q and K zero-fill 16-byte chunks at columns >= head_dim, loads of V and dO at >=
+ * head_dim_v (cp.async with src-size 0), the stores of dQ and dK stop at head_dim, of dV at
  * head_dim_v; delta reads head_dim_v columns. A zero column adds exactly 0 to every product, so
  * nothing else changes. The column bounds are a template bool (PAD) of the loaders: the kernels
- * with PAD = false (W = 64, 128 with head_dim = head_dim_v = W, no softcap) are the code of
- * before, instruction for instruction. W = 96 (dispatch.h CUDADENT_SM80_W96) has 12-chunk rows:
- * its swizzle key is swizzle.cuh's (row / 2) % 4, the others' row % 8.
+ * with PAD = false (W = 64, 128 with head_dim = head_dim_v = W, no softcap) are the code of before,
+ * instruction for instruction. W = 96 (dispatch.h CUDADENT_SM80_W96) has 12-chunk rows: its swizzle
+ * key is swizzle.cuh's (row / 2) % 4, the others' row % 8.
  */
 #ifndef CUDADENT_SM80_BWD_PARTS_CUH
 #define CUDADENT_SM80_BWD_PARTS_CUH
@@ -198,14 +198,15 @@ __device__ __forceinline__ cd_sm80_bwd_seq_t cd_sm80_bwd_varlen_seq(const cd_sm8
 /* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR the row's
  * key (swizzle.cuh: row % 8; ROW 96: (row / 2) % 4). */
 template <int ROW> CD_SM80_BWD_HD uint32_t cd_sm80_bwd_swz(int row, int col) {
-  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ cd_sm80_swz_key<ROW / 8>(row))) << 4) + ((col & 7) << 1));
+  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ cd_sm80_swz_key<ROW / 8>(row))) << 4) +
+                    ((col & 7) << 1));
 }
 
 /* An ldmatrix.x4 operand in a swizzled tile, as seen by one lane: the byte offset of the row the
- * lane addresses (warp offset included) and 16 * (its own chunk bits ^ the row's key). The address of a
- * fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8, chunk_imm with
- * bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^ 16*chunk_imm): no
- * per-fragment swizzle arithmetic beyond one XOR. */
+ * lane addresses (warp offset included) and 16 * (its own chunk bits ^ the row's key). The address
+ * of a fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8,
+ * chunk_imm with bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^
+ * 16*chunk_imm): no per-fragment swizzle arithmetic beyond one XOR. */
 typedef struct cd_sm80_bwd_ldm { uint32_t row, x; } cd_sm80_bwd_ldm_t;
 
 template <int ROW> CD_SM80_BWD_HD cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
@@ -294,12 +295,11 @@ template <int MT, int NT> __device__ __forceinline__ void cd_sm80_bwd_zero(float
 
 /* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
  * or past `valid` and, where CLIP, 16-byte chunks at or past column `cols` (a multiple of 8) are
- * zero-filled (nothing read; the source address given is g, row 0's first chunk). g points at row
- * 0 of the tile. Thread tid (= threadIdx.x: CLIP re-reads it) copies chunks tid + i THREADS
- * (row-major); where THREADS is a multiple of the chunks per row (every W but 96, 192) that is written
- * as before issue 27. The forward's
- * cd_sm80_fwd_load_tile does the same walking a pointer; calling it here changed this kernel's
- * SASS (issue 22): both stay. */
+ * zero-filled (nothing read; the source address given is g, row 0's first chunk). g points at row 0
+ * of the tile. Thread tid (= threadIdx.x: CLIP re-reads it) copies chunks tid + i THREADS
+ * (row-major); where THREADS is a multiple of the chunks per row (every W but 96, 192) that is
+ * written as before issue 27. The forward's cd_sm80_fwd_load_tile does the same walking a pointer;
+ * calling it here changed this kernel's SASS (issue 22): both stay. */
 template <int ROWS, int D, int THREADS, bool CLIP = false>
 __device__ __forceinline__ void cd_sm80_bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
                                                       int valid, int tid, int cols = D) {

@@ -11,9 +11,10 @@
  *                    PAD (any smaller head_dim / head_dim_v), PAD + SOFTCAP}        12 kernels
  *     W = 192, 256:  one tile x {PAD, PAD + SOFTCAP}                                 4 kernels
  * i.e. 32 kernels; with dispatch.h's CUDADENT_SM80_W96 at 1, W = 96 too (W 64 / 128's 12 more,
- * for calls with max(head_dim, head_dim_v) in (64, 96]). A softcap call with head_dim = head_dim_v = W runs the PAD + SOFTCAP kernel
- * (its column predicates are then all true). Masking is decided per key tile at run time, so no
- * mask variants are compiled; the LSE is written where the pointer is not NULL (run time).
+ * for calls with max(head_dim, head_dim_v) in (64, 96]). A softcap call with head_dim =
+ * head_dim_v = W runs the PAD + SOFTCAP kernel (its column predicates are then all true).
+ * Masking is decided per key tile at run time, so no mask variants are compiled; the LSE is written
+ * where the pointer is not NULL (run time).
  * The tile table and the templates that pick an instantiation are in fwd_tiles.cuh; varlen calls
  * (cu_seqlens_q set) run the same 32 instantiations of cd_sm80_fwd_varlen_kernel, compiled in
  * fwd_varlen.cu (docs/kernels/sm80_fwd.md section 7), with the tile size decided here from the

@@ -135,9 +135,11 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
+/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. This and
+ * cd_sm80_fwd_ldsm_addr are host functions too, for dev/sm80_fwd/check_layout.cu (no device code
+ * changes). */
 template <int CHUNKS>
-CUDADENT_DEVICE uint32_t cd_sm80_fwd_swz(int r, int c) {
+__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_swz(int r, int c) {
   return (uint32_t)((r * CHUNKS + (c ^ cd_sm80_swz_key<CHUNKS>(r))) * 16);
 }
 
@@ -145,7 +147,8 @@ CUDADENT_DEVICE uint32_t cd_sm80_fwd_swz(int r, int c) {
  * (multiple of 8 rows), at 16-element k-step (or n-step) kk: 2 kk chunks on, the part inside the
  * swizzle group of G chunks (swizzle.cuh) by XOR, the whole groups by an add. */
 template <int CHUNKS>
-CUDADENT_DEVICE uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int kk) {
+__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base,
+                                                                   int row_off_bytes, int kk) {
   constexpr int G = cd_sm80_swz_group<CHUNKS>::VALUE, LOG2_HALF_G = G == 8 ? 2 : 1;
   return (lane_base ^ (uint32_t)((kk & (G / 2 - 1)) * 32)) +
          (uint32_t)((kk >> LOG2_HALF_G) * G * 16 + row_off_bytes);
@@ -157,7 +160,8 @@ CUDADENT_DEVICE uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base, int row_off_b
  * of the swizzle group, so a group starts on one and its chunk offsets stay immediates. */
 template <int D> struct cd_sm80_fwd_ld_chunks {
   static constexpr int CHUNKS = D / 8;
-  static constexpr int VALUE = CHUNKS % 8 != 0 ? 4 : CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
+  static constexpr int VALUE =
+      CHUNKS % 8 != 0 ? 4 : CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
 };
 
 /* Start cp.async loads of this thread's share of a ROWS x D tile. With LC =
@@ -299,7 +303,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 
     /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES (a multiple of the swizzle
      * group's G * 16 bytes) and tiles start 128-byte aligned, so the swizzled chunk
-     * (2*kk + c) ^ key(row) of k-step kk becomes (base ^ ((kk % (G/2)) * 32)) + (kk / (G/2)) * G * 16
+     * (2*kk + c) ^ key(row) of k-step kk becomes
+     * (base ^ ((kk % (G/2)) * 32)) + (kk / (G/2)) * G * 16
      * with the lane's own (c ^ key(row)) in base: one LOP3 per k-step and immediate offsets for
      * everything else (cd_sm80_fwd_ldsm_addr). */
     const int x = lane & 7; // row % 8 of the lane's ldmatrix row (row bases are multiples of 8)

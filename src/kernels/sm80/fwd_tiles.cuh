@@ -98,9 +98,10 @@ template <int W> constexpr int cd_sm80_fwd_smem_need() {
              ? cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>()
              : cd_sm80_fwd_smem_bytes<W, S::BLOCK_M, S::BLOCK_N>();
 }
-static_assert(cd_sm80_fwd_smem_need<256>() <= 99 * 1024 && cd_sm80_fwd_smem_need<192>() <= 99 * 1024 &&
+static_assert(cd_sm80_fwd_smem_need<256>() <= 99 * 1024 &&
+                  cd_sm80_fwd_smem_need<192>() <= 99 * 1024 &&
                   cd_sm80_fwd_smem_need<96>() <= 99 * 1024,
-              "the W 96 / 192 / 256 tiles are chosen to fit sm_86 / sm_89 (docs/kernels/sm80_fwd.md)");
+              "the W 96 / 192 / 256 tiles fit sm_86 / sm_89 (docs/kernels/sm80_fwd.md)");
 
 /* The width of a call: the smallest compiled width that holds both head dims (head_dim_v 0:
  * = head_dim); 96 is compiled where CUDADENT_SM80_W96 is 1. */
