@@ -27,10 +27,9 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   const int i = in ? (int)(row - bh * a.sq_pad) : 0;
   const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
   float sum = 0.f;
-  /* the thread's chunk is in the row: where TPR * 8 > D without PAD (W 96's exact kernel),
-   * threads c >= D / 8 read nothing; with PAD, dim_v <= D bounds it */
-  const bool col_in = PAD ? c * 8 < a.dim_v : (TPR * 8 == D || c < D / 8);
-  if (in && i < a.sq && col_in) {
+  /* the thread's chunk is in the row: with PAD below dim_v (<= D); without, where TPR * 8 > D
+   * (W 96's exact kernel), below D / 8 */
+  if (in && i < a.sq && (!PAD || c * 8 < a.dim_v) && (PAD || TPR * 8 == D || c < D / 8)) {
     const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + b * a.o_sb + i * a.o_ss + h * a.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + b * a.do_sb + i * a.do_ss + h * a.do_sh + c * 8);
     const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
@@ -72,8 +71,7 @@ cd_sm80_bwd_pre_varlen(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args
   const int h = in ? (int)(row / v.total_q) : 0;
   const int64_t t = in ? row - (int64_t)h * v.total_q : 0; /* the token */
   float sum = 0.f;
-  const bool col_in = PAD ? c * 8 < a.dim_v : (TPR * 8 == D || c < D / 8); /* as the dense kernel */
-  if (in && col_in) {
+  if (in && (!PAD || c * 8 < a.dim_v) && (PAD || TPR * 8 == D || c < D / 8)) { /* as dense */
     const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + t * a.o_ss + (int64_t)h * a.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + t * a.do_ss + (int64_t)h * a.do_sh + c * 8);
     const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
