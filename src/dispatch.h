@@ -80,6 +80,18 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * clean); 0 would refuse such calls as not implemented yet. The host tests read it too. */
 #define CUDADENT_SM80_FWD_VARLEN 1
 
+/* 1: the portable forward and backward are compiled for a width 96 too (issue 27,
+ * docs/kernels/sm80_fwd.md and sm80_bwd.md "W = 96"), and a call with max(head_dim, head_dim_v) in
+ * (64, 96] runs it instead of the width 128 (a quarter of whose products are on zero columns):
+ * dense and varlen, with and without softcap; 24 forward and 28 backward kernels more a GPU
+ * architecture (ptxas: no spill; no W 64 / 128 / 192 / 256 kernel changes). Built in
+ * session 27, not run on a GPU yet; 0 (the default) compiles none of them and dispatches as
+ * before. A build may set it with -DCUDADENT_SM80_W96=1 in both CMAKE_C_FLAGS and
+ * CMAKE_CUDA_FLAGS. */
+#ifndef CUDADENT_SM80_W96
+#define CUDADENT_SM80_W96 0
+#endif
+
 /* 1: the Hopper forward's row lists varlen (with seqused_k and the device check; issue 28,
  * docs/kernels/sm90_fwd.md section 2.6: src/kernels/sm90/fwd_varlen*), so varlen forwards with
  * enough work run there on H100 / H200 and a forced CUDADENT_KERNEL_FWD=sm90 takes them. Its GPU

@@ -4,7 +4,8 @@
  *
  *   nvcc -std=c++17 -Iinclude -Isrc dev/sm80_bwd/check_layout.cu -o /tmp/check_layout && /tmp/check_layout
  *
- * For W = 64, 128, 192, 256 and each of the five products of the main kernel:
+ * For W = 64, 96, 128, 192, 256 (96: dispatch.h's CUDADENT_SM80_W96 row, 12-chunk rows with
+ * swizzle.cuh's 4-chunk key) and each of the five products of the main kernel:
  *   1. the warps' accumulator fragments cover the product's output exactly once (S, dP [BM][BN];
  *      dK, dV [BN][W], with the pair-interleaved columns at W 192; dQ [BM][W]);
  *   2. every ldmatrix row address a lane computes (base + row + imm + (x ^ imm): the XOR trick,
@@ -14,7 +15,8 @@
  *      different 16-byte bank groups (no bank conflicts);
  *   3. the dQ accumulator's fragment order: cd_sm80_bwd_dq_frag(f) is where the main kernel's
  *      reduction f puts its c0, and the float4s cover [BM][W] once;
- *   4. the shared memory fits sm_80 (163 KiB) and the pre kernel's threads cover a row.
+ *   4. the shared memory fits sm_80 (163 KiB) and the pre kernel's threads cover a row;
+ *   5. the swizzle keeps every row's chunks a permutation of its own chunks (W and BN rows).
  * Prints one line per width; exit status 1 on the first failure.
  */
 #include <stdio.h>
@@ -192,6 +194,18 @@ static void check_width() {
     cv.once(what);
   }
 
+  /* 5. swizzle: a permutation of each row's chunks (rows of D and of BN elements) */
+  for (int row = 0; row < 8; ++row) {
+    unsigned long long seen_d = 0, seen_n = 0;
+    for (int c = 0; c < D / 8; ++c) {
+      const uint32_t o = cd_sm80_bwd_swz<D>(row, 8 * c) - (uint32_t)(row * D * 2);
+      CHECK(o % 16 == 0 && o / 16 < (uint32_t)(D / 8), "W%d swizzle: row %d chunk %d at byte %u", D, row, c, o);
+      if (o / 16 < 64) seen_d |= 1ull << (o / 16);
+    }
+    for (int c = 0; c < BN / 8; ++c) seen_n |= 1ull << ((cd_sm80_bwd_swz<BN>(row, 8 * c) - row * BN * 2) / 16);
+    CHECK(seen_d == (1ull << (D / 8)) - 1 && seen_n == (1ull << (BN / 8)) - 1, "W%d swizzle: row %d not a permutation", D, row);
+  }
+
   /* 4. sizes */
   CHECK(Sh::SMEM <= 163 * 1024, "W%d: %d bytes of shared memory", D, Sh::SMEM);
   CHECK(Sh::PRE_TPR * 8 >= D && 32 % Sh::PRE_TPR == 0, "W%d pre: %d threads a row", D, Sh::PRE_TPR);
@@ -205,6 +219,7 @@ static void check_width() {
 
 int main() {
   check_width<64>();
+  check_width<96>();
   check_width<128>();
   check_width<192>();
   check_width<256>();

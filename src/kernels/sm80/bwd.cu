@@ -4,11 +4,13 @@
  * forward's LSE. head_dim and head_dim_v: any multiples of 8 in [8, 256]; softcap (flash-attn's).
  *
  * Kernels are templates over the dtype, the width D in {64, 128, 192, 256} (the smallest >=
- * max(head_dim, head_dim_v): every tile row has D elements, columns past the real dims are
- * zero-filled on load and never stored; bwd_parts.cuh's header), PAD (the column bounds are
+ * max(head_dim, head_dim_v); 96 too where dispatch.h's CUDADENT_SM80_W96 is 1: every tile row has
+ * D elements, columns past the real dims are zero-filled on load and never stored;
+ * bwd_parts.cuh's header), PAD (the column bounds are
  * applied; false only for W 64 / 128 with head_dim = head_dim_v = W, the code of before) and
  * SOFTCAP (main kernel only). Instantiations per dtype: main 10 (64 and 128: exact, padded,
- * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each.
+ * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each; W 96 (gated) adds
+ * main 3, pre and dq 2 each, as W 128.
  *
  * Three kernels per call, on one stream (1 and 3 in bwd_prepost.cuh; the tile table, layout,
  * warp products and loaders in bwd_parts.cuh; kernel 2 and the launch templates in bwd_main.cuh;
@@ -83,20 +85,29 @@
 
 /* ---- host side ---------------------------------------------------------------------------------- */
 
-/* The width a call runs: the smallest W in {64, 128, 192, 256} >= max(head_dim, head_dim_v);
- * 0 where either is not a multiple of 8 in [8, 256]. head_dim_v 0 means head_dim (the head-dim
- * queries ask before api.c normalizes it). */
+/* The width a call runs: the smallest W in {64, 128, 192, 256} >= max(head_dim, head_dim_v), or
+ * 96 where dispatch.h's CUDADENT_SM80_W96 is 1 and that max is in (64, 96]; 0 where either is not
+ * a multiple of 8 in [8, 256]. head_dim_v 0 means head_dim (the head-dim queries ask before
+ * api.c normalizes it). */
 static int cd_sm80_bwd_width(const cudadent_attn_bwd_params_t *p) {
   const int d = p->head_dim, dv = p->head_dim_v ? p->head_dim_v : p->head_dim;
   if (d < 8 || d > 256 || d % 8 != 0 || dv < 8 || dv > 256 || dv % 8 != 0) return 0;
   const int m = d > dv ? d : dv;
+#if CUDADENT_SM80_W96
+  if (m > 64 && m <= 96) return 96;
+#endif
   return (m + 63) / 64 * 64;
 }
 
-/* A tile-table or shape constant of width w (64, 128, 192 or 256). */
-#define CD_SM80_BWD_OF_WIDTH(w, T, member)                                           \
-  ((w) == 64 ? T<64>::member : (w) == 128 ? T<128>::member : (w) == 192 ? T<192>::member \
-                                                                         : T<256>::member)
+/* A tile-table or shape constant of width w (64, (96,) 128, 192 or 256). */
+#if CUDADENT_SM80_W96
+#define CD_SM80_BWD_IF_96(w, T, member) (w) == 96 ? T<96>::member :
+#else
+#define CD_SM80_BWD_IF_96(w, T, member)
+#endif
+#define CD_SM80_BWD_OF_WIDTH(w, T, member)                                                         \
+  (CD_SM80_BWD_IF_96(w, T, member)(w) == 64 ? T<64>::member : (w) == 128 ? T<128>::member       \
+                                            : (w) == 192 ? T<192>::member : T<256>::member)
 
 static int cd_sm80_bwd_block_m(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M); }
 static int cd_sm80_bwd_block_n(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_N); }

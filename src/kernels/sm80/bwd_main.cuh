@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "device_info.h"
+#include "dispatch.h"
 #include "kernels/sm80/bwd_parts.cuh"
 #include "kernels/sm80/bwd_prepost.cuh"
 
@@ -320,6 +321,9 @@ static cudaError_t cd_sm80_bwd_launch_dtype(const cd_sm80_bwd_args_t &a, const c
                                             int w, bool exact, bool softcap, cudaStream_t stream) {
   switch (w) {
     case 64: return cd_sm80_bwd_launch_width<T, 64, VARLEN>(a, v, exact, softcap, stream);
+#if CUDADENT_SM80_W96
+    case 96: return cd_sm80_bwd_launch_width<T, 96, VARLEN>(a, v, exact, softcap, stream);
+#endif
     case 128: return cd_sm80_bwd_launch_width<T, 128, VARLEN>(a, v, exact, softcap, stream);
     case 192: return cd_sm80_bwd_launch_width<T, 192, VARLEN>(a, v, exact, softcap, stream);
     default: return cd_sm80_bwd_launch_width<T, 256, VARLEN>(a, v, exact, softcap, stream);

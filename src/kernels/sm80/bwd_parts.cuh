@@ -3,16 +3,17 @@
  * layout (cd_sm80_bwd_shape), the kernels' arguments, the swizzle, ldmatrix and mma.sync warp
  * products, and the tile loaders and stores. Included by bwd.cu only.
  *
- * Widths. The kernels are compiled for a width W in {64, 128, 192, 256} (the template parameter
- * D below): every tile of Q, K, V, O, dO, dQ, dK, dV has rows of W elements in shared memory and
- * registers. A call runs the smallest W >= max(head_dim, head_dim_v) (every multiple of 8 in
- * [8, 256]). Padding rule: columns at or past the real dim are never read or written in global
- * memory; loads of Q and K zero-fill 16-byte chunks at columns >= head_dim, loads of V and dO at
- * >= head_dim_v (cp.async with src-size 0), the stores of dQ and dK stop at head_dim, of dV at
+ * Widths. The kernels are compiled for a width W in {64, (96,) 128, 192, 256} (the template
+ * parameter D below): every tile of Q, K, V, O, dO, dQ, dK, dV has rows of W elements in shared
+ * memory and registers. A call runs the smallest W >= max(head_dim, head_dim_v) (every multiple of
+ * 8 in [8, 256]). Padding rule: columns at or past the real dim are never read or written in global
+ * memory; loads of Q and K zero-fill 16-byte chunks at columns >= head_dim, loads of V and dO at >=
+ * head_dim_v (cp.async with src-size 0), the stores of dQ and dK stop at head_dim, of dV at
  * head_dim_v; delta reads head_dim_v columns. A zero column adds exactly 0 to every product, so
  * nothing else changes. The column bounds are a template bool (PAD) of the loaders: the kernels
- * with PAD = false (W = 64, 128 with head_dim = head_dim_v = W, no softcap) are the code of
- * before, instruction for instruction.
+ * with PAD = false (W = 64, 128 with head_dim = head_dim_v = W, no softcap) are the code of before,
+ * instruction for instruction. W = 96 (dispatch.h CUDADENT_SM80_W96) has 12-chunk rows: its swizzle
+ * key is swizzle.cuh's (row / 2) % 4, the others' row % 8.
  */
 #ifndef CUDADENT_SM80_BWD_PARTS_CUH
 #define CUDADENT_SM80_BWD_PARTS_CUH
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "kernels/sm80/ptx_sm80.cuh"
+#include "kernels/sm80/swizzle.cuh"
 
 /* ---- the tile table: one row per width ---------------------------------------------------------- */
 
@@ -43,6 +45,15 @@ template <> struct cd_sm80_bwd_tile<64> {
 template <> struct cd_sm80_bwd_tile<128> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 2;
+  static constexpr int DQ_FIRST = 1, EXACT = 1;
+};
+/* W 96 (dispatch.h CUDADENT_SM80_W96; docs/kernels/sm80_bwd.md "W = 96"): W 128's 64 x 128 and
+ * 8 warps (FA2's d96 on sm80), S/dP warp tile 32x32, dK/dV 32x48, dQ 16x48 (48 columns: 3 pairs
+ * of n8 tiles, interleaved, see KV_IL; dQ 32x24 would not split in 16-column pairs). dK + dV 96
+ * registers (W 128: 128), dQ 24 (32). 129 KiB: one CTA per SM; 128 x 128 would need 215 KiB. */
+template <> struct cd_sm80_bwd_tile<96> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 4, DQ_WARPS_M = 4;
   static constexpr int DQ_FIRST = 1, EXACT = 1;
 };
 /* W 192: 64 x 64 (FA2's), S/dP warp tile 16x32, dK/dV 32x48, dQ 32x48 (48 columns: 3 pairs of
@@ -81,7 +92,7 @@ template <int D> struct cd_sm80_bwd_shape {
    * columns [wd TD, (wd + 1) TD)) where their count is a power of two; else interleaved by pairs
    * (IL = warps along D: pair p of warp wd is the 16 columns of global pair p IL + wd), so that
    * the ldmatrix chunk moves (multiples of 2 IL chunks) never carry into the warp's chunk bits
-   * (2 wd + 0/1). W = 192 (48 columns a warp) is the one interleaved width. */
+   * (2 wd + 0/1). W = 96 and 192 (48 columns a warp) are the interleaved widths. */
   static constexpr int KV_IL = ((KV_TD / 8) & (KV_TD / 8 - 1)) ? KV_WD : 1;
   static constexpr int Q_IL = ((Q_TD / 8) & (Q_TD / 8 - 1)) ? Q_WD : 1;
   /* threads per row of the pre kernel, 8 elements each: W / 8 rounded up to a power of two */
@@ -97,7 +108,8 @@ template <int D> struct cd_sm80_bwd_shape {
   static_assert(KV_TN % 16 == 0 && KV_TD % 16 == 0, "dK/dV warp tile");
   static_assert(Q_TM % 16 == 0 && Q_TD % 16 == 0, "dQ warp tile");
   static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
-  static_assert(D >= 64 && BN >= 64 && D % 64 == 0, "swizzle needs rows of whole 8-chunk groups");
+  static_assert(D >= 64 && BN >= 64 && BN % 64 == 0 && D % 32 == 0,
+                "swizzle.cuh: rows of whole 8-chunk groups, or of 8 k + 4 chunks (W 96)");
   static_assert(SMEM <= 163 * 1024, "fits sm_80's shared memory per block");
   static_assert(PRE_TPR <= 32 && PRE_TPR * 8 >= D, "pre kernel: one warp covers a row");
   static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
@@ -183,22 +195,24 @@ __device__ __forceinline__ cd_sm80_bwd_seq_t cd_sm80_bwd_varlen_seq(const cd_sm8
  * them on the CPU); that changes no device code. */
 #define CD_SM80_BWD_HD __host__ __device__ __forceinline__
 
-/* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR row % 8. */
+/* Byte offset of element (row, col) of a [rows][ROW] 16-bit tile, 16-byte chunks XOR the row's
+ * key (swizzle.cuh: row % 8; ROW 96: (row / 2) % 4). */
 template <int ROW> CD_SM80_BWD_HD uint32_t cd_sm80_bwd_swz(int row, int col) {
-  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ (row & 7))) << 4) + ((col & 7) << 1));
+  return (uint32_t)(row * (ROW * 2) + ((((col >> 3) ^ cd_sm80_swz_key<ROW / 8>(row))) << 4) +
+                    ((col & 7) << 1));
 }
 
 /* An ldmatrix.x4 operand in a swizzled tile, as seen by one lane: the byte offset of the row the
- * lane addresses (warp offset included) and 16 * (its own chunk bits ^ row % 8). The address of a
- * fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8, chunk_imm with
- * bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^ 16*chunk_imm): no
- * per-fragment swizzle arithmetic beyond one XOR. */
+ * lane addresses (warp offset included) and 16 * (its own chunk bits ^ the row's key). The address
+ * of a fragment whose row and chunk move by compile-time amounts (row_imm a multiple of 8,
+ * chunk_imm with bits disjoint from the lane's chunk bits) is then row + ROW*2*row_imm + (x ^
+ * 16*chunk_imm): no per-fragment swizzle arithmetic beyond one XOR. */
 typedef struct cd_sm80_bwd_ldm { uint32_t row, x; } cd_sm80_bwd_ldm_t;
 
 template <int ROW> CD_SM80_BWD_HD cd_sm80_bwd_ldm_t cd_sm80_bwd_ldm(int lane_row, int lane_chunk) {
   cd_sm80_bwd_ldm_t o;
   o.row = (uint32_t)(lane_row * ROW * 2);
-  o.x = (uint32_t)((lane_chunk ^ (lane_row & 7)) << 4);
+  o.x = (uint32_t)((lane_chunk ^ cd_sm80_swz_key<ROW / 8>(lane_row)) << 4);
   return o;
 }
 
@@ -281,12 +295,11 @@ template <int MT, int NT> __device__ __forceinline__ void cd_sm80_bwd_zero(float
 
 /* cp.async a [ROWS][D] tile of a (batch, seq, head, dim) tensor into swizzled shared memory; rows at
  * or past `valid` and, where CLIP, 16-byte chunks at or past column `cols` (a multiple of 8) are
- * zero-filled (nothing read; the source address given is g, row 0's first chunk). g points at row
- * 0 of the tile. Thread tid (= threadIdx.x: CLIP re-reads it) copies chunks tid + i THREADS
- * (row-major); where THREADS is a multiple of the chunks per row (every W but 192) that is written
- * as before issue 27. The forward's
- * cd_sm80_fwd_load_tile does the same walking a pointer; calling it here changed this kernel's
- * SASS (issue 22): both stay. */
+ * zero-filled (nothing read; the source address given is g, row 0's first chunk). g points at row 0
+ * of the tile. Thread tid (= threadIdx.x: CLIP re-reads it) copies chunks tid + i THREADS
+ * (row-major); where THREADS is a multiple of the chunks per row (every W but 96, 192) that is
+ * written as before issue 27. The forward's cd_sm80_fwd_load_tile does the same walking a pointer;
+ * calling it here changed this kernel's SASS (issue 22): both stay. */
 template <int ROWS, int D, int THREADS, bool CLIP = false>
 __device__ __forceinline__ void cd_sm80_bwd_load_tile(uint32_t s, const uint16_t *g, int64_t row_stride,
                                                       int valid, int tid, int cols = D) {

@@ -16,8 +16,8 @@
 template <typename T, int D, bool PAD>
 __global__ void __launch_bounds__(SM80_BWD_ROW_THREADS)
 cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
-  constexpr int TPR = cd_sm80_bwd_shape<D>::PRE_TPR; /* threads per row, 8 elements each (D / 8 but
-                                                      * at W 192: 32, 24 of them reading) */
+  /* threads per row, 8 elements each (D / 8, but at W 96 / 192: 32, 12 / 24 of them reading) */
+  constexpr int TPR = cd_sm80_bwd_shape<D>::PRE_TPR;
   constexpr int ROWS = SM80_BWD_ROW_THREADS / TPR;
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over batch*hq*sq_pad */
   const int c = threadIdx.x % TPR;
@@ -27,7 +27,9 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
   const int i = in ? (int)(row - bh * a.sq_pad) : 0;
   const int b = (int)(bh / a.hq), h = (int)(bh - (int64_t)b * a.hq);
   float sum = 0.f;
-  if (in && i < a.sq && (!PAD || c * 8 < a.dim_v)) {
+  /* the thread's chunk is in the row: with PAD below dim_v (<= D); without, where TPR * 8 > D
+   * (W 96's exact kernel), below D / 8 */
+  if (in && i < a.sq && (!PAD || c * 8 < a.dim_v) && (PAD || TPR * 8 == D || c < D / 8)) {
     const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + b * a.o_sb + i * a.o_ss + h * a.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + b * a.do_sb + i * a.do_ss + h * a.do_sh + c * 8);
     const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;
@@ -44,7 +46,7 @@ cd_sm80_bwd_pre(const cd_sm80_bwd_args_t a) {
       float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D + c * 8);
       p[0] = z;
       p[1] = z;
-    } else { /* W 192: the row's D / 4 float4 over TPR threads */
+    } else { /* W 96, 192: the row's D / 4 float4 over TPR threads */
       float4 *p = (float4 *)(a.dq_acc + s * a.slice + row * D);
 #pragma unroll
       for (int f = c; f < D / 4; f += TPR) p[f] = z;
@@ -69,7 +71,7 @@ cd_sm80_bwd_pre_varlen(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args
   const int h = in ? (int)(row / v.total_q) : 0;
   const int64_t t = in ? row - (int64_t)h * v.total_q : 0; /* the token */
   float sum = 0.f;
-  if (in && (!PAD || c * 8 < a.dim_v)) {
+  if (in && (!PAD || c * 8 < a.dim_v) && (PAD || TPR * 8 == D || c < D / 8)) { /* as dense */
     const uint4 ov = *(const uint4 *)((const uint16_t *)a.o + t * a.o_ss + (int64_t)h * a.o_sh + c * 8);
     const uint4 dv = *(const uint4 *)((const uint16_t *)a.dout + t * a.do_ss + (int64_t)h * a.do_sh + c * 8);
     const T *o8 = (const T *)&ov, *d8 = (const T *)&dv;

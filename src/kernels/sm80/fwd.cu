@@ -10,9 +10,11 @@
  *     W = 64, 128:   {large, small tiles} x {exact (head_dim = head_dim_v = W, no softcap),
  *                    PAD (any smaller head_dim / head_dim_v), PAD + SOFTCAP}        12 kernels
  *     W = 192, 256:  one tile x {PAD, PAD + SOFTCAP}                                 4 kernels
- * i.e. 32 kernels. A softcap call with head_dim = head_dim_v = W runs the PAD + SOFTCAP kernel
- * (its column predicates are then all true). Masking is decided per key tile at run time, so no
- * mask variants are compiled; the LSE is written where the pointer is not NULL (run time).
+ * i.e. 32 kernels; with dispatch.h's CUDADENT_SM80_W96 at 1, W = 96 too (W 64 / 128's 12 more,
+ * for calls with max(head_dim, head_dim_v) in (64, 96]). A softcap call with head_dim =
+ * head_dim_v = W runs the PAD + SOFTCAP kernel (its column predicates are then all true).
+ * Masking is decided per key tile at run time, so no mask variants are compiled; the LSE is written
+ * where the pointer is not NULL (run time).
  * The tile table and the templates that pick an instantiation are in fwd_tiles.cuh; varlen calls
  * (cu_seqlens_q set) run the same 32 instantiations of cd_sm80_fwd_varlen_kernel, compiled in
  * fwd_varlen.cu (docs/kernels/sm80_fwd.md section 7), with the tile size decided here from the
@@ -35,6 +37,8 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
     constexpr int LM = cd_sm80_fwd_tile<64, false>::BLOCK_M;
     static_assert(LM == cd_sm80_fwd_tile<128, false>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<64, false, true>::BLOCK_M &&
+                      LM == cd_sm80_fwd_tile<96, false>::BLOCK_M &&
+                      LM == cd_sm80_fwd_tile<96, false, true>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<128, false, true>::BLOCK_M,
                   "one large BLOCK_M assumed");
     const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + LM - 1) / LM);
@@ -59,6 +63,9 @@ extern "C" int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   int need = 0;
   switch (cd_sm80_fwd_width(p)) {
     case 64: need = cd_sm80_fwd_smem_need<64>(); break;
+#if CUDADENT_SM80_W96
+    case 96: need = cd_sm80_fwd_smem_need<96>(); break;
+#endif
     case 128: need = cd_sm80_fwd_smem_need<128>(); break;
     case 192: need = cd_sm80_fwd_smem_need<192>(); break;
     default: need = cd_sm80_fwd_smem_need<256>(); break;

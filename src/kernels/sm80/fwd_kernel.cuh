@@ -8,13 +8,13 @@
  * with bottom-right aligned causal / sliding-window masking (common/mask_rule.cuh), GQA/MQA (query
  * head h reads KV head h / (heads_q / heads_kv)), any batch/seq/head strides.
  *
- * Width: the kernel is compiled for a width D in {64, 128, 192, 256} (every tile row holds D
+ * Width: the kernel is compiled for a width D in {64, (96,) 128, 192, 256} (every tile row holds D
  * columns); Q and K have head_dim <= D columns, V and O head_dim_v <= D. With PAD (a template
  * bool; compiled where head_dim or head_dim_v may be below D) loads zero-fill the 16-byte chunks
  * at columns >= head_dim (Q, K) and >= head_dim_v (V) without reading them, and the O store skips
  * the chunks at columns >= head_dim_v: zero columns add exactly 0 to Q K^T and only produce O
- * columns that are never stored, so nothing else knows about the padding. Without PAD (D = 64,
- * 128 only) head_dim = head_dim_v = D and the loads and stores are unpredicated in columns.
+ * columns that are never stored, so nothing else knows about the padding. Without PAD (D <= 128
+ * only) head_dim = head_dim_v = D and the loads and stores are unpredicated in columns.
  * SOFTCAP (a template bool): scores are capped right after S = Q K^T as t = tanh(s * scale / c)
  * (cd_softcap_tanh, ptx_sm80.cuh), kept in units of c: the softmax runs on t with scale_log2 = c * log2(e)
  * (log2(e) applied after the tanh) and the LSE is m_t * c + log(l), as flash-attn's kernels do
@@ -29,10 +29,10 @@
  *     sQ [BLOCK_M][D]                 query tile; reused at the end to stage O for 16-byte stores
  *     sK [2][BLOCK_N][D]              key tiles, double buffered
  *     sV [2][BLOCK_N][D]              value tiles, double buffered
- * Rows are split in 16-byte chunks; chunk c of row r sits at position c ^ (r % 8) of that row
- * (XOR swizzle inside each group of 8 chunks, 64 columns), so the 8 row addresses of each
- * ldmatrix 8x8 matrix (8 consecutive rows, one logical chunk) hit 8 different 16-byte bank
- * groups: conflict-free for D = 64, 128, 192, 256 (D / 8 chunks a row, a multiple of 8).
+ * Rows are split in 16-byte chunks; chunk c of row r sits at position c ^ key(r) of that row
+ * (swizzle.cuh: r % 8 inside each group of 8 chunks, 64 columns; D = 96: (r / 2) % 4 inside each
+ * group of 4), so the 8 row addresses of each ldmatrix 8x8 matrix (8 consecutive rows, one
+ * logical chunk) hit 8 different 16-byte bank groups: conflict-free for every width.
  *
  * Pipeline (cp.async, one commit group per tile load), key tiles visited from the last to the
  * first (the partially masked diagonal / ragged-end tiles first):
@@ -79,6 +79,7 @@
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm80/ptx_sm80.cuh"
 #include "kernels/sm80/softmax.cuh"
+#include "kernels/sm80/swizzle.cuh"
 
 /* Everything the kernel needs, by value. Strides in elements. */
 typedef struct cd_sm80_fwd_args {
@@ -134,25 +135,33 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. */
+/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. This and
+ * cd_sm80_fwd_ldsm_addr are host functions too, for dev/sm80_fwd/check_layout.cu (no device code
+ * changes). */
 template <int CHUNKS>
-CUDADENT_DEVICE uint32_t cd_sm80_fwd_swz(int r, int c) {
-  return (uint32_t)((r * CHUNKS + (c ^ (r & 7))) * 16);
+__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_swz(int r, int c) {
+  return (uint32_t)((r * CHUNKS + (c ^ cd_sm80_swz_key<CHUNKS>(r))) * 16);
 }
 
 /* Shared address of a swizzled ldmatrix access: lane base (see the kernel), plus a row offset
- * (multiple of 8 rows), at 16-element k-step (or n-step) kk. */
-CUDADENT_DEVICE uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base, int row_off_bytes, int kk) {
-  return (lane_base ^ (uint32_t)((kk & 3) * 32)) + (uint32_t)((kk >> 2) * 128 + row_off_bytes);
+ * (multiple of 8 rows), at 16-element k-step (or n-step) kk: 2 kk chunks on, the part inside the
+ * swizzle group of G chunks (swizzle.cuh) by XOR, the whole groups by an add. */
+template <int CHUNKS>
+__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base,
+                                                                   int row_off_bytes, int kk) {
+  constexpr int G = cd_sm80_swz_group<CHUNKS>::VALUE, LOG2_HALF_G = G == 8 ? 2 : 1;
+  return (lane_base ^ (uint32_t)((kk & (G / 2 - 1)) * 32)) +
+         (uint32_t)((kk >> LOG2_HALF_G) * G * 16 + row_off_bytes);
 }
 
 /* 16-byte chunks a thread-row of a tile load covers: the whole row where it divides the
  * threads into row passes of a multiple of 8 rows (D = 64: 8, D = 128: 16), else a group of 8
- * (D = 192: 3 groups) or 16 (D = 256: 2 groups) chunks: a multiple of 8 chunks, so a group
- * starts on a swizzle group and its chunk offsets stay immediates. */
+ * (D = 192: 3 groups) or 16 (D = 256: 2 groups) chunks, or of 4 (D = 96: 3 groups): a multiple
+ * of the swizzle group, so a group starts on one and its chunk offsets stay immediates. */
 template <int D> struct cd_sm80_fwd_ld_chunks {
   static constexpr int CHUNKS = D / 8;
-  static constexpr int VALUE = CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
+  static constexpr int VALUE =
+      CHUNKS % 8 != 0 ? 4 : CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
 };
 
 /* Start cp.async loads of this thread's share of a ROWS x D tile. With LC =
@@ -175,7 +184,7 @@ CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t r
   constexpr int GROUPS = CHUNKS / LC;
   constexpr int ROWS_PER_PASS = THREADS / LC;
   static_assert(THREADS % LC == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0 &&
-                    CHUNKS % LC == 0 && LC % 8 == 0,
+                    CHUNKS % LC == 0 && LC % cd_sm80_swz_group<CHUNKS>::VALUE == 0,
                 "tile rows must divide among threads");
   const int64_t step = (int64_t)ROWS_PER_PASS * row_stride;
 #pragma unroll
@@ -208,7 +217,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   constexpr int CHUNKS = D / 8;             // 16-byte chunks per row
   constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE; // chunks per thread-row of a tile load
   constexpr int ROW_BYTES = D * 2;
-  static_assert(ROWS_W % 16 == 0 && D % 64 == 0 && BLOCK_N % 16 == 0, "bad tile shape");
+  static_assert(ROWS_W % 16 == 0 && D % 32 == 0 && BLOCK_N % 16 == 0, "bad tile shape");
 
   extern __shared__ __align__(1024) unsigned char cd_smem[];
   const uint32_t sQ = cd_smem_addr(cd_smem);                         // [BLOCK_M][D]
@@ -292,17 +301,20 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                                          seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
     cd_cp_async_commit();
 
-    /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES >= 128 bytes and tiles start
-     * 128-byte aligned, so the swizzled chunk (2*kk + c) ^ (row % 8) of k-step kk becomes
-     * (base ^ ((kk % 4) * 32)) + (kk / 4) * 128 with the lane's own (c ^ row % 8) in base: one
-     * LOP3 per k-step and immediate offsets for everything else (cd_sm80_fwd_ldsm_addr). */
+    /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES (a multiple of the swizzle
+     * group's G * 16 bytes) and tiles start 128-byte aligned, so the swizzled chunk
+     * (2*kk + c) ^ key(row) of k-step kk becomes
+     * (base ^ ((kk % (G/2)) * 32)) + (kk / (G/2)) * G * 16
+     * with the lane's own (c ^ key(row)) in base: one LOP3 per k-step and immediate offsets for
+     * everything else (cd_sm80_fwd_ldsm_addr). */
     const int x = lane & 7; // row % 8 of the lane's ldmatrix row (row bases are multiples of 8)
+    const int xk = cd_sm80_swz_key<CHUNKS>(x); // its swizzle key
     const uint32_t q_base = sQ + (warp * ROWS_W + x + ((lane >> 3) & 1) * 8) * ROW_BYTES +
-                            (((lane >> 4) ^ x) * 16);           // A: m0-7,m8-15 | k0-7,k8-15
+                            (((lane >> 4) ^ xk) * 16);          // A: m0-7,m8-15 | k0-7,k8-15
     const uint32_t k_base = sK + (x + (lane >> 4) * 8) * ROW_BYTES +
-                            ((((lane >> 3) & 1) ^ x) * 16);     // B (K): n0-7,n8-15 | k0-7,k8-15
+                            ((((lane >> 3) & 1) ^ xk) * 16);    // B (K): n0-7,n8-15 | k0-7,k8-15
     const uint32_t v_base = sV + (x + ((lane >> 3) & 1) * 8) * ROW_BYTES +
-                            (((lane >> 4) ^ x) * 16);           // B (V^T): k0-7,k8-15 | n0-7,n8-15
+                            (((lane >> 4) ^ xk) * 16);          // B (V^T): k0-7,k8-15 | n0-7,n8-15
 
     int buf = 0;
     for (int n = n_last; n >= n_first; --n, buf ^= 1) {
@@ -338,11 +350,11 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
         uint32_t qa[M_TILES][4];
 #pragma unroll
         for (int mt = 0; mt < M_TILES; ++mt)
-          cd_ldmatrix_x4(qa[mt], cd_sm80_fwd_ldsm_addr(q_base, mt * 16 * ROW_BYTES, kk));
+          cd_ldmatrix_x4(qa[mt], cd_sm80_fwd_ldsm_addr<CHUNKS>(q_base, mt * 16 * ROW_BYTES, kk));
 #pragma unroll
         for (int np = 0; np < S_TILES / 2; ++np) {
           uint32_t kb[4];
-          cd_ldmatrix_x4(kb, cd_sm80_fwd_ldsm_addr(k_buf, np * 16 * ROW_BYTES, kk));
+          cd_ldmatrix_x4(kb, cd_sm80_fwd_ldsm_addr<CHUNKS>(k_buf, np * 16 * ROW_BYTES, kk));
 #pragma unroll
           for (int mt = 0; mt < M_TILES; ++mt) {
             cd_mma_m16n8k16<T>(s[mt][2 * np], qa[mt], &kb[0]);
@@ -402,7 +414,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 #pragma unroll
         for (int dp = 0; dp < O_TILES / 2; ++dp) {
           uint32_t vb[4];
-          cd_ldmatrix_x4_trans(vb, cd_sm80_fwd_ldsm_addr(v_buf, kk * 16 * ROW_BYTES, dp));
+          cd_ldmatrix_x4_trans(vb, cd_sm80_fwd_ldsm_addr<CHUNKS>(v_buf, kk * 16 * ROW_BYTES, dp));
 #pragma unroll
           for (int mt = 0; mt < M_TILES; ++mt) {
             cd_mma_m16n8k16<T>(o[mt][2 * dp], pa[mt], &vb[0]);

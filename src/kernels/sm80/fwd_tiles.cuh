@@ -60,6 +60,22 @@ template <bool SOFTCAP> struct cd_sm80_fwd_tile<64, true, SOFTCAP> {
 template <bool SOFTCAP> struct cd_sm80_fwd_tile<128, true, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
 };
+/* W = 96 (dispatch.h CUDADENT_SM80_W96; docs/kernels/sm80_fwd.md "W = 96"): the W 128 shapes,
+ * which its registers fit better. Large 128 x 64, 4 warps of 32 rows: O 96 + S 64 = 160
+ * accumulators a thread (W 128: 192), 72 KiB: two CTAs per SM on sm_80 and sm_90 (W 128: one on
+ * sm_80); 128 keys (O 96 + S 128 = 224) would leave too few registers for the fragments.
+ * Softcap, large: 32 keys as W 128 (O 96 + S 32 = 128): with 64 keys ptxas spilled 16 / 16 bytes
+ * (sm_90, CUDA 13.0), where W 128's softcap row spills none. Small 64 x 64 (O 48 + S 32), 60 KiB.
+ * FA2's d96 forward: 128 x 64, 4 warps. */
+template <> struct cd_sm80_fwd_tile<96, false> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 4;
+};
+template <> struct cd_sm80_fwd_tile<96, false, true> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 32, WARPS = 4;
+};
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<96, true, SOFTCAP> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
+};
 template <bool SMALL, bool SOFTCAP> struct cd_sm80_fwd_tile<192, SMALL, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
 };
@@ -82,13 +98,18 @@ template <int W> constexpr int cd_sm80_fwd_smem_need() {
              ? cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>()
              : cd_sm80_fwd_smem_bytes<W, S::BLOCK_M, S::BLOCK_N>();
 }
-static_assert(cd_sm80_fwd_smem_need<256>() <= 99 * 1024 && cd_sm80_fwd_smem_need<192>() <= 99 * 1024,
-              "the W 192 / 256 tiles are chosen to fit sm_86 / sm_89 (docs/kernels/sm80_fwd.md)");
+static_assert(cd_sm80_fwd_smem_need<256>() <= 99 * 1024 &&
+                  cd_sm80_fwd_smem_need<192>() <= 99 * 1024 &&
+                  cd_sm80_fwd_smem_need<96>() <= 99 * 1024,
+              "the W 96 / 192 / 256 tiles fit sm_86 / sm_89 (docs/kernels/sm80_fwd.md)");
 
 /* The width of a call: the smallest compiled width that holds both head dims (head_dim_v 0:
- * = head_dim). */
+ * = head_dim); 96 is compiled where CUDADENT_SM80_W96 is 1. */
 static int cd_sm80_fwd_width(const cudadent_attn_fwd_params_t *p) {
   const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
+#if CUDADENT_SM80_W96
+  if (d > 64 && d <= 96) return 96;
+#endif
   return d <= 64 ? 64 : d <= 128 ? 128 : d <= 192 ? 192 : 256;
 }
 
@@ -104,7 +125,7 @@ static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int s
 }
 
 /* The variant of width W: softcap -> PAD + SOFTCAP; head dims below W (or W > 128, where no
- * exact variant is compiled) -> PAD; else the exact kernel. */
+ * exact variant is compiled) -> PAD; else the exact kernel (W 64, 96, 128). */
 template <typename T, int W, bool VARLEN>
 static cudaError_t cd_sm80_fwd_variant(const cudadent_attn_fwd_params_t *p, int small,
                                        cudaStream_t stream) {
@@ -122,6 +143,9 @@ static cudaError_t cd_sm80_fwd_width_switch(const cudadent_attn_fwd_params_t *p,
                                             cudaStream_t stream) {
   switch (cd_sm80_fwd_width(p)) {
     case 64: return cd_sm80_fwd_variant<T, 64, VARLEN>(p, small, stream);
+#if CUDADENT_SM80_W96
+    case 96: return cd_sm80_fwd_variant<T, 96, VARLEN>(p, small, stream);
+#endif
     case 128: return cd_sm80_fwd_variant<T, 128, VARLEN>(p, small, stream);
     case 192: return cd_sm80_fwd_variant<T, 192, VARLEN>(p, small, stream);
     default: return cd_sm80_fwd_variant<T, 256, VARLEN>(p, small, stream);

@@ -1,0 +1,102 @@
+/*
+ * check_layout.cu - CPU check of the portable forward's shared-memory addressing at every width
+ * (no GPU): fwd_kernel.cuh's cd_sm80_fwd_swz and cd_sm80_fwd_ldsm_addr (host functions too) and
+ * the kernel's three per-lane ldmatrix bases (Q, K, V), written as in cd_sm80_fwd_body.
+ *
+ *   nvcc -std=c++17 -Iinclude -Isrc dev/sm80_fwd/check_layout.cu -o /tmp/check_fwd_layout && /tmp/check_fwd_layout
+ *
+ * For W = 64, 96, 128, 192, 256 and 8 rows of each row class (row % 8 = 0..7 from bases that are
+ * multiples of 8; mt / np / kk offsets as the kernel's loops):
+ *   1. every row's swizzled chunks are a permutation of its own chunks;
+ *   2. every ldmatrix row address a lane computes (Q A fragments, K B fragments, V B fragments
+ *      .trans) equals cd_sm80_fwd_swz of the element the mma fragment needs there, and the 8 rows
+ *      of each 8x8 matrix lie in 8 different 16-byte bank groups;
+ *   3. the tile loader's chunk groups (cd_sm80_fwd_ld_chunks) start on swizzle groups, so the
+ *      thread's first chunk offset plus the group's immediate equals the swizzled chunk.
+ * Exit status 1 on a failure.
+ */
+#include <stdio.h>
+
+#include "kernels/sm80/fwd_kernel.cuh"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    if (!(cond) && failures++ < 20) {                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
+      fprintf(stderr, __VA_ARGS__);                               \
+      fprintf(stderr, "\n");                                      \
+    }                                                             \
+  } while (0)
+
+/* the 8 row addresses of each matrix of one ldmatrix.x4 in distinct 16-byte bank groups */
+static void check_banks(const uint32_t addr[32], const char *what) {
+  for (int j = 0; j < 4; ++j) {
+    int seen = 0;
+    for (int r = 0; r < 8; ++r) seen |= 1 << ((addr[8 * j + r] >> 4) & 7);
+    CHECK(seen == 0xff, "%s: matrix %d rows share a bank group (mask %x)", what, j, seen);
+  }
+}
+
+template <int D> static void check_width() {
+  constexpr int CHUNKS = D / 8, ROW_BYTES = D * 2, ROWS = 64, WARP_ROWS = 32;
+  const int before = failures;
+  /* 1. permutation */
+  for (int r = 0; r < 8; ++r) {
+    unsigned long long seen = 0;
+    for (int c = 0; c < CHUNKS; ++c) {
+      const uint32_t o = cd_sm80_fwd_swz<CHUNKS>(r, c) - (uint32_t)(r * ROW_BYTES);
+      CHECK(o / 16 < (uint32_t)CHUNKS, "W%d: row %d chunk %d at chunk %u", D, r, c, o / 16);
+      seen |= 1ull << (o / 16 % 64);
+    }
+    CHECK(seen == (1ull << CHUNKS) - 1, "W%d: row %d not a permutation", D, r);
+  }
+  /* 2. ldmatrix addresses, tiles at 0, warp row base w (a multiple of 16), as the kernel */
+  for (int w = 0; w < ROWS; w += WARP_ROWS) {
+    for (int kk = 0; kk < D / 16; ++kk)
+      for (int off = 0; off < 2; ++off) { /* mt (Q), np (K) or V's kk: 16-row steps */
+        uint32_t aq[32], ak[32], av[32];
+        for (int lane = 0; lane < 32; ++lane) {
+          const int x = lane & 7, xk = cd_sm80_swz_key<CHUNKS>(x), j = lane >> 3;
+          /* the kernel's bases (cd_sm80_fwd_body) */
+          const uint32_t q_base = (w + x + ((lane >> 3) & 1) * 8) * ROW_BYTES + (((lane >> 4) ^ xk) * 16);
+          const uint32_t k_base = (x + (lane >> 4) * 8) * ROW_BYTES + ((((lane >> 3) & 1) ^ xk) * 16);
+          const uint32_t v_base = (x + ((lane >> 3) & 1) * 8) * ROW_BYTES + (((lane >> 4) ^ xk) * 16);
+          aq[lane] = cd_sm80_fwd_ldsm_addr<CHUNKS>(q_base, off * 16 * ROW_BYTES, kk);
+          ak[lane] = cd_sm80_fwd_ldsm_addr<CHUNKS>(k_base, off * 16 * ROW_BYTES, kk);
+          av[lane] = cd_sm80_fwd_ldsm_addr<CHUNKS>(v_base, off * 16 * ROW_BYTES, kk);
+          /* A (Q [m][k]): matrix j = rows 8 (j & 1), k chunk j >> 1 */
+          const uint32_t want_q = cd_sm80_fwd_swz<CHUNKS>(w + off * 16 + 8 * (j & 1) + x, 2 * kk + (j >> 1));
+          /* B (K [n][k]): matrix j = keys 8 (j >> 1), k chunk j & 1 */
+          const uint32_t want_k = cd_sm80_fwd_swz<CHUNKS>(off * 16 + 8 * (j >> 1) + x, 2 * kk + (j & 1));
+          /* B (V [k][n], .trans): matrix j = keys 8 (j & 1) (+ 16 off), column chunk 2 kk + (j >> 1) */
+          const uint32_t want_v = cd_sm80_fwd_swz<CHUNKS>(off * 16 + 8 * (j & 1) + x, 2 * kk + (j >> 1));
+          CHECK(aq[lane] == want_q, "W%d Q lane %d kk %d: %u, want %u", D, lane, kk, aq[lane], want_q);
+          CHECK(ak[lane] == want_k, "W%d K lane %d kk %d: %u, want %u", D, lane, kk, ak[lane], want_k);
+          CHECK(av[lane] == want_v, "W%d V lane %d dp %d: %u, want %u", D, lane, kk, av[lane], want_v);
+        }
+        check_banks(aq, "Q");
+        check_banks(ak, "K");
+        check_banks(av, "V");
+      }
+  }
+  /* 3. the loader: group gi of the thread's chunk ld_c at + gi LC chunks from its first */
+  constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE;
+  for (int r = 0; r < 8; ++r)
+    for (int ld_c = 0; ld_c < LC; ++ld_c)
+      for (int gi = 0; gi < CHUNKS / LC; ++gi)
+        CHECK(cd_sm80_fwd_swz<CHUNKS>(r, ld_c) + gi * LC * 16 == cd_sm80_fwd_swz<CHUNKS>(r, gi * LC + ld_c),
+              "W%d loader: row %d chunk %d group %d", D, r, ld_c, gi);
+  printf("W %3d: %2d chunks a row, swizzle group %d, loader groups of %2d: %s\n", D, CHUNKS,
+         cd_sm80_swz_group<CHUNKS>::VALUE, LC, failures == before ? "ok" : "FAILED");
+}
+
+int main() {
+  check_width<64>();
+  check_width<96>();
+  check_width<128>();
+  check_width<192>();
+  check_width<256>();
+  if (failures) fprintf(stderr, "%d failures\n", failures);
+  return failures ? 1 : 0;
+}
