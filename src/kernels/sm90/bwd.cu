@@ -157,13 +157,7 @@ extern "C" cudaError_t cudadent_dev_sm90_bwd_trace_set(
    * with -DSM90_BWD_WIDE5=0 traces that row's 64-key kernel */
   if (SM90_BWD_WIDE5 && row == 256 && !p->deterministic && p->softcap == 0.f) return cudaErrorNotSupported;
   const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(row);
-  const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
-#if SM90_BWD_D96
-                 : row == 96  ? cd_sm90_bwd_tile<96>::BLOCK_N
-#endif
-                 : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
-                 : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
-                              : cd_sm90_bwd_tile<256>::BLOCK_N;
+  const int bn = cd_sm90_bwd_row_block_n(row);
   if (p->heads_kv <= 0 || p->batch <= 0) return cudaErrorInvalidValue;
   const long long ctas = (long long)((p->seqlen_k + bn - 1) / bn) * p->heads_kv * p->batch;
   const long long max_blocks = (long long)(p->heads_q / p->heads_kv) * ((p->seqlen_q + bm - 1) / bm);

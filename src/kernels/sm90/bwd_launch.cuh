@@ -65,6 +65,18 @@ static inline int cd_sm90_bwd_row_block_m(int row) {
                     : cd_sm90_bwd_tile<256>::BLOCK_M;
 }
 
+/* The row's BLOCK_N: keys a CTA of its tile-table kernel (E3 / E5 calls of the wide rows run their
+ * own tiles; neither the dev trace nor the varlen layout takes those) */
+static inline int cd_sm90_bwd_row_block_n(int row) {
+  return row == 64 ? cd_sm90_bwd_tile<64>::BLOCK_N
+#if SM90_BWD_D96
+       : row == 96 ? cd_sm90_bwd_tile<96>::BLOCK_N
+#endif
+       : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
+       : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
+                    : cd_sm90_bwd_tile<256>::BLOCK_N;
+}
+
 /* Whether a call runs on the d128 row's 80-row tile (config.cuh SM90_BWD_D128_BM80, on in the
  * library since session 21): a dense call (never varlen: bwd_varlen.cu's kernels and workspace are laid out in
  * the row's BLOCK_M) of the 128 row, non-deterministic, no mask, seqlen_q >=

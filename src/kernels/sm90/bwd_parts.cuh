@@ -112,6 +112,21 @@ __device__ __forceinline__ int cd_sm90_bwd_setup(const CUtensorMap &tm_q, const 
   return wg;
 }
 
+/* The wide kernels' producer (bwd_wide_kernel.cuh, the E3 and E5 kernels): K and V of the CTA's
+ * keys [key_row, + the box's rows), once, as SQK / SV 64-column slabs slab_bytes apart from k_smem /
+ * v_smem, on the K / V barrier, which expects bytes. */
+template <int SQK, int SV>
+__device__ __forceinline__ void cd_sm90_bwd_wide_load_kv(uint32_t k_smem, uint32_t v_smem, uint32_t slab_bytes,
+                                                         const CUtensorMap *tm_k, const CUtensorMap *tm_v,
+                                                         uint32_t bar_kv, uint32_t bytes, int key_row, int hk,
+                                                         int b) {
+  cd_mbar_arrive_expect_tx(bar_kv, bytes);
+#pragma unroll
+  for (int c = 0; c < SQK; ++c) cd_tma_load_4d(k_smem + c * slab_bytes, tm_k, bar_kv, 64 * c, key_row, hk, b);
+#pragma unroll
+  for (int c = 0; c < SV; ++c) cd_tma_load_4d(v_smem + c * slab_bytes, tm_v, bar_kv, 64 * c, key_row, hk, b);
+}
+
 /* The query blocks [*m_lo, *m_hi) whose rows see some key of key block n_block (cd_mask_q_blocks
  * with args' lengths and window): the blocks a CTA walks. */
 template <int BM, int BN>

@@ -241,13 +241,7 @@ cudaError_t varlen_launch(const cudadent_attn_bwd_params_t *p, void *workspace, 
 
 size_t cd_sm90_bwd_varlen_workspace(const cudadent_attn_bwd_params_t *p) {
   const int row = cd_sm90_bwd_row(p); /* the accumulator is D_QK = row wide */
-  const int bn = row == 64    ? cd_sm90_bwd_tile<64>::BLOCK_N
-#if SM90_BWD_D96
-                 : row == 96  ? cd_sm90_bwd_tile<96>::BLOCK_N
-#endif
-                 : row == 128 ? cd_sm90_bwd_tile<128>::BLOCK_N
-                 : row == 192 ? cd_sm90_bwd_tile<192, 128>::BLOCK_N
-                              : cd_sm90_bwd_tile<256>::BLOCK_N;
+  const int bn = cd_sm90_bwd_row_block_n(row);
   return varlen_layout(p, row, cd_sm90_bwd_row_block_m(row), bn).total;
 }
 

@@ -298,11 +298,8 @@ __global__ void __launch_bounds__(cd_sm90_bwd_wide5_tile::THREADS, 1)
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<T::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
-    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
-#pragma unroll
-    for (int c = 0; c < L::SQK; ++c) cd_tma_load_4d(base + L::K_OFF + c * L::K_SLAB, &tm_k, bar_kv, 64 * c, k0, hk, b);
-#pragma unroll
-    for (int c = 0; c < L::SV; ++c) cd_tma_load_4d(base + L::V_OFF + c * L::V_SLAB, &tm_v, bar_kv, 64 * c, k0, hk, b);
+    cd_sm90_bwd_wide_load_kv<L::SQK, L::SV>(base + L::K_OFF, base + L::V_OFF, L::K_SLAB, &tm_k, &tm_v, bar_kv,
+                                            L::K_BYTES + L::V_BYTES, k0, hk, b);
 #if SM90_BWD_PDL
     cd_griddep_wait(); /* K, V: the caller's; the LSE2 / delta rows below: the pre kernel's */
 #endif

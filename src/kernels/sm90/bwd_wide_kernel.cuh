@@ -371,13 +371,8 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_main(const CUtensorMap &tm_q, c
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0 || m_hi == m_lo) return;
     SM90_BWD_TRACE_PRODUCER_BEGIN(args.group * (m_hi - m_lo));
-    cd_mbar_arrive_expect_tx(bar_kv, L::K_BYTES + L::V_BYTES);
-#pragma unroll
-    for (int c = 0; c < L::SQK; ++c)
-      cd_tma_load_4d(base + L::K_OFF + c * BN * 128, &tm_k, bar_kv, 64 * c, k_tok0 + k0, hk, b);
-#pragma unroll
-    for (int c = 0; c < L::SV; ++c)
-      cd_tma_load_4d(base + L::V_OFF + c * BN * 128, &tm_v, bar_kv, 64 * c, k_tok0 + k0, hk, b);
+    cd_sm90_bwd_wide_load_kv<L::SQK, L::SV>(base + L::K_OFF, base + L::V_OFF, BN * 128, &tm_k, &tm_v, bar_kv,
+                                            L::K_BYTES + L::V_BYTES, k_tok0 + k0, hk, b);
 #if SM90_BWD_PDL
     /* K, V: the caller's; the LSE2 / delta rows below: the pre kernel's (varlen: every thread
      * waited in the body) */
