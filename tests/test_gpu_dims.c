@@ -16,12 +16,12 @@
  *       padded or heads-first. A case fails on the criterion, on a clobbered gap, on a
  *       non-finite output, or on a refusal (no kernel for it in this build: after issue 27 every
  *       case here must run).
- *   gpu_dims_hopper_fwd/<case>     the Hopper forward's rows (64, 128, 192 / 128, 256; the dev
- *       knob SM90_FWD_D96's d96 rows) and calls rounded up to them, with and without LSE, no
+ *   gpu_dims_hopper_fwd/<case>     the Hopper forward's rows (64, 96, 128, 192 / 128, 256; the
+ *       d96 rows of config.cuh SM90_FWD_D96) and calls rounded up to them, with and without LSE, no
  *       softcap, gaps to 256 columns: forward only
  *       (CUDADENT_KERNEL_FWD=sm90 runs every one on the Hopper path; the default dispatch the
  *       larger ones).
- *   gpu_dims_hopper_bwd/<case>     the Hopper backward (rows 64 and 128) at head dims and
+ *   gpu_dims_hopper_bwd/<case>     the Hopper backward (rows 64, 96 and 128) at head dims and
  *       head_dim_v up to 128 rounded up to them, no softcap, gaps to 128 columns; two cases
  *       deterministic (bit-identical repeats: the turn order and the rotated walk); from case 20
  *       the wide rows (192 / 128, 256) and dims rounded up to them, gaps to 256 columns, two
@@ -152,13 +152,13 @@ static const dims_case_t hopper_cases[] = {
     HC(4, 1000, 200, 8, 8, 192, 128, BF16, CAUSAL, 0, GAPPED),      /* 256 tiles, sq > sk */
     HC(2, 257, 257, 4, 1, 192, 128, FP16, LOCAL, 0, CONTIGUOUS),
     HC(1, 17, 1000, 4, 2, 192, 128, BF16, WINDOW, 1, GAPPED),
-    /* d96 (the 128 row, zero-filled past 96) */
+    /* d96 (the d96 rows of config.cuh SM90_FWD_D96: BLOCK_M 192, 32-column slabs) */
     HC(2, 1000, 1000, 4, 2, 96, 0, FP16, NONE, 0, GAPPED),
     HC(1, 1000, 1000, 8, 2, 96, 0, BF16, CAUSAL, 1, GAPPED),
     HC(2, 300, 127, 4, 4, 96, 0, FP16, WINDOW, 1, GAPPED),
     HC_OUTLIERS(2, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 0, GAPPED),
     /* other widths, rounded up to a row */
-    HC(4, 1000, 700, 8, 4, 80, 0, BF16, CAUSAL, 1, GAPPED),         /* 128 row, no LSE */
+    HC(4, 1000, 700, 8, 4, 80, 0, BF16, CAUSAL, 1, GAPPED),         /* d96 row, no LSE */
     HC(1, 500, 300, 4, 2, 160, 0, FP16, CAUSAL, 0, GAPPED),         /* 256 row */
     HC(2, 127, 127, 4, 4, 224, 0, BF16, NONE, 1, GAPPED),           /* 256 row */
     HC(2, 300, 300, 4, 2, 40, 0, FP16, LOCAL, 0, GAPPED),           /* 64 row, M128 */
@@ -169,14 +169,14 @@ static const dims_case_t hopper_cases[] = {
     HC(1, 127, 300, 4, 1, 136, 184, BF16, RIGHT0, 0, GAPPED),       /* 256 row */
     HC(1, 127, 127, 4, 2, 8, 256, BF16, CAUSAL, 1, GAPPED),         /* 256 row, widest V gap */
     HC(1, 127, 127, 4, 2, 176, 104, FP16, NONE, 0, GAPPED),         /* 192 / 128 row */
-    /* head dims within 96, head_dim_v != head_dim: the 128 row (a dev build with config.cuh's
-     * SM90_FWD_D96: the d96 rows, 32-column slabs) */
+    /* head dims within 96, head_dim_v != head_dim: the d96 rows (a dev build with config.cuh's
+     * SM90_FWD_D96 0: the 128 row) */
     HC(1, 300, 257, 4, 2, 72, 96, FP16, CAUSAL, 1, GAPPED),         /* no LSE: the ones past V */
     HC(2, 257, 300, 8, 1, 96, 48, BF16, WINDOW, 0, GAPPED),         /* MQA, V's 3rd slab all past */
 };
 enum { N_HOPPER = sizeof hopper_cases / sizeof hopper_cases[0] };
 
-/* The Hopper backward (src/kernels/sm90/bwd.cu: widths 64 and 128, a call on the narrower that
+/* The Hopper backward (src/kernels/sm90/bwd.cu: widths 64, 96 and 128, a call on the narrower that
  * covers head_dim and head_dim_v, TMA zero-filling the columns past them), backward checked
  * after a forward, no softcap (the Hopper backward has none); gaps reach 128 columns, the wider
  * width, so that any column read or written past the real dims shows. Lengths not multiples of
@@ -196,11 +196,12 @@ static const dims_case_t hopper_bwd_cases[] = {
     HB(1, 300, 127, 8, 2, 40, 0, FP16, CAUSAL, 0, GAPPED),        /* 0.5, sq > sk: rows w/o keys */
     HB(1, 17, 1000, 4, 1, 56, 0, BF16, CAUSAL, 0, CONTIGUOUS),    /* 0.15, MQA, sq < sk, packed */
     HB(2, 300, 300, 4, 2, 64, 0, FP16, LOCAL, 0, GAPPED),         /* 1.8, the full width */
-    /* width 128 */
+    /* width 96 (config.cuh SM90_BWD_D96; a dev build with it at 0: width 128) */
     HB(1, 257, 257, 4, 1, 72, 0, BF16, LOCAL, 0, GAPPED),         /* 0.8, MQA */
     HB(1, 1000, 500, 4, 2, 80, 0, BF16, CAUSAL, 0, GAPPED),       /* 6.4, sq > sk */
     HB(1, 1000, 1000, 2, 1, 96, 0, FP16, NONE, 0, GAPPED),        /* 7.7 */
     HB_OUTLIERS(2, 257, 257, 8, 2, 96, 0, BF16, CAUSAL, 0, GAPPED), /* 4.1 */
+    /* width 128 */
     HB(1, 127, 300, 4, 1, 104, 0, FP16, RIGHT0, 0, GAPPED),       /* 0.6 */
     HB(2, 17, 1000, 4, 2, 120, 0, BF16, NONE, 0, GAPPED),         /* 0.7, sq < sk */
     HB(2, 127, 127, 4, 4, 128, 0, FP16, WINDOW, 0, GAPPED),       /* 0.7, the full width */

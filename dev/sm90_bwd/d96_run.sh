@@ -2,9 +2,9 @@
 # dev/sm90_bwd/d96_run.sh - one GPU call for the 96 / 96 row of the Hopper backward
 # (docs/kernels/sm90_bwd.md section 2.2b; config.cuh SM90_BWD_D96, a dev knob: calls whose head dims
 # are both <= 96 and not both <= 64 on the narrow kernel at D = 96 instead of the 128 / 128 row's
-# over zero-filled columns; knob 1: a 2-stage Q / dO ring, FA3's; 2: 4 stages). build-carry is the
-# library (every such call on the 128 row), build-carry-d96a / -d96b the variants. Build on the
-# workstation first:
+# over zero-filled columns; knob 1: a 2-stage Q / dO ring, FA3's; 2: 4 stages, the library's since
+# session 28). build-carry is the library, D96_VAR a variant (session 28: build-carry-d96a / -d96b,
+# knob 1 / 2, against the 128 row). Build on the workstation first, e.g.:
 #   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh d96a=-DSM90_BWD_D96=1 d96b=-DSM90_BWD_D96=2
 # then run with carry build-carry, build-carry-d96a and build-carry-d96b (~36 MB), in three calls
 # (each well under a call's 10 minutes; the times are estimates):

@@ -3,10 +3,11 @@
 # sections 9, 10; bwd_wide5_kernel.cuh: the 256 / 256 row's dense non-deterministic calls without
 # softcap on a 64 x 80 tile with two MMA warpgroups, the library's since session 27): the variant
 # folder W5_VAR checked, tested, sanitized and timed against the library, build-carry (W5_BASE names
-# another base folder). Build both on the workstation first, e.g. E5's dQ paths (section 10):
-#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh w5dq1=-DSM90_BWD_WIDE5_DQ=1 w5dq2=-DSM90_BWD_WIDE5_DQ=2
+# another base folder). Build both on the workstation first, the variant with its dev knobs (session
+# 28 ran E5's dQ paths through the bulk engine this way, section 10; removed after they lost):
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh TAG=-DSM90_...
 # then run with carry build-carry and the variant's folder (~25 MB), one variant a call:
-#   W5_VAR=build-carry-w5dq1 dev/sm90_bwd/wide5_run.sh [check] [tests] [sanitize] [time]
+#   W5_VAR=build-carry-TAG dev/sm90_bwd/wide5_run.sh [check] [tests] [sanitize] [time]
 #   (default: all four, ~6 minutes; time reruns gpu_dims_hopper_bwd as gpu_run.sh abvar's gate)
 # into $OUT (or gpu-logs): 0-summary.txt, the logs of every step, and time/ (gpu_run.sh abvar's).
 #   check:    CLI --bwd --check forced onto sm90 on small shapes of the row (keys not a multiple of

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # dev/sm90_fwd/d96_run.sh - GPU calls for the Hopper forward's d96 rows (config.cuh SM90_FWD_D96;
-# docs/kernels/sm90_fwd.md section 2.5, "d96 row of its own"): a dev knob, so build-carry is the
-# library (d96 calls on the d128 rows, zero-filled past 96) and build-carry-d96f / build-carry-d96f2
-# the variants at knob 1 (BLOCK_M 128, 128 keys) / 2 (BLOCK_M 192, 96 keys). Build on the
-# workstation first:
-#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh d96f=-DSM90_FWD_D96=1 d96f2=-DSM90_FWD_D96=2
+# docs/kernels/sm90_fwd.md section 2.5, "d96 row of its own"): build-carry is the library and
+# build-carry-TAG the variants (session 28 ran knob 1, BLOCK_M 128 / 128 keys, and 2, BLOCK_M 192 /
+# 96 keys, against the d128 rows; 2 is the library's since). Build on the workstation first, e.g.:
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh d96f=-DSM90_FWD_D96=1 d128=-DSM90_FWD_D96=0
 # then run with carry build-carry, build-carry-d96f and build-carry-d96f2 (~36 MB), in two calls
 # (each under the 10-minute limit):
 #   dev/sm90_fwd/d96_run.sh check time        (~6 minutes)

@@ -4,7 +4,7 @@
  * (dK, dV, dQ sums: bwd_kernel.cuh for the narrow rows, bwd_wide_kernel.cuh for the wide ones says
  * which warps do what) and cd_sm90_bwd_post (dQ).
  *
- * Rows (bwd_tiles.cuh, D_QK / D_V): 64 / 64, 128 / 128 (and 96 / 96 behind config.cuh's dev knob
+ * Rows (bwd_tiles.cuh, D_QK / D_V): 64 / 64, 128 / 128 and 96 / 96 (config.cuh
  * SM90_BWD_D96) here, 192 / 128 and 256 / 256 in
  * bwd_wide.cu (behind dispatch.h's CUDADENT_SM90_BWD_WIDE); a call runs at the narrowest row that
  * covers head_dim and head_dim_v (bwd_launch.cuh cd_sm90_bwd_row, which also says how the columns

@@ -40,7 +40,7 @@
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns
  *   past the call's real head_dim (dK) / head_dim_v (dV)).
  *
- * Widths: D (64, 128; 96 behind config.cuh SM90_BWD_D96) is the compiled width; a call's real
+ * Widths: D (64, 96, 128; config.cuh SM90_BWD_D96) is the compiled width; a call's real
  * head_dim and head_dim_v are any multiples of 8 up to D (the kernel arguments; bwd.cu). The
  * tensor maps' innermost extents are the real dims, so Q and K load zeros past head_dim and V and
  * dO past head_dim_v: S^T sums over head_dim, dP^T over head_dim_v, and dV, dK and the dQ parts
@@ -160,6 +160,12 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
    * CD_SM90_BAR_BWD_EPILOGUE, is bwd_epilogue.cuh's) */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS;
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
+  /* setmaxnreg moves registers within the CTA's launch allocation (384 threads at 168, the
+   * __launch_bounds__(384, 1) cap): the consumers' .inc waits forever unless the producer
+   * warpgroup's .dec frees at least what they take */
+  static_assert(128 * (kDqWarp ? tile::PRODUCER_REGS_DET : tile::PRODUCER_REGS) + 256 * tile::CONSUMER_REGS <=
+                    384 * 168,
+                "register budget: producer + consumers within the launch allocation");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */

@@ -5,8 +5,8 @@
  * call runs at, the workspace's parts, and the launch of the three kernels of a row.
  *
  * Rows (bwd_tiles.cuh): a call runs at the narrowest (D_QK, D_V) covering head_dim and head_dim_v
- * (any multiples of 8): both <= 64: 64 / 64; both <= 96 (config.cuh SM90_BWD_D96, a dev knob; not
- * deterministic softcap calls): 96 / 96; both <= 128: 128 / 128; head_dim <= 192 and
+ * (any multiples of 8): both <= 64: 64 / 64; both <= 96 (config.cuh SM90_BWD_D96; not deterministic
+ * softcap calls): 96 / 96; both <= 128: 128 / 128; head_dim <= 192 and
  * head_dim_v <= 128: 192 / 128; else 256 / 256 (the wide rows only where dispatch.h's
  * CUDADENT_SM90_BWD_WIDE is 1; bwd.cu's supports()). Each tensor map's innermost extent is the
  * call's real dim (Q, K: head_dim; V, dO: head_dim_v), so TMA loads the columns past it as zeros,

@@ -48,9 +48,11 @@ template <> struct cd_sm90_bwd_tile<128, 128> {
 #if SM90_BWD_D96
 template <> struct cd_sm90_bwd_tile<96, 96> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 128, STAGES = SM90_BWD_D96 == 2 ? 4 : 2;
-  /* deterministic: 32, at 24 ptxas spilled 4 B there (h_hi, reloaded per head); 32 in the other
-   * modes made the softcap kernels spill 12 B */
-  static constexpr int PRODUCER_REGS = 24, PRODUCER_REGS_DET = 32, CONSUMER_REGS = 240;
+  /* deterministic: 24 as well (the dQ warp spills 4 B, h_hi, reloaded once a head). Session 27 had
+   * 32 there, which hung the deterministic kernels on the GPU: 128 x 32 + 256 x 240 registers are
+   * more than the 384 x 168 the CTA is launched with, so the consumers' setmaxnreg.inc waited for
+   * registers that no warp released (cd_sm90_bwd_body's static_assert) */
+  static constexpr int PRODUCER_REGS = 24, PRODUCER_REGS_DET = 24, CONSUMER_REGS = 240;
   static constexpr int WIDE = 0, DQ_N = 48;
 };
 #endif

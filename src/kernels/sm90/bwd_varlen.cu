@@ -1,8 +1,8 @@
 /*
  * bwd_varlen.cu - the Hopper backward on ragged batches (cudadent.h "features of layout v2";
  * docs/kernels/sm90_bwd_varlen.md), a translation unit of its own beside bwd.cu: the workspace
- * size and the launcher of the narrow rows (64 / 64, 128 / 128, and 96 / 96 behind config.cuh's dev
- * knob SM90_BWD_D96; head_dim and head_dim_v up to 128)
+ * size and the launcher of the narrow rows (64 / 64, 128 / 128, and 96 / 96, config.cuh
+ * SM90_BWD_D96; head_dim and head_dim_v up to 128)
  * and, where dispatch.h's CUDADENT_SM90_BWD_VARLEN_WIDE is 1, of the wide rows (192 / 128, 256 /
  * 256); fp16 / bf16, not deterministic (bwd.cu's supports()). Four kernels on the call's stream:
  *   cd_sm90_bwd_varlen_plan   one CTA: the unit list (bwd_varlen_plan.cuh);

@@ -24,11 +24,9 @@
  * workspace (the 64 x 256 tile's 64 x 64 slab 2w, chunks 4 (2w) + warp) under dV^T; dQ u = 1;
  * dK^T t = 0, 1; wait -> dV^T done: the dO stage is free; wait -> dQ 1 added (slab 2w + 1) under
  * dK^T; wait -> the Q stage is free. Only one 32-register dQ slice lives at a time: dK^T + dV^T
- * hold 160 registers. A slice is added (bwd_wide_dq.cuh cd_sm90_bwd_wide_slice_dq, the same chunks
- * either way) by red.global.add.v4.f32 from registers, the library's path, or with the dev knob
- * config.cuh SM90_BWD_WIDE5_DQ through the warp's dQ staging by bulk reduce-adds (cp.reduce.async
- * .bulk .add.f32, lane 0): 1 both consumers, in two 2 KiB halves a slice; 2 consumer 1 only, whole
- * (4 KiB), consumer 0 by red.global (bwd_wide5_parts.cuh cd_sm90_bwd_wide5_tile::dq_parts).
+ * hold 160 registers. A slice is added by red.global.add.v4.f32 from registers (bwd_wide_dq.cuh
+ * cd_sm90_bwd_wide_red_dq); through a staging and the bulk engine, as E3's, it ran 7-10% slower
+ * (session 28, docs/kernels/sm90_bwd_wide_next.md section 10).
  *
  * Layouts (bwd_wide5_parts.cuh cd_sm90_bwd_wide5_smem; 16-bit elements):
  *   K, V [4][80 keys][64], Q [2 stages][4][64][64], dO [1][4][64][64]: TMA boxes of 64 columns
@@ -47,11 +45,7 @@
  *     atoms, LBO 2048 between key blocks, SBO 256, k-step 16 query rows = 512 B), one m64n80 each.
  *     Consumer w stores its 5 8-key groups 5 w.. (one key block is shared by both consumers, in
  *     different 16-byte chunks) by stmatrix x4, x4, x2; conflict-free (8 rows of 32 B cover the
- *     256-byte atom's 8 distinct bank groups). Two buffers (block i writes buffer i % 2); one where
- *     the dQ staging takes the second one's room (SM90_BWD_WIDE5_DQ 1, 2).
- *   dQ staging (SM90_BWD_WIDE5_DQ 1, 2): [staged consumer][4 warps][4096 / parts bytes] fp32, a
- *     warp's 16 rows of a slice (or of its half: fragment registers 16 p .. 16 p + 15) as float4 j
- *     of lane l at (32 j + l) * 16: the order of the workspace chunk, so one bulk reduce adds it.
+ *     256-byte atom's 8 distinct bank groups). Two buffers (block i writes buffer i % 2).
  *   dK^T / dV^T are transposed in the epilogue by stmatrix.trans (bwd_wide3_parts.cuh
  *     cd_sm90_bwd_wide3_stage_t) into [80 keys][256] tiles staged in K's and V's places (16-byte
  *     chunks XOR-swizzled by key % 8), then 16-byte global stores clipped to head_dim / head_dim_v
@@ -64,18 +58,7 @@
  * products read; a consumer passes block i - 1's barrier only after its own block i - 2 products
  * completed, so after that barrier no one reads the buffer: one named barrier a block,
  * CD_SM90_BAR_BWD_DS among the 256 MMA threads (non-aligned barrier.sync: the consumers are two
- * template instances). P / dS, one buffer (SM90_BWD_WIDE5_DQ 1, 2): block i - 1's products (dV^T
- * reads P; dQ 0, dQ 1, dK^T read dS) are its last readers, and each consumer passes its block i - 1
- * wait<0> (all of them completed) before it reaches block i; so a second named barrier,
- * CD_SM90_BAR_BWD_PDS_FREE (256), before block i's P stores (the first writes, made while dP runs)
- * lets no store in before every product of block i - 1 is done, and CD_SM90_BAR_BWD_DS after the dS
- * stores still orders them before block i's products. dQ staging (SM90_BWD_WIDE5_DQ 1, 2): a warp's
- * own region, written by its 32 lanes (st.shared), then fence.proxy.async and __syncwarp, read by the
- * bulk reduce its lane 0 issues and commits; before the next writes (the next part, the next slice,
- * the next block's) lane 0 waits for every reduce it committed to have read its source
- * (cp.async.bulk.wait_group.read 0), then __syncwarp releases the other lanes; after the last block
- * lane 0 waits once more, so that the CTA's shared memory outlives the reads. No other thread
- * touches the region (the epilogue stages dK / dV in K's and V's places).
+ * template instances).
  * Epilogue: CD_SM90_BAR_BWD_EPILOGUE (256) before the staging (all products done, K / V no longer
  * read) and after it.
  */
@@ -96,7 +79,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
   constexpr int DQK = T::DQK, DV = T::DV, S0 = W * T::SLABS_WG; /* this consumer's first D slab */
   constexpr int NMMA = T::MMA_THREADS, G0 = W * KW / 8;         /* its first 8-key group */
   constexpr int NACC = BN / 2;                                  /* a dK^T / dV^T slice's registers */
-  constexpr int DQP = T::dq_parts(W); /* dQ: 0 red.global, else bulk reduces a slice (config.cuh) */
   typedef cd_sm90_k_major<BM> QOp;                              /* Q, dO as A of S, dP */
   typedef cd_sm90_k_major<BN> KOp;                              /* K, V rows as B of S, dP */
   typedef cd_sm90_k_major_sw32<L::PDS_COL_BYTES> DsA;           /* dS as A of dQ */
@@ -116,7 +98,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
   const uint64_t desc_qt = cd_sm90_mn_major::desc(sQ + S0 * L::QS_SLAB, L::QS_SLAB);      /* + stage, slab */
   const uint64_t desc_dot = cd_sm90_mn_major::desc(sDO + S0 * L::QS_SLAB, L::QS_SLAB);    /* + stage, slab */
   const uint64_t desc_p_b = PdsB::desc(sP), desc_ds_b = PdsB::desc(sDS);                  /* + buffer */
-  const uint32_t stage_dq = base + L::dq_off(W) + warp * T::dq_stage_bytes(W); /* DQP > 0 */
 
   float dk[T::SLABS_WG][NACC], dv[T::SLABS_WG][NACC];
 #pragma unroll
@@ -187,8 +168,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
       }
       /* P_w, dS_w: this consumer's 8-key groups G0 .. G0 + 4 (bwd_wide5_parts.cuh cd_sm90_pds_sw32_off),
        * P first, while dP runs (the buffer is free: the header's synchronization) */
-      if constexpr (T::PDS_BUFS == 1) /* every consumer's products of the block before completed */
-        cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_PDS_FREE, NMMA);
       const int q_st = 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7); /* the row this lane addresses */
       {
         uint32_t p16[KW / 4]; /* 2j + r: matrix (key group j, row half r) */
@@ -228,7 +207,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
 
       cd_wgmma_wait<1>(); /* dQ slab S0 done; dV^T pending */
       cd_sm90_fence_regs(dq);
-      cd_sm90_bwd_wide_slice_dq<DQP, S0>(dq, dq_tile, stage_dq, warp, lane);
+      cd_sm90_bwd_wide_red_dq<1, S0>(dq, dq_tile, warp, lane);
 
       cd_wgmma_fence();
       cd_sm90_gemm_ss<64, BN, kFp16, false, DsA, cd_sm90_mn_major>(dq, ds_a, cd_gmma_desc_add(desc_k_mn, L::K_SLAB));
@@ -244,7 +223,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
       if (lane == 0) cd_mbar_arrive(bar_do_empty + 8 * sd);
       cd_wgmma_wait<1>(); /* dQ slab S0 + 1 done; dK^T pending */
       cd_sm90_fence_regs(dq);
-      cd_sm90_bwd_wide_slice_dq<DQP, S0 + 1>(dq, dq_tile, stage_dq, warp, lane);
+      cd_sm90_bwd_wide_red_dq<1, S0 + 1>(dq, dq_tile, warp, lane);
       cd_wgmma_wait<0>(); /* dK^T done: the Q stage is free */
 #pragma unroll
       for (int t = 0; t < T::SLABS_WG; ++t) {
@@ -254,8 +233,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide5_consumer(const cd_sm90_bwd_arg
       __syncwarp(); /* every lane's LSE2 reads of the stage before lane 0 frees it */
       if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
     }
-  if constexpr (DQP > 0)
-    if (lane == 0) cd_tma_store_wait_read<0>(); /* the staging stays until the bulk engine read it */
 
   /* epilogue staging: dK (scaled) in K's place as [80 keys][DQK], dV in V's as [80][DV]
    * (bwd_wide3_parts.cuh cd_sm90_bwd_wide3_stage_t, slab S0 + t of this consumer's slice t) */

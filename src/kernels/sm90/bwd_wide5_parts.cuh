@@ -14,24 +14,14 @@
 /* The tile: BLOCK_M query rows an iteration, BLOCK_N keys a CTA (KEYS_WG a consumer warpgroup for
  * S and dP; D_WG = 128 of the 256 D rows of dK^T / dV^T and D columns of dQ a warpgroup, as two
  * 64-wide slabs); Q_STAGES Q (+ LSE2) stages, DO_STAGES dO (+ delta) stages (FA3's 2 / 1: two dO
- * stages do not fit beside two P / dS buffers); PDS_BUFS P / dS buffers (2: one named barrier a
- * block; 1 where a dQ staging takes the second one's room: a second barrier frees it);
- * setmaxnreg budgets (128 x 24 + 256 x 240 = 64512 <= 65536).
- * dQ (config.cuh SM90_BWD_WIDE5_DQ): dq_parts(w) is how consumer w's slices leave: 0 by red.global
- * from registers; N > 0 through a 4096 / N-byte staging a warp, N bulk reduces a slice. */
+ * stages do not fit beside two P / dS buffers); PDS_BUFS P / dS buffers (two: one named barrier a
+ * block); setmaxnreg budgets (128 x 24 + 256 x 240 = 64512 <= 65536). dQ leaves by red.global
+ * from registers (a staging for the bulk engine, E3's path, measured 7-10% slower here in
+ * session 28: docs/kernels/sm90_bwd_wide_next.md section 10). */
 struct cd_sm90_bwd_wide5_tile {
   static constexpr int DQK = 256, DV = 256;
   static constexpr int BLOCK_M = 64, BLOCK_N = 80, CONSUMERS = 2;
-  /* value 2's staged consumer (the two are symmetric; 0 keeps the library's code) */
-  static constexpr int DQ_STAGED_WG = 1;
-  static constexpr int dq_parts(int w) {
-    return SM90_BWD_WIDE5_DQ == 1 ? 2 : SM90_BWD_WIDE5_DQ == 2 && w == DQ_STAGED_WG ? 1 : 0;
-  }
-  static constexpr int DQ_SLICE_WARP_BYTES = 16 * 64 * 4; /* a warp's 16 rows of a 64-column dQ slice */
-  static constexpr int dq_stage_bytes(int w) { /* consumer w's staging a warp */
-    return dq_parts(w) == 0 ? 0 : DQ_SLICE_WARP_BYTES / dq_parts(w);
-  }
-  static constexpr int Q_STAGES = 2, DO_STAGES = 1, PDS_BUFS = SM90_BWD_WIDE5_DQ == 0 ? 2 : 1;
+  static constexpr int Q_STAGES = 2, DO_STAGES = 1, PDS_BUFS = 2;
   static constexpr int KEYS_WG = BLOCK_N / CONSUMERS; /* S / dP columns of a warpgroup */
   static constexpr int D_WG = DQK / CONSUMERS;        /* dK^T / dV^T rows, dQ columns of a warpgroup */
   static constexpr int SLABS_WG = D_WG / 64;          /* 64-wide slabs of those */
@@ -46,17 +36,11 @@ struct cd_sm90_bwd_wide5_tile {
  *   K [4 slabs][80 keys][64], V [4][80][64]        128-byte swizzle, loaded once (80 rows = 10 atoms)
  *   Q [Q_STAGES][4][64][64], dO [DO_STAGES][4][64][64]   128-byte swizzle, the two rings
  *   P, dS [PDS_BUFS][5 key blocks][64 queries][16 keys]  32-byte swizzle (2048 B a key block)
- *   dQ staging [consumer w][4 warps][4096 / dq_parts(w) B] fp32 (none where dq_parts(w) is 0)
  *   LSE2 [Q_STAGES][64], delta [DO_STAGES][64] fp32
  *   mbarriers kv_full, q_full[Q_STAGES], q_empty[Q_STAGES], do_full[DO_STAGES], do_empty[DO_STAGES]
  * The epilogue stages dK in K's place and dV in V's ([80 keys][256], 40960 B each).
  * Bytes: K 40960 + V 40960 + Q 65536 + dO 32768 + LSE2 / delta 768 + barriers 56 + the 1024 of
- * slack = 182072, + P and dS 20480 a buffer, + staging:
- *   SM90_BWD_WIDE5_DQ 0: two buffers, no staging                               223032
- *   1: one buffer, 8 warps x 2048 (both consumers, half-slices)                218936
- *   2: one buffer, 4 warps x 4096 (consumer 1, whole slices)                   218936
- * (of the sm_90 232448; staging both consumers' whole slices, 32768, would need 235320 with one
- * buffer; a second buffer beside 1's or 2's staging 239416). */
+ * slack = 182072, + P and dS 20480 a buffer: 223032 with two buffers (of the sm_90 232448). */
 struct cd_sm90_bwd_wide5_smem {
   typedef cd_sm90_bwd_wide5_tile T;
   static constexpr int BM = T::BLOCK_M, BN = T::BLOCK_N, QST = T::Q_STAGES, DST = T::DO_STAGES;
@@ -75,10 +59,7 @@ struct cd_sm90_bwd_wide5_smem {
   static constexpr int DO_OFF = Q_OFF + QST * Q_BYTES;
   static constexpr int P_OFF = DO_OFF + DST * DO_BYTES;
   static constexpr int DS_OFF = P_OFF + T::PDS_BUFS * PDS_BYTES;
-  static constexpr int DQ_OFF = DS_OFF + T::PDS_BUFS * PDS_BYTES;
-  static constexpr int DQ_BYTES = 4 * (T::dq_stage_bytes(0) + T::dq_stage_bytes(1));
-  static constexpr int dq_off(int w) { return DQ_OFF + (w == 0 ? 0 : 4 * T::dq_stage_bytes(0)); } /* consumer w's */
-  static constexpr int LSE_OFF = DQ_OFF + DQ_BYTES;
+  static constexpr int LSE_OFF = DS_OFF + T::PDS_BUFS * PDS_BYTES;
   static constexpr int DELTA_OFF = LSE_OFF + QST * ROW_BYTES;
   static constexpr int BAR_OFF = DELTA_OFF + DST * ROW_BYTES;
   static constexpr int BAR_KV = BAR_OFF, BAR_Q_FULL = BAR_KV + 8, BAR_Q_EMPTY = BAR_Q_FULL + 8 * QST;
@@ -91,9 +72,7 @@ struct cd_sm90_bwd_wide5_smem {
                 "swizzle atoms");
   static_assert((T::KEYS_WG * 128) % 1024 == 0, "a warpgroup's K / V rows start on a swizzle atom");
   static_assert(BN * T::DQK * 2 <= K_BYTES && BN * T::DV * 2 <= V_BYTES, "epilogue staging");
-  static_assert(T::CONSUMERS == 2, "dq_off: two consumers");
-  static_assert(BYTES == (SM90_BWD_WIDE5_DQ == 0 ? 223032 : 218936), "the budget in the comment above");
-  static_assert(T::PDS_BUFS == 2 || BYTES + PDS_BYTES * 2 > 227 * 1024, "one P / dS buffer only where two do not fit");
+  static_assert(BYTES == 223032, "the budget in the comment above");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 

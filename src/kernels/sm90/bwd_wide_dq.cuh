@@ -1,8 +1,7 @@
 /*
  * bwd_wide_dq.cuh - how the wide rows' main kernels (bwd_wide_kernel.cuh, E3's, E5's) add a
  * consumer's dQ part to the fp32 workspace: from registers (red.global.add.v4), through the warp's
- * staging and the bulk engine (whole, or in parts where the staging is smaller than a slice), or on
- * the deterministic mode's turn. Moved out of bwd_wide_kernel.cuh (session 25) with the
+ * staging and the bulk engine, or on the deterministic mode's turn. Moved out of bwd_wide_kernel.cuh (session 25) with the
  * kernels' machine code unchanged.
  */
 #ifndef CUDADENT_SM90_BWD_WIDE_DQ_CUH
@@ -50,43 +49,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_bulk_dq(const float (&dq)[QN * 
       else
         cd_bulk_reduce_add_f32(tile_dst + ((QLO + q) * 4 + warp) * 1024, stage + q * 4096, 4096);
     cd_tma_store_commit();
-  }
-}
-
-/* One 64-column slice (slab SLAB) of this warp's dQ, E5's path (bwd_wide5_kernel.cuh): PARTS 0 by
- * red.global.add.v4 from registers (cd_sm90_bwd_wide_red_dq<1, SLAB>); PARTS > 0 through the warp's
- * staging of 4096 / PARTS bytes, by PARTS bulk reduce-adds of consecutive fragment rows (part p:
- * float4 rows [p JP, +JP) of chunk 4 SLAB + warp, where red.global puts them), lane 0 waiting for
- * the previous reduce's read before each part's stores (PARTS 1: cd_sm90_bwd_wide_bulk_dq<1, SLAB>). */
-template <int PARTS, int SLAB>
-__device__ __forceinline__ void cd_sm90_bwd_wide_slice_dq(const float (&dq)[32], float *tile_dst,
-                                                          uint32_t stage, int warp, int lane) {
-  if constexpr (PARTS == 0) {
-    cd_sm90_bwd_wide_red_dq<1, SLAB>(dq, tile_dst, warp, lane);
-  } else {
-    static_assert(8 % PARTS == 0, "whole float4 rows a part");
-    constexpr int JP = 8 / PARTS, BYTES = 4096 / PARTS; /* a part's float4 rows (512 B each), bytes */
-    float *const dst = tile_dst + (SLAB * 4 + warp) * 1024;
-#pragma unroll
-    for (int p = 0; p < PARTS; ++p) {
-      if (lane == 0) cd_tma_store_wait_read<0>(); /* the previous reduce has read the staging */
-      __syncwarp();
-#pragma unroll
-      for (int j = 0; j < JP; ++j)
-        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + (j * 32 + lane) * 16),
-                     "f"(dq[4 * (p * JP + j)]), "f"(dq[4 * (p * JP + j) + 1]), "f"(dq[4 * (p * JP + j) + 2]),
-                     "f"(dq[4 * (p * JP + j) + 3])
-                     : "memory");
-      cd_fence_proxy_async_smem(); /* st.shared (generic) -> the bulk reduce (async proxy) */
-      __syncwarp();
-      if (lane == 0) {
-        if constexpr (SM90_BWD_SKIP_DQ == 2)
-          cd_bulk_store(dst + p * JP * 128, stage, BYTES); /* dev measurement (config.cuh) */
-        else
-          cd_bulk_reduce_add_f32(dst + p * JP * 128, stage, BYTES);
-        cd_tma_store_commit();
-      }
-    }
   }
 }
 

@@ -23,7 +23,7 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_WIDE5_DQ) || defined(SM90_BWD_D96))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -41,16 +41,18 @@
 #define SM90_D64_MASKED_M192_MIN_SEQLEN 2048
 #endif
 
-/* The d96 rows of their own (session 27, built, not run; §2.5 "d96 row of its own"): 1 runs the
- * dense calls without softcap whose head dims are both <= 96 and not both <= 64 on the tile
- * table's 96 / 96 rows of 128 query rows (two consumers, 128 keys: the d128 rows' structure
- * on 3/4 of their GEMM work), 2 on those of 192 query rows (three consumers, 112 keys: FA3's
- * BLOCK_M at d96, 12 consumer warps to hide the exp2s as the d64 M192 rows); Q, K, V and O in
- * 32-column slabs with the 64-byte swizzle (fwd_tiles.cuh SLAB_COLS). 0 (the library's value):
- * such calls take the d128 rows, TMA zero-filling 96..127. Varlen and softcap calls keep the
- * d128 rows at every value. */
+/* The d96 rows of their own (§2.5 "d96 row of its own"; built in session 27, the library's since
+ * session 28): the dense calls without softcap whose head dims are both <= 96 and not both <= 64
+ * run on the tile table's 96 / 96 rows instead of the d128 rows over TMA's zero fill of 96..127.
+ * 2 (the library's): rows of 192 query rows (three consumers, 96 keys: FA3's BLOCK_M at d96, 12
+ * consumer warps to hide the exp2s as the d64 M192 rows); 1: rows of 128 query rows (two
+ * consumers, 128 keys: the d128 rows' structure on 3/4 of their GEMM work); 0 (a dev build's
+ * override): the d128 rows. Q, K, V and O in 32-column slabs with the 64-byte swizzle
+ * (fwd_tiles.cuh SLAB_COLS). Varlen and softcap calls keep the d128 rows at every value.
+ * H200, CLI bf16 h21, forward with LSE, the d128 rows -> 1 -> 2: b8 2k 510 -> 561 -> 597 TFLOP/s;
+ * causal b8 2k 450 -> 489 -> 501; causal b2 8k 516 -> 577 -> 635 (no LSE: +20% / +14% at 2k). */
 #ifndef SM90_FWD_D96
-#define SM90_FWD_D96 0
+#define SM90_FWD_D96 2
 #endif
 
 /* ---- softmax (softmax.cuh) ---- */
@@ -229,29 +231,19 @@
 #define SM90_BWD_WIDE5 1
 #endif
 
-/* E5's dQ path (docs/kernels/sm90_bwd_wide_next.md section 10; bwd_wide5_parts.cuh
- * cd_sm90_bwd_wide5_tile::dq_parts): 0 (the library's) every consumer adds its two 64-column slices
- * by red.global.add.v4.f32 from registers. 1 and 2 free the second P / dS buffer (a second named
- * barrier, CD_SM90_BAR_BWD_PDS_FREE) for a 16 KiB staging, each slice then leaving through the bulk
- * engine (cp.reduce.async.bulk .add.f32, E3's path: +4.8-8.1% over red.global there, section 8):
- * 1 both consumers, a slice as two 2 KiB halves a warp (a full 4 KiB a warp would need 32 KiB,
- * 2,872 B past the sm_90 limit); 2 consumer 1 only, 4 KiB a warp, consumer 0 by red.global (E3's
- * value 2 shape: +3.5-5.7% there). Built in session 27, not run. */
-#ifndef SM90_BWD_WIDE5_DQ
-#define SM90_BWD_WIDE5_DQ 0
-#endif
-
-/* The 96 / 96 row (session 27, docs/kernels/sm90_bwd.md section 2.2b; built, not yet run on a GPU):
- * 1 runs the calls whose head_dim and head_dim_v are both <= 96 and not both <= 64 (dense and
- * varlen; softcap ones not deterministic) on the narrow kernel at D = 96 (bwd_tiles.cuh
+/* The 96 / 96 row (docs/kernels/sm90_bwd.md section 2.2b; built in session 27, the library's since
+ * session 28): the calls whose head_dim and head_dim_v are both <= 96 and not both <= 64 (dense
+ * and varlen; softcap ones not deterministic) run on the narrow kernel at D = 96 (bwd_tiles.cuh
  * cd_sm90_bwd_tile<96>: FA3's d96 tile, 64 query rows x 128 keys; Q, dO and V in 64-byte-swizzle
  * blocks of 32 columns, K in 32-byte-swizzle blocks of 16, so no product runs over zero columns),
  * instead of the 128 / 128 row's kernels over TMA's zero fill (a quarter of their work on zeros);
- * deterministic softcap calls keep the 128 / 128 row. The ring of Q / dO stages: 1 two (FA3's), 2
- * four (the shared memory the row leaves; a longer lead for the loads of short, causal CTAs).
- * 0 (the library's): every call keeps its row. */
+ * deterministic softcap calls keep the 128 / 128 row. The ring of Q / dO stages: 2 (the
+ * library's) four (the shared memory the row leaves; a longer lead for the loads), 1 two (FA3's);
+ * 0 (a dev build's override): every call keeps the 128 / 128 row. H200, CLI bf16 h21, the 128 row
+ * -> 1 / 2: b8 2k 430 -> 473 / 479 TFLOP/s; causal b8 2k 350 -> 376 / 379; causal b2 8k
+ * 431-454 -> 481 / 499-518; causal b32 512 178 -> 181 / 180. */
 #ifndef SM90_BWD_D96
-#define SM90_BWD_D96 0
+#define SM90_BWD_D96 2
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */

@@ -4,7 +4,7 @@
  * The kernel is fwd_kernel.cuh (what it computes, which warps do what, shared-memory layout,
  * pipeline); its tile table is fwd_tiles.cuh; the host side (tensor maps, row selection, launch)
  * is fwd_launch.cuh. Instantiated: {fp16, bf16} x the tile table's eight rows besides the d96
- * ones (with config.cuh's dev knob SM90_FWD_D96, the two d96 rows of its BLOCK_M too), and the
+ * ones, and the two d96 rows of config.cuh SM90_FWD_D96's BLOCK_M (192 in the library), and the
  * softcap kernels of the d128 and d256 LSE rows (cd_sm90_fwd_run_softcap; 4 more); masking is
  * decided per key block at run time (each kernel runs its masked and unmasked key blocks as
  * separate runs of the main loop), so no mask variants are compiled. api.c has validated and

@@ -22,9 +22,7 @@ enum cd_sm90_fwd_named_barrier {
   CD_SM90_BAR_BWD_DQ_TURN = 3,
   /* backward, the 192 / 128 row's E3 kernel (bwd_wide3_kernel.cuh, config.cuh SM90_BWD_WIDE3) with a
    * single P / dS buffer: every consumer's products of the last block completed, P / dS may be
-   * rewritten (384 threads; its other barriers reuse BWD_DS and BWD_EPILOGUE with 384); likewise
-   * the 256 / 256 row's E5 kernel (bwd_wide5_kernel.cuh) under the dev knob SM90_BWD_WIDE5_DQ 1, 2
-   * (256 threads) */
+   * rewritten (384 threads; its other barriers reuse BWD_DS and BWD_EPILOGUE with 384) */
   CD_SM90_BAR_BWD_PDS_FREE = 4,
   /* backward, the narrow rows' deterministic dQ warp (bwd_parts.cuh
    * cd_sm90_bwd_dq_warp): staging buffer i (< CD_SM90_BWD_DQ_MAX_BUFS) holds a block's dQ parts
