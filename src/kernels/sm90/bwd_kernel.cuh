@@ -160,12 +160,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
    * CD_SM90_BAR_BWD_EPILOGUE, is bwd_epilogue.cuh's) */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS;
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
-  /* setmaxnreg moves registers within the CTA's launch allocation (384 threads at 168, the
-   * __launch_bounds__(384, 1) cap): the consumers' .inc waits forever unless the producer
-   * warpgroup's .dec frees at least what they take */
-  static_assert(128 * (kDqWarp ? tile::PRODUCER_REGS_DET : tile::PRODUCER_REGS) + 256 * tile::CONSUMER_REGS <=
-                    384 * 168,
-                "register budget: producer + consumers within the launch allocation");
+  static_assert(cd_sm90_regs_fit(kDqWarp ? tile::PRODUCER_REGS_DET : tile::PRODUCER_REGS, 2, tile::CONSUMER_REGS),
+                "setmaxnreg budgets within the launch allocation (reg_budget.cuh)");
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (cd_smem_addr(smem_raw) + 1023u) & ~1023u; /* swizzle atoms: 1024 B */

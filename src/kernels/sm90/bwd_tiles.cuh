@@ -17,6 +17,7 @@
 #define CUDADENT_SM90_BWD_TILES_CUH
 
 #include "kernels/sm90/config.cuh" /* SM90_BWD_D96: the 96 / 96 row */
+#include "kernels/sm90/reg_budget.cuh"
 
 template <int DQK, int DV = DQK> struct cd_sm90_bwd_tile;
 

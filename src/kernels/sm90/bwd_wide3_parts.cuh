@@ -12,7 +12,7 @@
 #include "kernels/sm90/bwd_kernel.cuh"
 
 /* The tile: BLOCK_M query rows an iteration, BLOCK_N keys a CTA (32 a consumer warpgroup for S and
- * dP), CONSUMERS MMA warpgroups; setmaxnreg budgets (128 x 24 + 384 x 160 = 64512 <= 65536).
+ * dP), CONSUMERS MMA warpgroups; setmaxnreg budgets (128 x 24 + 384 x 160 = 64512 <= 512 x 128, reg_budget.cuh).
  * dQ: every consumer stages its slab and bulk-reduces it (session 27: +4.8-8.1% over red.global
  * from registers, docs/kernels/sm90_bwd_wide_next.md section 8); so that the 48 KiB staging fits,
  * P and dS have one buffer, freed by a second named barrier (bwd_wide3_smem's budget). */
@@ -22,7 +22,7 @@ struct cd_sm90_bwd_wide3_tile {
   static constexpr int KEYS_WG = BLOCK_N / CONSUMERS; /* S / dP columns of a warpgroup */
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
   static constexpr int THREADS = 128 * (1 + CONSUMERS), MMA_THREADS = 128 * CONSUMERS;
-  static_assert(128 * PRODUCER_REGS + MMA_THREADS * CONSUMER_REGS <= 65536, "register file");
+  static_assert(cd_sm90_regs_fit(PRODUCER_REGS, CONSUMERS, CONSUMER_REGS), "setmaxnreg budgets (reg_budget.cuh)");
   static_assert(KEYS_WG == 32, "a warpgroup's keys are one 64-byte-swizzle column block of P / dS");
 };
 

@@ -15,7 +15,7 @@
  * S and dP; D_WG = 128 of the 256 D rows of dK^T / dV^T and D columns of dQ a warpgroup, as two
  * 64-wide slabs); Q_STAGES Q (+ LSE2) stages, DO_STAGES dO (+ delta) stages (FA3's 2 / 1: two dO
  * stages do not fit beside two P / dS buffers); PDS_BUFS P / dS buffers (two: one named barrier a
- * block); setmaxnreg budgets (128 x 24 + 256 x 240 = 64512 <= 65536). dQ leaves by red.global
+ * block); setmaxnreg budgets (128 x 24 + 256 x 240 = 64512 <= 384 x 168, reg_budget.cuh). dQ leaves by red.global
  * from registers (a staging for the bulk engine, E3's path, measured 7-10% slower here in
  * session 28: docs/kernels/sm90_bwd_wide_next.md section 10). */
 struct cd_sm90_bwd_wide5_tile {
@@ -27,7 +27,7 @@ struct cd_sm90_bwd_wide5_tile {
   static constexpr int SLABS_WG = D_WG / 64;          /* 64-wide slabs of those */
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
   static constexpr int THREADS = 128 * (1 + CONSUMERS), MMA_THREADS = 128 * CONSUMERS;
-  static_assert(128 * PRODUCER_REGS + MMA_THREADS * CONSUMER_REGS <= 65536, "register file");
+  static_assert(cd_sm90_regs_fit(PRODUCER_REGS, CONSUMERS, CONSUMER_REGS), "setmaxnreg budgets (reg_budget.cuh)");
   static_assert(DQK == DV && SLABS_WG == 2, "the row 256 / 256: two 64-wide slabs a warpgroup");
   static_assert(KEYS_WG % 8 == 0 && (KEYS_WG / 8) % 2 == 1, "a warpgroup's key groups: pairs and one more");
 };

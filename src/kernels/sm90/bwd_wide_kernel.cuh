@@ -356,6 +356,7 @@ __device__ __forceinline__ void cd_sm90_bwd_wide_main(const CUtensorMap &tm_q, c
                                                       const int n_block, const int hk, const int b,
                                                       const int q_tok0, const int k_tok0, const int mt0) {
   typedef cd_sm90_bwd_tile<DQK, DV> tile;
+  static_assert(cd_sm90_regs_fit(tile::PRODUCER_REGS, 2, tile::CONSUMER_REGS), "setmaxnreg budgets (reg_budget.cuh)");
   typedef cd_sm90_bwd_wide_smem<DQK, DV> L;
   constexpr int BM = tile::BLOCK_M, BN = tile::BLOCK_N, ST = tile::STAGES;
   const uint32_t bar_kv = base + L::BAR_OFF;

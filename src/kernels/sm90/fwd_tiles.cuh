@@ -8,7 +8,8 @@
  *
  * Columns. BLOCK_M = 64 * consumer warpgroups query rows a tile, BLOCK_N keys a block, a
  * STAGES-deep K/V ring and Q_STAGES Q slots. Registers (65536 per SM, one CTA per SM):
- * 128 PRODUCER_REGS + 128 (BLOCK_M / 64) CONSUMER_REGS <= 65536; a consumer thread holds S
+ * 128 PRODUCER_REGS + 128 (BLOCK_M / 64) CONSUMER_REGS within the CTA's launch allocation
+ * (reg_budget.cuh: 64,512 at 384 threads, 65,536 at 512); a consumer thread holds S
  * (BLOCK_N / 2 fp32), P (BLOCK_N / 4) and O (HEAD_DIM_V / 2). Shared memory: Q_STAGES BLOCK_M
  * HEAD_DIM 2 bytes (Q slots) + STAGES BLOCK_N (HEAD_DIM + HEAD_DIM_V) 2 bytes (the ring) + O
  * staging + barriers + 1 KiB alignment slack <= 227 KiB (static_assert below). A row of
@@ -44,6 +45,7 @@
 #define CUDADENT_SM90_FWD_TILES_CUH
 
 #include "kernels/sm90/config.cuh"
+#include "kernels/sm90/reg_budget.cuh"
 
 template <int D_QK, int D_V, int BLOCK_M_, bool HAS_LSE_> struct cd_sm90_fwd_tile;
 
@@ -58,6 +60,7 @@ template <int D_QK, int D_V, int BLOCK_M_, bool HAS_LSE_> struct cd_sm90_fwd_til
     static constexpr int PRODUCER_REGS = PREGS, CONSUMER_REGS = CREGS;                             \
     static_assert(DQK % 32 == 0 && DV % 32 == 0, "head dims: whole swizzle slabs (SLAB_COLS)");   \
     static_assert(ROWSUM || HAS_LSE, "a row without LSE takes the tensor core's row sums");        \
+    static_assert(cd_sm90_regs_fit(PREGS, BM / 64, CREGS), "setmaxnreg budgets (reg_budget.cuh)"); \
     static_assert(!ROWSUM || DV <= 128, "ROWSUM: P V with its 8 ones columns fits wgmma's N 256"); \
   };
 
