@@ -17,7 +17,8 @@
  *
  * Tests: gpu_softcap_hopper_bwd/<case>, "NN-d<head_dim>[v<head_dim_v>]-cap<softcap>[-det]": the
  * backward (forward, then backward, O, LSE, dQ, dK, dV checked): the Hopper backward's softcap
- * kernel of the 128 / 128 row (d128, d96 and 128 / 64 rounded up to it), causal, local and
+ * kernel of the 128 / 128 row (d128 and 128 / 64 rounded up to it; d96 the 96 / 96 row's since
+ * session 28, config.cuh SM90_BWD_D96), causal, local and
  * two-sided windows and none, GQA and MQA, seqlen_q != seqlen_k both ways with ragged tails, fp16
  * and bf16, a saturating softcap (5 at softmax_scale 1 with outliers) and mild ones (30, 50); and
  * the calls that row leaves to the portable backward: deterministic (-det; the row's
@@ -110,7 +111,7 @@ static const softcap_case_t bwd_cases[] = {
     SB(2, 200, 700, 2, 1, 128, 0, FP16, NONE, 50.0f, 0, CONTIGUOUS, 0, 0),    /* 1.7, MQA */
     SB(1, 700, 300, 4, 2, 128, 0, BF16, WINDOW, 5.0f, 1.0f, GAPPED, 1, 0),    /* 2.6, saturated */
     SB(1, 450, 200, 4, 1, 128, 0, FP16, LOCAL, 5.0f, 1.0f, GAPPED, 1, 0),     /* 1.1, saturated, rows w/o keys */
-    SB(2, 300, 300, 4, 4, 96, 0, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),       /* 2.0, d96 -> 128 */
+    SB(2, 300, 300, 4, 4, 96, 0, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),       /* 2.0, d96: the 96 / 96 row */
     SB(1, 400, 600, 4, 2, 128, 64, FP16, CAUSAL, 30.0f, 0, GAPPED, 0, 0),     /* 2.2, 128 / 64 */
     SB(1, 1000, 800, 2, 1, 128, 0, BF16, NONE, 50.0f, 0, CONTIGUOUS, 1, 0),   /* 4.9, MQA, outliers */
     /* deterministic (the row's deterministic softcap kernel where CUDADENT_SM90_BWD_DET_SOFTCAP is
