@@ -10,7 +10,7 @@
  * of those key blocks' CTAs (one per KV head of the query head's group): their number is
  * n_hi - n_lo of mask_rule.cuh's cd_mask_kv_blocks(m) (the key blocks holding a key that a row of
  * the tile sees), the same relation read the other way (for every causal / window / Sq != Sk
- * case: checked exhaustively on the host over 1.4 million tiles, session 29). Each tile has an
+ * case: checked exhaustively on the host over 1.4 million tiles, session 28). Each tile has an
  * int32 counter in the workspace, the deterministic mode's semaphore array (cd_sm90_bwd_sems,
  * zeroed by the pre kernel; the host sizes and passes it for these calls too). At its end each CTA
  * adds 1 to the counter of each tile it added to (every query head of its KV head's group x

@@ -247,7 +247,7 @@
 #endif
 
 /* The post kernel fused into the main kernel (docs/kernels/sm90_bwd_next.md experiment 8, built in
- * session 29, not yet run on a GPU): 1 runs the narrow rows' (64 / 64, 96 / 96, 128 / 128 and its
+ * session 28, not yet run on a GPU): 1 runs the narrow rows' (64 / 64, 96 / 96, 128 / 128 and its
  * 80-row tile) dense non-deterministic calls, softcap ones included, on cd_sm90_bwd_fused_kernel
  * (bwd_fused_post.cuh): each CTA counts, at its end, the dQ tiles it added to on per-tile counters
  * of the workspace (the deterministic mode's semaphores, zeroed by the pre), and the CTA whose
