@@ -488,15 +488,21 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   }
 }
 
+/* CTAs an SM the kernel is compiled for (__launch_bounds__'s second figure): 4 warps two (255
+ * registers a thread either way), 8 warps (dispatch.h CUDADENT_SM80_FWD_WIDE8's W 192 / 256 rows)
+ * one, so that 256 threads keep 255 registers. */
+template <int WARPS> constexpr int cd_sm80_fwd_min_ctas() { return WARPS <= 4 ? 2 : 1; }
+
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
+__global__ void __launch_bounds__(WARPS * 32, cd_sm80_fwd_min_ctas<WARPS>())
+    cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
   const cd_sm80_fwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
   cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a, none);
 }
 
 /* varlen: the same body on ragged batches (see the header comment) */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(WARPS * 32, 2)
+__global__ void __launch_bounds__(WARPS * 32, cd_sm80_fwd_min_ctas<WARPS>())
     cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a, const cd_sm80_fwd_varlen_args_t v) {
   cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a, v);
 }
