@@ -92,6 +92,19 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM80_W96 0
 #endif
 
+/* 1: the portable forward's widths 192 and 256 get a large tile (issue 27; docs/kernels/sm80_fwd.md
+ * "W 192 / 256 with 8 warps"): 128 query rows x 64 keys, 8 warps of 16 rows, one CTA per SM (FA2's
+ * d256 forward tile on sm_80 / sm_90), so each K / V tile feeds 128 rows instead of 64. Taken where
+ * the small-tile rule picks large tiles and the device's opt-in shared memory holds it (W 192:
+ * 144 KiB, sm_80 and sm_90; W 256: 192 KiB, sm_90 only); elsewhere, and for small grids, the
+ * 64 x 32 tile of gate 0. Dense and varlen, with and without softcap: 16 forward kernels more a
+ * GPU architecture (ptxas: no spill; the other kernels' SASS unchanged). Built in session 28, not
+ * run on a GPU yet; 0 (the default) compiles none of them and dispatches as before. Read by the
+ * .cu files only: -DCUDADENT_SM80_FWD_WIDE8=1 in CMAKE_CUDA_FLAGS is enough. */
+#ifndef CUDADENT_SM80_FWD_WIDE8
+#define CUDADENT_SM80_FWD_WIDE8 0
+#endif
+
 /* 1: the Hopper forward's row lists varlen (with seqused_k and the device check; issue 28,
  * docs/kernels/sm90_fwd.md section 2.6: src/kernels/sm90/fwd_varlen*), so varlen forwards with
  * enough work run there on H100 / H200 and a forced CUDADENT_KERNEL_FWD=sm90 takes them. Its GPU

@@ -12,12 +12,19 @@
  *      .trans) equals cd_sm80_fwd_swz of the element the mma fragment needs there, and the 8 rows
  *      of each 8x8 matrix lie in 8 different 16-byte bank groups;
  *   3. the tile loader's chunk groups (cd_sm80_fwd_ld_chunks) start on swizzle groups, so the
- *      thread's first chunk offset plus the group's immediate equals the swizzled chunk.
+ *      thread's first chunk offset plus the group's immediate equals the swizzled chunk;
+ *   4. (session 28) for every tile of fwd_tiles.cuh's table as this build compiles it (W 96 with
+ *      -DCUDADENT_SM80_W96=1, W 192 / 256's 8-warp tiles with -DCUDADENT_SM80_FWD_WIDE8=1): the
+ *      loader's threads (cd_sm80_fwd_load_tile's ld_r / ld_c, passes and groups, with WARPS * 32
+ *      threads) write every chunk of the Q tile and of a K / V tile exactly once, at the
+ *      swizzled offset, and the epilogue's 16-byte stores (lane + 32 it of a warp's ROWS_W rows)
+ *      cover every chunk of the tile exactly once.
  * Exit status 1 on a failure.
  */
 #include <stdio.h>
+#include <string.h>
 
-#include "kernels/sm80/fwd_kernel.cuh"
+#include "kernels/sm80/fwd_tiles.cuh"
 
 static int failures = 0;
 #define CHECK(cond, ...)                                          \
@@ -39,7 +46,7 @@ static void check_banks(const uint32_t addr[32], const char *what) {
 }
 
 template <int D> static void check_width() {
-  constexpr int CHUNKS = D / 8, ROW_BYTES = D * 2, ROWS = 64, WARP_ROWS = 32;
+  constexpr int CHUNKS = D / 8, ROW_BYTES = D * 2, ROWS = 128, WARP_ROWS = 16;
   const int before = failures;
   /* 1. permutation */
   for (int r = 0; r < 8; ++r) {
@@ -91,12 +98,76 @@ template <int D> static void check_width() {
          cd_sm80_swz_group<CHUNKS>::VALUE, LC, failures == before ? "ok" : "FAILED");
 }
 
+/* 4. one ROWS x D tile loaded by THREADS threads: every chunk once, at its swizzled offset */
+template <int D, int ROWS, int THREADS> static void check_loader(const char *what) {
+  constexpr int CHUNKS = D / 8, LC = cd_sm80_fwd_ld_chunks<D>::VALUE, GROUPS = CHUNKS / LC;
+  constexpr int ROWS_PER_PASS = THREADS / LC;
+  static_assert(THREADS % LC == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0,
+                "as cd_sm80_fwd_load_tile's static_assert");
+  static unsigned char hits[256 * 32];
+  memset(hits, 0, sizeof hits);
+  for (int tid = 0; tid < THREADS; ++tid) {
+    const int ld_r = tid / LC, ld_c = tid % LC;
+    const uint32_t dst = cd_sm80_fwd_swz<CHUNKS>(ld_r, ld_c); /* the kernel's ld_off */
+    for (int it = 0; it < ROWS / ROWS_PER_PASS; ++it)
+      for (int gi = 0; gi < GROUPS; ++gi) {
+        const uint32_t d = dst + it * ROWS_PER_PASS * CHUNKS * 16 + gi * LC * 16;
+        const int r = ld_r + it * ROWS_PER_PASS, c = gi * LC + ld_c; /* the source chunk */
+        CHECK(d == cd_sm80_fwd_swz<CHUNKS>(r, c), "%s W%d: tid %d row %d chunk %d at %u", what, D,
+              tid, r, c, d);
+        CHECK(d / 16 < (uint32_t)(ROWS * CHUNKS), "%s W%d: tid %d past the tile", what, D, tid);
+        if (d / 16 < (uint32_t)(ROWS * CHUNKS)) hits[d / 16]++;
+      }
+  }
+  for (int i = 0; i < ROWS * CHUNKS; ++i)
+    CHECK(hits[i] == 1, "%s W%d %d threads: chunk slot %d written %d times", what, D, THREADS, i,
+          hits[i]);
+}
+
+/* 4. a tile row of the table: its Q and K / V loads, and the epilogue's stores */
+template <int D, bool SMALL, bool SOFTCAP> static void check_tile() {
+  typedef cd_sm80_fwd_tile<D, SMALL, SOFTCAP> TL;
+  constexpr int THREADS = TL::WARPS * 32, ROWS_W = TL::BLOCK_M / TL::WARPS, CHUNKS = D / 8;
+  const int before = failures;
+  check_loader<D, TL::BLOCK_M, THREADS>("Q");
+  check_loader<D, TL::BLOCK_N, THREADS>("K/V");
+  static unsigned char hits[256 * 32];
+  memset(hits, 0, sizeof hits);
+  for (int warp = 0; warp < TL::WARPS; ++warp)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int it = 0; it < ROWS_W * CHUNKS / 32; ++it) { /* as the epilogue's store loop */
+        const int idx = lane + it * 32;
+        const int r = warp * ROWS_W + idx / CHUNKS, c = idx % CHUNKS;
+        hits[cd_sm80_fwd_swz<CHUNKS>(r, c) / 16]++;
+      }
+  CHECK(ROWS_W * CHUNKS % 32 == 0, "W%d: a warp's rows are not whole store passes", D);
+  for (int i = 0; i < TL::BLOCK_M * CHUNKS; ++i)
+    CHECK(hits[i] == 1, "W%d epilogue: chunk slot %d stored %d times", D, i, hits[i]);
+  printf("W %3d %s%s: %3d x %3d, %d warps (%2d rows): loads and stores %s\n", D,
+         SMALL ? "small" : "large", SOFTCAP ? " softcap" : "", TL::BLOCK_M, TL::BLOCK_N, TL::WARPS,
+         ROWS_W, failures == before ? "ok" : "FAILED");
+}
+
+template <int D> static void check_tiles() {
+  check_tile<D, false, false>();
+  check_tile<D, false, true>();
+  check_tile<D, true, false>();
+  check_tile<D, true, true>();
+}
+
 int main() {
   check_width<64>();
   check_width<96>();
   check_width<128>();
   check_width<192>();
   check_width<256>();
+  check_tiles<64>();
+#if CUDADENT_SM80_W96
+  check_tiles<96>();
+#endif
+  check_tiles<128>();
+  check_tiles<192>();
+  check_tiles<256>();
   if (failures) fprintf(stderr, "%d failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -11,7 +11,10 @@
  *                    PAD (any smaller head_dim / head_dim_v), PAD + SOFTCAP}        12 kernels
  *     W = 192, 256:  one tile x {PAD, PAD + SOFTCAP}                                 4 kernels
  * i.e. 32 kernels; with dispatch.h's CUDADENT_SM80_W96 at 1, W = 96 too (W 64 / 128's 12 more,
- * for calls with max(head_dim, head_dim_v) in (64, 96]). A softcap call with head_dim =
+ * for calls with max(head_dim, head_dim_v) in (64, 96]); with CUDADENT_SM80_FWD_WIDE8 at 1, W 192 /
+ * 256 have large (128 x 64, 8 warps) and small tiles as W 64 / 128 (8 more: 2 widths x {PAD,
+ * PAD + SOFTCAP} x 2 dtypes), the large ones taken only where the device's shared memory holds
+ * them (fwd_tiles.cuh). A softcap call with head_dim =
  * head_dim_v = W runs the PAD + SOFTCAP kernel (its column predicates are then all true).
  * Masking is decided per key tile at run time, so no mask variants are compiled; the LSE is written
  * where the pointer is not NULL (run time).
@@ -21,12 +24,17 @@
  * grid's bound (batch * heads_q * tiles of max_seqlen_q).
  */
 #include <cuda_runtime.h>
+#ifdef CUDADENT_DEV
+#include <stdlib.h>
+#include <string.h>
+#endif
 #include "device_info.h"
 #include "dispatch.h"
 #include "kernels/dev.h"
 #include "kernels/sm80/fwd_tiles.cuh"
 
-/* small: -1 decide from the grid size, 0 large tiles, 1 small tiles (W 192 / 256: one tile) */
+/* small: -1 decide from the grid size, 0 large tiles, 1 small tiles (W 192 / 256: one tile,
+ * unless CUDADENT_SM80_FWD_WIDE8 is 1) */
 static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int small,
                                         cudaStream_t stream) {
   if (small < 0) {
@@ -41,9 +49,23 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
                       LM == cd_sm80_fwd_tile<96, false, true>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<128, false, true>::BLOCK_M,
                   "one large BLOCK_M assumed");
+#if CUDADENT_SM80_FWD_WIDE8
+    static_assert(LM == cd_sm80_fwd_tile<192, false>::BLOCK_M &&
+                      LM == cd_sm80_fwd_tile<192, false, true>::BLOCK_M &&
+                      LM == cd_sm80_fwd_tile<256, false>::BLOCK_M &&
+                      LM == cd_sm80_fwd_tile<256, false, true>::BLOCK_M,
+                  "one large BLOCK_M assumed (W 192 / 256's 8-warp tiles too)");
+#endif
     const int64_t large_ctas = (int64_t)p->batch * p->heads_q * ((p->seqlen_q + LM - 1) / LM);
     const int masked = p->window_left >= 0 || p->window_right >= 0;
     small = masked ? large_ctas < 2 * (int64_t)sms : 2 * large_ctas <= (int64_t)sms;
+#ifdef CUDADENT_DEV
+    /* dev builds: CUDADENT_SM80_FWD_TILE=large / small forces the tile size of every call, so
+     * that the C suite's small shapes run the large tiles too (dev/sm80_fwd/w256_run.sh) */
+    const char *force = getenv("CUDADENT_SM80_FWD_TILE");
+    if (force != NULL && !strcmp(force, "large")) small = 0;
+    if (force != NULL && !strcmp(force, "small")) small = 1;
+#endif
   }
   if (p->cu_seqlens_q != NULL) return cd_sm80_fwd_varlen_launch(p, small, stream);
   return p->dtype == CUDADENT_DTYPE_BF16
@@ -54,7 +76,8 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
 /* Head dims: multiples of 8 in [8, 256], head_dim_v likewise (dispatch's row lists head_dim;
  * head_dim_v is checked here); and the device's opt-in shared memory per block must hold the
  * width's tiles (every width fits sm_80 / sm_86 / sm_89 / sm_90 today; the check keeps a future
- * tile row honest). */
+ * tile row honest; CUDADENT_SM80_FWD_WIDE8's W 192 / 256 large tiles are checked at launch and
+ * fall back to the small ones, so only those count here: cd_sm80_fwd_smem_need). */
 extern "C" int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p) {
   if (p->dtype != CUDADENT_DTYPE_FP16 && p->dtype != CUDADENT_DTYPE_BF16) return 0;
   /* dispatch's head-dim queries ask before api.c's normalization: head_dim_v 0 = head_dim */

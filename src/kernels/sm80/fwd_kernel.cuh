@@ -488,23 +488,48 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   }
 }
 
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(WARPS * 32, 2) cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
-  const cd_sm80_fwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
-  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a, none);
-}
-
-/* varlen: the same body on ragged batches (see the header comment) */
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
-__global__ void __launch_bounds__(WARPS * 32, 2)
-    cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a, const cd_sm80_fwd_varlen_args_t v) {
-  cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a, v);
-}
-
 /* Dynamic shared memory of one CTA. */
 template <int D, int BLOCK_M, int BLOCK_N>
 constexpr int cd_sm80_fwd_smem_bytes() {
   return (BLOCK_M + 4 * BLOCK_N) * D * 2;
+}
+
+/* The opt-in shared memory per block of the architecture being compiled (device code only):
+ * sm_86 / sm_89 99 KiB, sm_80 / sm_87 163 KiB, else (sm_90, and newer through compute_90's PTX)
+ * 227 KiB. A kernel whose tile needs more (CUDADENT_SM80_FWD_WIDE8's 8-warp tiles: W 192 and 256
+ * on sm_86 / sm_89, W 256 on sm_80) is never launched there (cd_sm80_fwd_large_fits), so its
+ * body is not compiled for it: a trap, should it ever be launched. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 890)
+#define CD_SM80_FWD_ARCH_SMEM (99 * 1024)
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870)
+#define CD_SM80_FWD_ARCH_SMEM (163 * 1024)
+#else
+#define CD_SM80_FWD_ARCH_SMEM (227 * 1024)
+#endif
+
+/* CTAs an SM the kernel is compiled for (__launch_bounds__'s second figure): 4 warps two (255
+ * registers a thread either way), 8 warps (dispatch.h CUDADENT_SM80_FWD_WIDE8's W 192 / 256 rows)
+ * one, so that 256 threads keep 255 registers. */
+template <int WARPS> constexpr int cd_sm80_fwd_min_ctas() { return WARPS <= 4 ? 2 : 1; }
+
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(WARPS * 32, cd_sm80_fwd_min_ctas<WARPS>())
+    cd_sm80_fwd_kernel(const cd_sm80_fwd_args_t a) {
+  const cd_sm80_fwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
+  if constexpr (cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>() <= CD_SM80_FWD_ARCH_SMEM)
+    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false>(a, none);
+  else
+    __trap(); /* a tile this architecture cannot hold: never launched on it */
+}
+
+/* varlen: the same body on ragged batches (see the header comment) */
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(WARPS * 32, cd_sm80_fwd_min_ctas<WARPS>())
+    cd_sm80_fwd_varlen_kernel(const cd_sm80_fwd_args_t a, const cd_sm80_fwd_varlen_args_t v) {
+  if constexpr (cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>() <= CD_SM80_FWD_ARCH_SMEM)
+    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a, v);
+  else
+    __trap(); /* as above */
 }
 
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the

@@ -14,8 +14,9 @@
 
 /* ---- the tile table: per width W, large tiles and small tiles ------------------------------
  * BLOCK_M query rows and BLOCK_N keys per tile, WARPS warps of BLOCK_M / WARPS rows each.
- * Shared memory (BLOCK_M + 4 * BLOCK_N) * W * 2 bytes; registers per thread: O (ROWS_W * W / 32)
- * + S (ROWS_W * BLOCK_N / 32) fp32, 255 at most with __launch_bounds__(128, 2).
+ * Shared memory (BLOCK_M + 4 * BLOCK_N) * W * 2 bytes (Q, K and V double buffered); registers per
+ * thread: O (ROWS_W * W / 32) + S (ROWS_W * BLOCK_N / 32) fp32, 255 at most with
+ * __launch_bounds__(128, 2) (8 warps, CUDADENT_SM80_FWD_WIDE8: (256, 1)).
  * W = 64, 128, large tiles (grids that fill the GPU): 4 warps of 32 rows, so each K/V fragment
  * read from shared memory feeds two m16 tiles; 80 KiB (W 64), 96 KiB (W 128): two CTAs per SM
  * on sm_90; on sm_80 (164 KiB) W 128 gets one.
@@ -28,7 +29,8 @@
  * warps hold 96 / 128. 32-key tiles keep shared memory at 72 KiB (W 192) / 96 KiB (W 256): two
  * CTAs per SM on sm_90 (both) and on sm_80 (W 192), and both fit sm_86 / sm_89's 99 KiB per
  * block; 64-key tiles (120 / 160 KiB) would give one CTA per SM everywhere and not run on those.
- * The small tiles are the same: a 64-row tile is already the small shape. */
+ * The small tiles are the same: a 64-row tile is already the small shape. (With dispatch.h's
+ * CUDADENT_SM80_FWD_WIDE8 at 1 they get a large tile of 8 warps: below.) */
 template <int W, bool SMALL, bool SOFTCAP = false> struct cd_sm80_fwd_tile;
 template <> struct cd_sm80_fwd_tile<64, false> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 4;
@@ -76,15 +78,46 @@ template <> struct cd_sm80_fwd_tile<96, false, true> {
 template <bool SOFTCAP> struct cd_sm80_fwd_tile<96, true, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
 };
+#if CUDADENT_SM80_FWD_WIDE8
+/* W = 192, 256 with dispatch.h CUDADENT_SM80_FWD_WIDE8 (docs/kernels/sm80_fwd.md "W 192 / 256 with
+ * 8 warps"): large 128 x 64, 8 warps of 16 rows (FA2's d256 forward tile on sm_80 / sm_90), so a
+ * K / V tile in shared memory feeds 128 query rows, not 64, and a key tile holds 64 keys, not 32
+ * (half the barriers and O rescales a key). O 96 / 128 + S 32 accumulators a thread, 255
+ * registers with __launch_bounds__(256, 1); 144 KiB (W 192: fits sm_80 and sm_90) / 192 KiB
+ * (W 256: sm_90 only), one CTA per SM: cd_sm80_fwd_launch takes it only where the device's
+ * opt-in shared memory holds it (cd_sm80_fwd_large_fits), else the small tile, gate 0's 64 x 32,
+ * which also stays the small-grid tile. Softcap alike (no spill). */
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<192, false, SOFTCAP> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 8;
+};
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<256, false, SOFTCAP> {
+  static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 8;
+};
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<192, true, SOFTCAP> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
+};
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<256, true, SOFTCAP> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
+};
+#else
 template <bool SMALL, bool SOFTCAP> struct cd_sm80_fwd_tile<192, SMALL, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
 };
 template <bool SMALL, bool SOFTCAP> struct cd_sm80_fwd_tile<256, SMALL, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
 };
+#endif
+
+/* 1 where width W's large tile may need more shared memory than a device the width runs on
+ * offers (CUDADENT_SM80_FWD_WIDE8's W 192 / 256 rows): the launcher then checks the device
+ * (cd_sm80_fwd_large_fits) and falls back to the small tile, which alone must fit. */
+template <int W> struct cd_sm80_fwd_large_optional {
+  static constexpr bool VALUE = CUDADENT_SM80_FWD_WIDE8 && W > 128;
+};
 
 /* Shared memory the width's kernels need: the largest of its tiles (the softcap tiles are
- * never larger than the others). */
+ * never larger than the others); where the large tile is optional (cd_sm80_fwd_large_optional),
+ * the small tile's. */
 template <int W> constexpr int cd_sm80_fwd_smem_need() {
   typedef cd_sm80_fwd_tile<W, false> L;
   typedef cd_sm80_fwd_tile<W, true> S;
@@ -93,8 +126,9 @@ template <int W> constexpr int cd_sm80_fwd_smem_need() {
                     cd_sm80_fwd_tile<W, true, true>::BLOCK_N <= S::BLOCK_N &&
                     cd_sm80_fwd_tile<W, true, true>::BLOCK_M <= S::BLOCK_M,
                 "softcap tiles within the others");
-  return cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>() >
-                 cd_sm80_fwd_smem_bytes<W, S::BLOCK_M, S::BLOCK_N>()
+  return !cd_sm80_fwd_large_optional<W>::VALUE &&
+                 cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>() >
+                     cd_sm80_fwd_smem_bytes<W, S::BLOCK_M, S::BLOCK_N>()
              ? cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>()
              : cd_sm80_fwd_smem_bytes<W, S::BLOCK_M, S::BLOCK_N>();
 }
@@ -113,11 +147,32 @@ static int cd_sm80_fwd_width(const cudadent_attn_fwd_params_t *p) {
   return d <= 64 ? 64 : d <= 128 ? 128 : d <= 192 ? 192 : 256;
 }
 
+#if CUDADENT_SM80_FWD_WIDE8
+/* 1 if the current device's opt-in shared memory per block holds width W's large tile (always
+ * where the width's supports() check covers it: cd_sm80_fwd_smem_need); 0 if not, or if the
+ * device cannot be asked (the small tile's launch then reports the error). */
+template <int W, bool SOFTCAP> static int cd_sm80_fwd_large_fits() {
+  typedef cd_sm80_fwd_tile<W, false, SOFTCAP> L;
+  constexpr int NEED = cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>();
+  if constexpr (NEED <= cd_sm80_fwd_smem_need<W>()) {
+    return 1;
+  } else {
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess)
+      return 0;
+    return optin >= NEED; /* cached per device (device_info.c) */
+  }
+}
+#endif
+
 template <typename T, int W, bool PAD, bool SOFTCAP, bool VARLEN>
 static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int small,
                                       cudaStream_t stream) {
   typedef cd_sm80_fwd_tile<W, false, SOFTCAP> L;
   typedef cd_sm80_fwd_tile<W, true, SOFTCAP> S;
+#if CUDADENT_SM80_FWD_WIDE8
+  if (!small && !cd_sm80_fwd_large_fits<W, SOFTCAP>()) small = 1; /* sm_86 / sm_89; W 256: sm_80 */
+#endif
   return small ? cd_sm80_fwd_run<T, W, S::BLOCK_M, S::BLOCK_N, S::WARPS, PAD, SOFTCAP, VARLEN>(
                      p, stream)
                : cd_sm80_fwd_run<T, W, L::BLOCK_M, L::BLOCK_N, L::WARPS, PAD, SOFTCAP, VARLEN>(
