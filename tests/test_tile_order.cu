@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
@@ -280,6 +281,79 @@ static int bwd_grouped_order(void) {
   return T_PASS;
 }
 
+/* The backward's block ranges against a brute force over rows: which key blocks n and query
+ * blocks m hold a visible (row, key) pair (row i sees key j iff j in [i + shift - wl, i + shift +
+ * wr] and j < seqlen_k, a negative window side unbounded). A K/V-stationary CTA walks the query
+ * blocks cd_mask_q_blocks gives it; a dQ tile's contributors, counted by the fused post
+ * (bwd_fused_post.cuh) and ordered by the deterministic turns, are the key blocks
+ * cd_mask_kv_blocks gives it; both must be exactly the pairs that interact, for every length and
+ * window and the backward's tiles (BM x BN: 128 x 128 d64, 64 x 128 d96 / d128, 80 x 128 the
+ * 80-row tile, 64 x 64 the wide rows, 64 x 96 E3, 64 x 80 E5). And the query blocks with no
+ * contributor are the prefix [0, m_lo of key block 0): the fused post converts those there. */
+template <int BM, int BN>
+static int bwd_block_ranges_one(int sq, int sk, int wl, int wr) {
+  const int nm = (sq + BM - 1) / BM, nb = (sk + BN - 1) / BN;
+  const int64_t shift = (int64_t)sk - sq;
+  std::vector<char> hit((size_t)nm * nb, 0);
+  for (int i = 0; i < sq; ++i) {
+    const int64_t a = wl < 0 ? 0 : (i + shift - wl < 0 ? 0 : i + shift - wl);
+    const int64_t z = wr < 0 ? sk - 1 : (i + shift + wr > sk - 1 ? sk - 1 : i + shift + wr);
+    for (int64_t n = a / BN; a <= z && n <= z / BN; ++n) hit[(size_t)(i / BM) * nb + n] = 1;
+  }
+  int first_hit = nm; /* the first query block with a contributor */
+  for (int m = 0; m < nm; ++m) {
+    int n_lo, n_hi;
+    cd_mask_kv_blocks<BM, BN>(m, sq, sk, wl, wr, &n_lo, &n_hi);
+    for (int n = 0; n < nb; ++n)
+      T_CHECK(hit[(size_t)m * nb + n] == (n >= n_lo && n < n_hi),
+              "BM %d BN %d sq %d sk %d wl %d wr %d: query block %d, key block %d: interacts %d, kv_blocks [%d, %d)",
+              BM, BN, sq, sk, wl, wr, m, n, hit[(size_t)m * nb + n], n_lo, n_hi);
+    if (n_hi > n_lo && first_hit == nm) first_hit = m;
+    if (n_hi <= n_lo)
+      T_CHECK(first_hit == nm, "BM %d BN %d sq %d sk %d wl %d wr %d: query block %d sees no key after %d did",
+                 BM, BN, sq, sk, wl, wr, m, first_hit);
+  }
+  for (int n = 0; n < nb; ++n) {
+    int m_lo, m_hi;
+    const int k0 = n * BN, k1 = (k0 + BN < sk ? k0 + BN : sk) - 1;
+    cd_mask_q_blocks(k0, k1, sq, sk, wl, wr, BM, &m_lo, &m_hi);
+    for (int m = 0; m < nm; ++m)
+      T_CHECK(hit[(size_t)m * nb + n] == (m >= m_lo && m < m_hi),
+              "BM %d BN %d sq %d sk %d wl %d wr %d: key block %d, query block %d: interacts %d, q_blocks [%d, %d)",
+              BM, BN, sq, sk, wl, wr, n, m, hit[(size_t)m * nb + n], m_lo, m_hi);
+    if (n == 0) T_CHECK(m_lo == (first_hit == nm ? 0 : first_hit) || (m_lo == m_hi && first_hit == nm),
+                        "BM %d BN %d sq %d sk %d wl %d wr %d: no-key prefix [0, %d), key block 0 from %d",
+                        BM, BN, sq, sk, wl, wr, first_hit, m_lo);
+  }
+  return T_PASS;
+}
+
+static int bwd_block_ranges(void) {
+  unsigned x = 2024u;
+  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
+  for (int c = 0; c < 1500; ++c) {
+    const int sq = 1 + rnd(c % 3 == 0 ? 70 : 900), sk = 1 + rnd(c % 4 == 1 ? 70 : 900);
+    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
+    int wl = -1, wr = -1;
+    if (kind == 1) wr = 0;
+    if (kind == 2) { wl = rnd(200); wr = 0; }
+    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
+    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
+    /* api.c's normalization: window_left < seqlen_k, window_right < seqlen_q (mask_rule.cuh) */
+    if (wl >= sk) wl = sk - 1;
+    if (wr >= sq) wr = sq - 1;
+    int r = T_PASS;
+    r |= bwd_block_ranges_one<128, 128>(sq, sk, wl, wr);
+    r |= bwd_block_ranges_one<64, 128>(sq, sk, wl, wr);
+    r |= bwd_block_ranges_one<80, 128>(sq, sk, wl, wr);
+    r |= bwd_block_ranges_one<64, 64>(sq, sk, wl, wr);
+    r |= bwd_block_ranges_one<64, 96>(sq, sk, wl, wr);
+    r |= bwd_block_ranges_one<64, 80>(sq, sk, wl, wr);
+    if (r != T_PASS) return r;
+  }
+  return T_PASS;
+}
+
 /* The sm90 deterministic backward's rotated walks (bwd_schedule.cuh), nb <= nm: each key block's
  * walk visits every query block once; at each query block the turns of the nb key blocks are
  * 0 .. nb - 1 in the order of the steps at which they reach it; and a lockstep run (all key blocks
@@ -318,6 +392,7 @@ static int bwd_rotated_turns(void) {
 
 extern "C" void register_tile_order_tests(void) {
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
+  t_register("tile_order/bwd_block_ranges", bwd_block_ranges);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);
