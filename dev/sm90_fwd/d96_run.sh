@@ -81,6 +81,11 @@ time_shapes=(
   "--batch 2 --seqlen-q 8192 --heads 21 --head-dim 96 --causal"
   "--batch 32 --seqlen-q 512 --heads 21 --head-dim 96 --causal"
 )
+# TIME_SHAPES (one shape a line) replaces them, e.g. the short causal ones for a masked-length rule
+# (config.cuh SM90_D96_MASKED_M192_MIN_SEQLEN: VARIANTS=d96m, built with
+# prebuild.sh d96m=-DSM90_D96_MASKED_M192_MIN_SEQLEN=2048):
+#   TIME_SHAPES=$'--batch 32 --seqlen-q 512 --heads 21 --head-dim 96 --causal\n--batch 16 --seqlen-q 1024 --heads 21 --head-dim 96 --causal'
+[ -n "${TIME_SHAPES:-}" ] && mapfile -t time_shapes <<< "$TIME_SHAPES"
 fails=0
 for step in "${steps[@]}"; do
   note "---- $step ($(date +%T))"

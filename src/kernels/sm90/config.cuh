@@ -19,6 +19,7 @@
      defined(SM90_EXACT_BLOCKS) || defined(SM90_EXACT_MAX_EARLY) || defined(SM90_HALF_FIRST) || \
      defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
+     defined(SM90_D96_MASKED_M192_MIN_SEQLEN) ||                                               \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
@@ -53,6 +54,15 @@
  * causal b8 2k 450 -> 489 -> 501; causal b2 8k 516 -> 577 -> 635 (no LSE: +20% / +14% at 2k). */
 #ifndef SM90_FWD_D96
 #define SM90_FWD_D96 2
+#endif
+
+/* Masked d96 calls (SM90_FWD_D96 2) take the 192-row tile from this query length on and the 128-row
+ * d96 rows (value 1's tile) below it, as d64's rule above; 0 (the library's): 192 rows at every
+ * length. A dev knob: session 28 did not reach causal 512 / 1k with value 2, where the 192-row
+ * tile's diagonal waste is largest (§2.1; the d64 rows' threshold is 2048). At 0 the 128-row d96
+ * kernels are not compiled. */
+#ifndef SM90_D96_MASKED_M192_MIN_SEQLEN
+#define SM90_D96_MASKED_M192_MIN_SEQLEN 0
 #endif
 
 /* ---- softmax (softmax.cuh) ---- */

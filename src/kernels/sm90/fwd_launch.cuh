@@ -159,9 +159,14 @@ static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, vo
   }
   if constexpr (kD96Rows && SM90_FWD_D96 != 0) {
     constexpr int BM = SM90_FWD_D96 == 2 ? 192 : 128;
-    if (d <= 96 && dv <= 96)
+    if (d <= 96 && dv <= 96) {
+      if constexpr (BM == 192 && SM90_D96_MASKED_M192_MIN_SEQLEN > 0) /* config.cuh, a dev knob */
+        if (masked && p->seqlen_q < SM90_D96_MASKED_M192_MIN_SEQLEN)
+          return lse ? Launch<cd_sm90_fwd_tile<96, 96, 128, true>, kFp16>::run(p, ws, s)
+                     : Launch<cd_sm90_fwd_tile<96, 96, 128, false>, kFp16>::run(p, ws, s);
       return lse ? Launch<cd_sm90_fwd_tile<96, 96, BM, true>, kFp16>::run(p, ws, s)
                  : Launch<cd_sm90_fwd_tile<96, 96, BM, false>, kFp16>::run(p, ws, s);
+    }
   }
   if (d <= 128 && dv <= 128)
     return lse ? Launch<cd_sm90_fwd_tile<128, 128, 128, true>, kFp16>::run(p, ws, s)
