@@ -100,21 +100,23 @@ CD_SM90_FWD_ROW(256, 256, 128, true,   64, 2, 1,             false, true,  true,
  * (P V is already wgmma's widest, N 256), §2.5 */
 CD_SM90_FWD_ROW( 96,  96, 128, true,  128, 2, CD_SM90_QS(2), false, true,  true,  true,  3,  24, 240)
 CD_SM90_FWD_ROW( 96,  96, 128, false, 128, 2, CD_SM90_QS(2), true,  true,  true,  true,  3,  24, 240)
-/* d96, SM90_FWD_D96 1 (a dev build's; session 28 on an H200: 7-12% behind value 2; §2.5): the d128 rows' structure in 32-column
- * slabs (S m64n128 over 6 k-steps, P V m64n96, or m64n104 with the ROWSUM ones slab per V stage),
- * 3/4 of their GEMM work a block for the same softmax. Registers: S 64 + P 32 + O 48 (+4) of
- * 240. Shared memory: Q 2 x 24 + K 2 x 24 + V 2 x 24 (+ 2 x 8 ones) + O 2 x 12 KiB = 168 (184)
- * KiB: the room d128 lacks takes a second Q slot (measured +3-4% in the no-LSE d64 M128 row, no
- * effect at d128, §2.2). HGROUPS, TAIL, LATE as d128. O_SLABS 3: all of O at once */
+/* d96, SM90_FWD_D96 1 (a dev build's; session 28 on an H200: 2.5-9% behind value 2; §2.5): the
+ * d128 rows' structure in 32-column slabs (S m64n128 over 6 k-steps, P V m64n96, or m64n104 with
+ * the ROWSUM ones slab per V stage), 3/4 of their GEMM work a block for the same softmax.
+ * Registers: S 64 + P 32 + O 48 (+4) of 240. Shared memory: Q 2 x 24 + K 2 x 24 + V 2 x 24 (+ 2 x
+ * 8 ones) + O 2 x 12 KiB = 168 (184) KiB: the room d128 lacks takes a second Q slot (measured
+ * +3-4% in the no-LSE d64 M128 row, no effect at d128, §2.2). HGROUPS, TAIL, LATE as d128. O_SLABS
+ * 3: all of O at once */
 CD_SM90_FWD_ROW( 96,  96, 192, true,   96, 3, CD_SM90_QS(2), false, true,  false, false, 3,  24, 160)
 CD_SM90_FWD_ROW( 96,  96, 192, false,  96, 3, CD_SM90_QS(1), true,  true,  false, false, 3,  24, 160)
-/* d96, SM90_FWD_D96 2 (the library's since session 28: +11-23% over the d128 rows; §2.5): FA3's BLOCK_M at d96 (its 192 x 144
- * keeps P in shared memory), three consumers whose 12 warps hide the exp2s as in the d64 M192
- * rows. 96 keys: S 48 + P 24 + O 48 (+4) = 120 (124) registers of 160, the d64 M192 rows' 128
- * (132); 112 keys (132 / 136) spilled 56 / 224 bytes, the no-LSE row's wgmmas serialized
- * (C7512). Shared memory: Q 2 x 36 + K 3 x 18 + V 3 x 18 + O 3 x 12 KiB = 216 KiB, two Q slots
- * as the d64 M192 rows; without LSE the ones (3 x 6 KiB) take the second slot's room: 198 KiB.
- * No tail, LATE off: the d64 M192 rows' settings (their consumers spilled with the tail, §5.4) */
+/* d96, SM90_FWD_D96 2 (the library's since session 28: +11-23% over the d128 rows; §2.5): FA3's
+ * BLOCK_M at d96 (its 192 x 144 keeps P in shared memory), three consumers whose 12 warps hide the
+ * exp2s as in the d64 M192 rows. 96 keys: S 48 + P 24 + O 48 (+4) = 120 (124) registers of 160,
+ * the d64 M192 rows' 128 (132); 112 keys (132 / 136) spilled 56 / 224 bytes, the no-LSE row's
+ * wgmmas serialized (C7512). Shared memory: Q 2 x 36 + K 3 x 18 + V 3 x 18 + O 3 x 12 KiB = 216
+ * KiB, two Q slots as the d64 M192 rows; without LSE the ones (3 x 6 KiB) take the second slot's
+ * room: 198 KiB. No tail, LATE off: the d64 M192 rows' settings (their consumers spilled with the
+ * tail, §5.4) */
 
 #undef CD_SM90_FWD_ROW
 #undef CD_SM90_QS
