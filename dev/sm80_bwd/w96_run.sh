@@ -31,16 +31,9 @@ note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
 var=${W96_VAR:-build-carry-w96} base=${W96_BASE:-build-carry}
 note "w96: $var, base: $base"
-# a carried folder's library (libcudadent.so.0.gz from PREBUILD_GZ=1, else libcudadent.so.0) and
-# binaries, unpacked into $2
-unpack() {
-  rm -rf "$2" && mkdir -p "$2" || return 1
-  if [ -f "$1/libcudadent.so.0.gz" ]; then gzip -dc "$1/libcudadent.so.0.gz" > "$2/libcudadent.so.0"
-  else cp -L "$1/libcudadent.so.0" "$2/"; fi || return 1
-  ln -sf libcudadent.so.0 "$2/libcudadent.so" && cp "$1/cudadent-bench" "$1/cudadent_tests" "$2/"
-}
-unpack "$var" build-w96 || { note "$var incomplete (dev/tools/prebuild.sh)"; exit 1; }
-unpack "$base" build-w96-base || { note "$base incomplete"; exit 1; }
+. dev/tools/unpack_carry.sh # unpack_carry: a carried folder's library and binaries
+unpack_carry "$var" build-w96 || { note "$var incomplete (dev/tools/prebuild.sh)"; exit 1; }
+unpack_carry "$base" build-w96-base || { note "$base incomplete"; exit 1; }
 w96="env CUDADENT_KERNEL=sm80 LD_LIBRARY_PATH=$PWD/build-w96"
 lib="env CUDADENT_KERNEL=sm80 LD_LIBRARY_PATH=$PWD/build-w96-base"
 for step in "${steps[@]}"; do

@@ -48,16 +48,9 @@ done
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1) $(git log -1 --format=%h 2>/dev/null)"
 var=${W256_VAR:-build-carry-wide8} base=${W256_BASE:-build-carry}
 note "wide8: $var, base: $base, steps: ${steps[*]}"
-# a carried folder's library (libcudadent.so.0.gz from PREBUILD_GZ=1, else libcudadent.so.0) and
-# binaries, unpacked into $2
-unpack() {
-  rm -rf "$2" && mkdir -p "$2" || return 1
-  if [ -f "$1/libcudadent.so.0.gz" ]; then gzip -dc "$1/libcudadent.so.0.gz" > "$2/libcudadent.so.0"
-  else cp -L "$1/libcudadent.so.0" "$2/"; fi || return 1
-  ln -sf libcudadent.so.0 "$2/libcudadent.so" && cp "$1/cudadent-bench" "$1/cudadent_tests" "$2/"
-}
-unpack "$var" build-w256 || { note "$var incomplete (dev/tools/prebuild.sh)"; exit 1; }
-unpack "$base" build-w256-base || { note "$base incomplete"; exit 1; }
+. dev/tools/unpack_carry.sh # unpack_carry: a carried folder's library and binaries
+unpack_carry "$var" build-w256 || { note "$var incomplete (dev/tools/prebuild.sh)"; exit 1; }
+unpack_carry "$base" build-w256-base || { note "$base incomplete"; exit 1; }
 w8="env CUDADENT_KERNEL_FWD=sm80 LD_LIBRARY_PATH=$PWD/build-w256"
 w8l="env CUDADENT_KERNEL_FWD=sm80 CUDADENT_SM80_FWD_TILE=large LD_LIBRARY_PATH=$PWD/build-w256"
 lib="env CUDADENT_KERNEL_FWD=sm80 LD_LIBRARY_PATH=$PWD/build-w256-base"

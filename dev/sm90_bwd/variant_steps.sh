@@ -15,6 +15,8 @@
 # Steps (arguments; default all four): check, tests, sanitize, time (only where check found no
 # FAIL). Into $OUT (or gpu-logs): 0-summary.txt, check.log, tests.log, sanitize.log and time/.
 
+. dev/tools/unpack_carry.sh # unpack_carry (the row scripts run from the repository root)
+
 run_variant_steps() {
   set -u
   local out=${OUT:-gpu-logs}
@@ -26,15 +28,9 @@ run_variant_steps() {
   note() { echo "$*" | tee -a "$summary"; }
   note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
   note "variant: $var, base: $base"
-  [ -d "$var" ] || { note "$var missing (dev/tools/prebuild.sh)"; return 1; }
   # the variant's library unpacked beside its binaries
   local dir=build-variant
-  rm -rf $dir && mkdir -p $dir
-  if [ -f "$var/libcudadent.so.0.gz" ]; then
-    gzip -dc "$var/libcudadent.so.0.gz" > $dir/libcudadent.so.0
-  else cp -L "$var/libcudadent.so.0" $dir/; fi
-  ln -sf libcudadent.so.0 $dir/libcudadent.so
-  cp "$var/cudadent-bench" "$var/cudadent_tests" $dir/
+  unpack_carry "$var" $dir || { note "$var missing or incomplete (dev/tools/prebuild.sh)"; return 1; }
   local run="env CUDADENT_KERNEL_BWD=sm90 LD_LIBRARY_PATH=$PWD/$dir"
   local fails=0 step shape filter spec tool rc nfail
   for step in "${steps[@]}"; do

@@ -37,15 +37,8 @@ summary="$out/0-summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) $(git log -1 --format=%h 2>/dev/null)"
-# a carried folder $1 (dev/tools/prebuild.sh, the library gzipped or not) unpacked into $2
-unpack() {
-  [ -d "$1" ] || { note "$1 missing (dev/tools/prebuild.sh)"; exit 1; }
-  rm -rf "$2" && mkdir -p "$2"
-  if [ -f "$1/libcudadent.so.0.gz" ]; then gzip -dc "$1/libcudadent.so.0.gz" > "$2/libcudadent.so.0"
-  else cp -L "$1/libcudadent.so.0" "$2/"; fi
-  ln -sf libcudadent.so.0 "$2/libcudadent.so"
-  cp "$1/cudadent-bench" "$1/cudadent_tests" "$2/"
-}
+. dev/tools/unpack_carry.sh # unpack_carry: a carried folder (prebuild.sh) into a build folder
+unpack() { unpack_carry "$1" "$2" || { note "$1 missing or incomplete (dev/tools/prebuild.sh)"; exit 1; }; }
 unpack build-carry build-lib
 for v in "${variants[@]}"; do unpack "build-carry-$v" "build-$v"; done
 # the environment of a build's binaries, forced onto the Hopper forward: timeout N $(on TAG) PROGRAM ARGS

@@ -88,15 +88,9 @@
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
  *
- * Fused post (cd_sm90_bwd_fused_kernel, config.cuh SM90_BWD_FUSED_POST, a dev knob; dense,
- * non-deterministic, the row's tiles and the 80-row one, softcap or not): the kernel ends in
- * bwd_fused_post.cuh cd_sm90_bwd_fused_end instead of the epilogue alone: between the dK / dV
- * staging and stores each consumer thread that issued dQ reduces waits for their completion
- * (bulk: cp.async.bulk.wait_group 0 + fence.proxy.async.global; red.global: fence.acq_rel.gpu),
- * the 256 meet, and one thread a tile adds 1 to the tile's counter (atom.release.gpu); the thread
- * that reads contributors - 1 (cd_mask_kv_blocks' key blocks of the tile) acquires (fence.acq_rel)
- * and its CTA converts the tile with the post's code, after a barrier; that file's header has the
- * whole argument. The call then launches no post kernel (bwd_launch.cuh).
+ * Fused post (cd_sm90_bwd_fused_kernel, config.cuh SM90_BWD_FUSED_POST, a dev knob): the body
+ * ends in bwd_fused_post.cuh cd_sm90_bwd_fused_end (per-tile counts; the last contributor's CTA
+ * converts the dQ tile; the ordering argument is that file's header) and no post kernel runs.
  *
  * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd_varlen.md): the
  * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
