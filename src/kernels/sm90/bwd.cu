@@ -2,9 +2,7 @@
  * bwd.cu - the library's launcher of the Hopper (sm_90a) attention backward: three kernels on the
  * caller's stream, cd_sm90_bwd_pre (delta, log2 LSE, the dQ accumulator zeroed), the main kernel
  * (dK, dV, dQ sums: bwd_kernel.cuh for the narrow rows, bwd_wide_kernel.cuh for the wide ones says
- * which warps do what) and cd_sm90_bwd_post (dQ); with config.cuh's dev knob SM90_BWD_FUSED_POST the
- * narrow rows' non-deterministic dense calls run two, the main kernel converting dQ itself
- * (bwd_fused_post.cuh).
+ * which warps do what) and cd_sm90_bwd_post (dQ).
  *
  * Rows (bwd_tiles.cuh, D_QK / D_V): 64 / 64, 128 / 128 and 96 / 96 (config.cuh
  * SM90_BWD_D96) here, 192 / 128 and 256 / 256 in
@@ -72,14 +70,7 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
   if (p->cu_seqlens_q != NULL) return cd_sm90_bwd_varlen_workspace(p);
   const int row = cd_sm90_bwd_row(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm90_bwd_sq_pad(p);
-#if SM90_BWD_FUSED_POST
-  /* the fused kernel's per-tile counters (bwd_launch.cuh cd_sm90_bwd_fuses_post): as many as the
-   * deterministic semaphores, enough for the 80-row tile's fewer tiles too */
-  const int counted = p->deterministic || cd_sm90_bwd_fuses_post(p);
-#else
-  const int counted = p->deterministic;
-#endif
-  const size_t sems = counted ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_row_block_m(row)) * sizeof(int)) : 0;
+  const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_row_block_m(row)) * sizeof(int)) : 0;
   return cd_sm90_bwd_align((size_t)rows * row * sizeof(float)) +
          2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
 }

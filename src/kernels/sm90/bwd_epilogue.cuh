@@ -4,8 +4,7 @@
  * block, so the Q / dO stages are free; each thread holds its keys' dK (unscaled) and dV
  * fragments, D / 2 fp32 each (key_in_block0 and + 8, columns 8 j + 2 (lane % 4) + {0, 1}).
  *
- * cd_sm90_bwd_epilogue_rows (_stage, a meeting, _store: the fused post of config.cuh's
- *   SM90_BWD_FUSED_POST, bwd_fused_post.cuh, works between the halves): dK (scaled by softmax_scale) and dV staged in the Q and
+ * cd_sm90_bwd_epilogue_rows: dK (scaled by softmax_scale) and dV staged in the Q and
  *   dO stages as [BN keys][D] rows whose 16-byte chunks are XOR-swizzled (cd_sm90_bwd_stage_chunk:
  *   the fragment stores then hit 32 banks), then written out as 16-byte row chunks by the 256 threads (keys past
  *   seqlen_k and columns past the real dims are not written: they are another head's in memory).
@@ -30,12 +29,11 @@ template <int D> __device__ __forceinline__ int cd_sm90_bwd_stage_chunk(int c, i
   else return c ^ ((key >> 1) & 3);
 }
 
-/* The epilogue's first half: the two consumers meet (both past their last block: the Q / dO stages
- * are free), then each thread stages its dK (scaled) and dV fragments. */
-template <int D, bool kFp16>
-__device__ __forceinline__ void cd_sm90_bwd_epilogue_stage(const float (&dk)[D / 2], const float (&dv)[D / 2],
-                                                           const cd_sm90_bwd_args &args, uint32_t sQ, uint32_t sDO,
-                                                           int key_in_block0, int lane) {
+template <int D, bool kFp16, int BN>
+__device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 2], const float (&dv)[D / 2],
+                                                          const cd_sm90_bwd_args &args, uint32_t sQ, uint32_t sDO,
+                                                          int key_in_block0, int lane, int k0, int k_tok0, int hk,
+                                                          int b, int head_dim, int head_dim_v) {
   cd_named_bar_sync(CD_SM90_BAR_BWD_EPILOGUE, 256);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -51,14 +49,7 @@ __device__ __forceinline__ void cd_sm90_bwd_epilogue_stage(const float (&dk)[D /
                    : "memory");
     }
   }
-}
-
-/* Its second half, after a meeting of the 256 threads that follows the staging: the staged rows
- * out. */
-template <int D, int BN>
-__device__ __forceinline__ void cd_sm90_bwd_epilogue_store(const cd_sm90_bwd_args &args, uint32_t sQ, uint32_t sDO,
-                                                           int k0, int k_tok0, int hk, int b, int head_dim,
-                                                           int head_dim_v) {
+  cd_named_bar_sync(CD_SM90_BAR_BWD_EPILOGUE, 256);
   constexpr int CPR = D / 8; /* 16-byte chunks a row */
   /* the real dims' chunks (multiples of 8: whole chunks); the columns past them are zeros here
    * (zero-filled Q, dO) and another head's in memory */
@@ -79,16 +70,6 @@ __device__ __forceinline__ void cd_sm90_bwd_epilogue_store(const cd_sm90_bwd_arg
       *reinterpret_cast<uint4 *>((uint16_t *)args.dv + b * args.dv_sb + (int64_t)(k_tok0 + key) * args.dv_ss +
                                  hk * args.dv_sh + 8 * c) = vv;
   }
-}
-
-template <int D, bool kFp16, int BN>
-__device__ __forceinline__ void cd_sm90_bwd_epilogue_rows(const float (&dk)[D / 2], const float (&dv)[D / 2],
-                                                          const cd_sm90_bwd_args &args, uint32_t sQ, uint32_t sDO,
-                                                          int key_in_block0, int lane, int k0, int k_tok0, int hk,
-                                                          int b, int head_dim, int head_dim_v) {
-  cd_sm90_bwd_epilogue_stage<D, kFp16>(dk, dv, args, sQ, sDO, key_in_block0, lane);
-  cd_named_bar_sync(CD_SM90_BAR_BWD_EPILOGUE, 256);
-  cd_sm90_bwd_epilogue_store<D, BN>(args, sQ, sDO, k0, k_tok0, hk, b, head_dim, head_dim_v);
 }
 
 #endif /* CUDADENT_SM90_BWD_EPILOGUE_CUH */

@@ -88,10 +88,6 @@
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
  *
- * Fused post (cd_sm90_bwd_fused_kernel, config.cuh SM90_BWD_FUSED_POST, a dev knob): the body
- * ends in bwd_fused_post.cuh cd_sm90_bwd_fused_end (per-tile counts; the last contributor's CTA
- * converts the dQ tile; the ordering argument is that file's header) and no post kernel runs.
- *
  * Varlen (cd_sm90_bwd_varlen_kernel; bwd_varlen_plan.cuh, docs/kernels/sm90_bwd_varlen.md): the
  * same body (cd_sm90_bwd_body, kVarlen) over a list of (sequence, key block) units built on the
  * device, heaviest first; a 1-d grid over (unit, KV head) in the dense LPT order (SM90_BWD_LPT_GROUP
@@ -121,7 +117,6 @@
 #include "kernels/sm90/bwd_trace.cuh" /* SM90_BWD_TRACE (dev): empty macros at 0 */
 #include "kernels/sm90/bwd_epilogue.cuh" /* dK / dV out */
 #include "kernels/sm90/bwd_post_tile.cuh" /* dQ tiles out (SM90_BWD_FUSED_POST) */
-#include "kernels/sm90/bwd_fused_post.cuh" /* the fused kernel's end (SM90_BWD_FUSED_POST) */
 #include "kernels/sm80/ptx_sm80.cuh"     /* cd_softcap_tanh: the portable kernels' tanh (kSoftcap) */
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a
@@ -143,13 +138,12 @@ struct cd_sm90_bwd_varlen_units {
  * the offsets are constant zeros: the dense kernels' code is what it was (docs/kernels/
  * sm90_bwd_varlen.md). */
 template <int D, bool kFp16, int kDet, bool kVarlen, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M,
-          bool kSoftcap = false, bool kFused = false>
+          bool kSoftcap = false>
 __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                                  const CUtensorMap &tm_v, const CUtensorMap &tm_do,
                                                  const cd_sm90_bwd_args &args_in, const int head_dim,
                                                  const int head_dim_v, const cd_sm90_bwd_varlen_units vu,
-                                                 const float softcap_pre = 0.f,
-                                                 const cd_sm90_bwd_dq_out dq_out = cd_sm90_bwd_dq_out{}) {
+                                                 const float softcap_pre = 0.f) {
   typedef cd_sm90_bwd_tile<D> tile;
   /* the deterministic modes' dQ warp (bwd_parts.cuh cd_sm90_bwd_dq_warp): its staging buffers */
   constexpr bool kDqWarp = kDet != CD_SM90_BWD_NONDET;
@@ -163,7 +157,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   static_assert(!SWAP || (D == 128 && kDet == CD_SM90_BWD_NONDET && !kVarlen),
                 "the 80-row tile: d128, non-deterministic, dense");
   static_assert(!kSoftcap || !SWAP, "softcap: the rows' own tiles");
-  static_assert(!kFused || (kDet == CD_SM90_BWD_NONDET && !kVarlen), "the fused post: dense, non-deterministic");
   /* the named barrier among the two consumers: their dS^T are in shared memory (the epilogue's,
    * CD_SM90_BAR_BWD_EPILOGUE, is bwd_epilogue.cuh's) */
   constexpr int BAR_DS = CD_SM90_BAR_BWD_DS;
@@ -190,9 +183,8 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
    * init, tensor-map prefetch) depends on no earlier kernel: it runs before any wait. Varlen:
    * every thread waits (for the pre, whose completion follows the plan's: bwd_varlen_plan.cuh)
    * right after it, before reading the plan's unit list; the dense kernel's waits are the
-   * producer's after its K / V loads and the consumers' below. The fused kernel
-   * (SM90_BWD_FUSED_POST) is the call's last: no trigger, as the post's (bwd_fused_post.cuh). */
-  if constexpr (!kFused) cd_griddep_launch_dependents();
+   * producer's after its K / V loads and the consumers' below. */
+  cd_griddep_launch_dependents();
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
   if constexpr (kVarlen) cd_griddep_wait();
 #endif
@@ -533,12 +525,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
   if (lane == 0) cd_tma_store_wait_read<0>(); /* shared memory stays until the reduces read it */
 
   static_assert(BN * D * 2 <= ST * L::QT_BYTES, "dK / dV staging fits the Q / dO stages");
-  if constexpr (kFused) {
-    static_assert(BM * (2 * D + 16) + 4 * 257 <= 2 * L::DS_BYTES, "the dQ tile staging and list fit the dS buffers");
-    cd_sm90_bwd_fused_end<D, kFp16, BM, BN, L::DQ_SPLIT>(dk, dv, args, dq_out, sQ, sDO, gbase + L::DS_OFF,
-                                                         key_in_block0, cw, lane, k0, hk, b, n_block, h_lo, h_hi,
-                                                         m_lo, m_hi, head_dim, head_dim_v);
-  } else
   cd_sm90_bwd_epilogue_rows<D, kFp16, BN>(dk, dv, args, sQ, sDO, key_in_block0, lane, k0, k_tok0, hk, b,
                                           head_dim, head_dim_v);
   SM90_BWD_TRACE_END(cw, ct, it);
@@ -571,24 +557,6 @@ __global__ void __launch_bounds__(384, 1)
       tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1},
       softcap_pre);
 }
-
-#if SM90_BWD_FUSED_POST
-/* The fused kernel (config.cuh SM90_BWD_FUSED_POST, a dev knob; bwd_fused_post.cuh): the dense
- * non-deterministic kernel of row D at tile BM_ (the row's BLOCK_M or 80), with softcap (softcap_pre
- * as the softcap kernel's) or without, that also converts the dQ tiles whose last contributor its
- * CTA is (dq_out: dQ's tensor; the counters: the workspace's semaphores), so that no post kernel
- * runs. A kernel of its own: the library's kernels keep their names, parameters and code. */
-template <int D, bool kFp16, int BM_, bool kSoftcap>
-__global__ void __launch_bounds__(384, 1)
-    cd_sm90_bwd_fused_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
-                             const cd_sm90_bwd_args args, const int head_dim, const int head_dim_v,
-                             const cd_sm90_bwd_dq_out dq_out, const float softcap_pre) {
-  cd_sm90_bwd_body<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, kSoftcap, true>(
-      tm_q, tm_k, tm_v, tm_do, args, head_dim, head_dim_v, cd_sm90_bwd_varlen_units{nullptr, nullptr, nullptr, 1},
-      softcap_pre, dq_out);
-}
-#endif
 
 /* The varlen kernel (bwd_varlen.cu): a 1-d grid of the list's capacity x heads_kv CTAs; args.dk /
  * dv and the tensor maps over the packed tensors (head_dim, total, heads, 1), args.sq_pad the

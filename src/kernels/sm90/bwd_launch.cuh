@@ -15,8 +15,8 @@
  *
  * Workspace (256-byte aligned parts): the fp32 dQ accumulator [batch][heads_q][sq_pad][D_QK] (the
  * row's width, not head_dim), LSE2 and delta [batch][heads_q][sq_pad] fp32, sq_pad = seqlen_q
- * rounded up to BLOCK_M, and in the deterministic mode (and the fused post's calls, config.cuh
- * SM90_BWD_FUSED_POST: cd_sm90_bwd_fuses_post) one int32 semaphore per (batch, head, query block). Tensor maps are encoded at every call (they hold addresses) and passed as
+ * rounded up to BLOCK_M, and in the deterministic mode one int32 semaphore per (batch, head,
+ * query block). Tensor maps are encoded at every call (they hold addresses) and passed as
  * __grid_constant__ parameters. api.c has validated and normalized the params. With
  * config.cuh's SM90_BWD_PDL launches the main kernel and the post with programmatic dependent
  * launch (cd_sm90_bwd_launch_pdl).
@@ -101,14 +101,6 @@ static inline int64_t cd_sm90_bwd_sq_pad(const cudadent_attn_bwd_params_t *p) {
   return pad;
 }
 
-/* Whether a dense call runs the fused kernel (config.cuh SM90_BWD_FUSED_POST, a dev knob;
- * bwd_kernel.cuh cd_sm90_bwd_fused_kernel) instead of the main kernel and the post: the narrow
- * rows' (64, 96, 128 and its 80-row tile; softcap ones included) non-deterministic calls. Its
- * workspace has the per-tile counters as the deterministic mode has its semaphores. */
-static inline int cd_sm90_bwd_fuses_post(const cudadent_attn_bwd_params_t *p) {
-  return SM90_BWD_FUSED_POST && p->cu_seqlens_q == NULL && !p->deterministic && cd_sm90_bwd_row(p) <= 128;
-}
-
 /* Whether a deterministic call takes rotated walks and turns (bwd_parts.cuh cd_sm90_bwd_walk_m):
  * no mask, at most as many key blocks as query blocks (the turn formula's premise), and a chain's
  * key blocks resident at once with room to spare (half the SMs, one CTA per SM: a rotated turn
@@ -172,10 +164,6 @@ static const void *cd_sm90_bwd_main_kernel() {
     return (const void *)cd_sm90_bwd_wide_softcap_kernel<D, DV, kFp16>;
   else if constexpr (cd_sm90_bwd_tile<D, DV>::WIDE != 0)
     return (const void *)cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>;
-#if SM90_BWD_FUSED_POST
-  else if constexpr (kDet == CD_SM90_BWD_NONDET) /* cd_sm90_bwd_fuses_post */
-    return (const void *)cd_sm90_bwd_fused_kernel<D, kFp16, BM, kSoftcap>;
-#endif
   else if constexpr (kSoftcap)
     return (const void *)cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>;
   else
@@ -225,9 +213,6 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
 #else
   constexpr int SMEM = SMEM3;
 #endif
-  /* config.cuh SM90_BWD_FUSED_POST: the narrow rows' non-deterministic calls on the fused kernel,
-   * no post (cd_sm90_bwd_fuses_post says so to the workspace query) */
-  constexpr bool kFused = SM90_BWD_FUSED_POST && !kWide && kDet == CD_SM90_BWD_NONDET;
   const void *kernel; /* if constexpr: the other rows' units do not instantiate the E3 / E5 kernels */
 #if SM90_BWD_WIDE5
   if constexpr (kWide5) kernel = (const void *)cd_sm90_bwd_wide5_kernel<kFp16>;
@@ -267,7 +252,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   io.dq_acc = (float *)workspace;
   io.lse2 = (float *)((char *)workspace + acc_bytes);
   io.delta = (float *)((char *)workspace + acc_bytes + row_bytes);
-  io.dq_sem = kDet || kFused ? (int *)((char *)workspace + acc_bytes + 2 * row_bytes) : nullptr;
+  io.dq_sem = kDet ? (int *)((char *)workspace + acc_bytes + 2 * row_bytes) : nullptr;
   io.batch = p->batch;
   io.heads_q = p->heads_q;
   io.seqlen_q = p->seqlen_q;
@@ -332,15 +317,6 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   else if constexpr (kWide)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv);
-#if SM90_BWD_FUSED_POST
-  else if constexpr (kFused) {
-    const cd_sm90_bwd_dq_out dq_out = {p->dq.data, p->dq.stride_batch, p->dq.stride_seq, p->dq.stride_head};
-    err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_fused_kernel<D, kFp16, BM, kSoftcap>, grid, dim3(384), SMEM, stream,
-                                 tm_q, tm_k, tm_v, tm_do, a, d, dv, dq_out,
-                                 kSoftcap ? p->softmax_scale / p->softcap : 0.f);
-    return err; /* the call's last kernel: no post */
-  }
-#endif
   else if constexpr (kSoftcap)
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
@@ -369,14 +345,6 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
                                                                              p->softmax_scale / p->softcap);
   else if constexpr (kWide)
     cd_sm90_bwd_wide_kernel<D, DV, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
-#if SM90_BWD_FUSED_POST
-  else if constexpr (kFused) {
-    const cd_sm90_bwd_dq_out dq_out = {p->dq.data, p->dq.stride_batch, p->dq.stride_seq, p->dq.stride_head};
-    cd_sm90_bwd_fused_kernel<D, kFp16, BM, kSoftcap><<<grid, 384, SMEM, stream>>>(
-        tm_q, tm_k, tm_v, tm_do, a, d, dv, dq_out, kSoftcap ? p->softmax_scale / p->softcap : 0.f);
-    return cudaGetLastError(); /* no post */
-  }
-#endif
   else if constexpr (kSoftcap)
     cd_sm90_bwd_softcap_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
                                                                           p->softmax_scale / p->softcap);

@@ -24,7 +24,7 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_FUSED_POST))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -254,18 +254,6 @@
  * 431-454 -> 481 / 499-518; causal b32 512 178 -> 181 / 180. */
 #ifndef SM90_BWD_D96
 #define SM90_BWD_D96 2
-#endif
-
-/* The post kernel fused into the main kernel (docs/kernels/sm90_bwd_next.md experiment 8, built in
- * session 28, not yet run on a GPU): 1 runs the narrow rows' (64 / 64, 96 / 96, 128 / 128 and its
- * 80-row tile) dense non-deterministic calls, softcap ones included, on cd_sm90_bwd_fused_kernel
- * (bwd_fused_post.cuh): each CTA counts, at its end, the dQ tiles it added to on per-tile counters
- * of the workspace (the deterministic mode's semaphores, zeroed by the pre), and the CTA whose
- * count completes a tile converts it as the post kernel would (cd_sm90_bwd_post_tile), so the
- * call has two kernels, not three. Varlen, deterministic and wide-row calls keep the post kernel.
- * 0 (the library's): the three kernels, the code as without the knob. */
-#ifndef SM90_BWD_FUSED_POST
-#define SM90_BWD_FUSED_POST 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
