@@ -116,7 +116,6 @@
 #include "kernels/sm90/bwd_parts.cuh" /* smem layout, arguments, launch order, dQ reduce */
 #include "kernels/sm90/bwd_trace.cuh" /* SM90_BWD_TRACE (dev): empty macros at 0 */
 #include "kernels/sm90/bwd_epilogue.cuh" /* dK / dV out */
-#include "kernels/sm90/bwd_post_tile.cuh" /* dQ tiles out (SM90_BWD_FUSED_POST) */
 #include "kernels/sm80/ptx_sm80.cuh"     /* cd_softcap_tanh: the portable kernels' tanh (kSoftcap) */
 
 /* The varlen kernel's view of the unit list (bwd_varlen_plan.cuh builds it in the workspace): a

@@ -11,10 +11,8 @@
  *   query blocks' semaphores. Its row work (cd_sm90_bwd_dot8, _row_sum, _lse2, _zero_acc) is
  *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre).
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
- *   the main kernel's fragment order to the caller's layout, through shared memory so that the
- *   global stores are 16-byte rows, of the real head_dim columns only (bwd_post_tile.cuh: the
- *   fragment order, the arguments cd_sm90_bwd_io and the tile's code, cd_sm90_bwd_post_tile,
- *   which the fused main kernel of config.cuh's SM90_BWD_FUSED_POST runs too).
+ *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
+ *   the global stores are 16-byte rows, of the real head_dim columns only.
  * D is the compiled width of Q/K (and of the dQ accumulator), DV of V (O, dO): a row of the tile
  * table (bwd_tiles.cuh: 64 / 64, 128 / 128, 192 / 128, 256 / 256); a call's real head_dim and
  * head_dim_v may be any multiples of 8 up to them (bwd.cu).
@@ -30,6 +28,21 @@
 #include "kernels/sm90/bwd_kernel.cuh"
 
 #define SM90_BWD_PREPOST_THREADS 256
+
+template <bool kFp16> struct cd_sm90_bwd_dtype { typedef __nv_bfloat16 type; };
+template <> struct cd_sm90_bwd_dtype<true> { typedef __half type; };
+
+struct cd_sm90_bwd_io {
+  const void *o, *dout;
+  void *dq;
+  const float *lse;
+  int64_t o_sb, o_ss, o_sh, do_sb, do_ss, do_sh, dq_sb, dq_ss, dq_sh; /* elements */
+  float *lse2, *delta, *dq_acc;
+  int *dq_sem; /* deterministic mode: one per (batch, head, query block of BM); else NULL */
+  int batch, heads_q, seqlen_q, sq_pad;
+  int head_dim, head_dim_v; /* the call's real ones (<= D): O, dO and dQ have no column past */
+  float scale;
+};
 
 /* The pre kernels' threads a row: one per 8 columns of O and dO (a 16-byte load each) where DV / 8
  * is a power of two (the rows' shuffle sum); else the largest power of two dividing it (DV 96: 4
@@ -129,10 +142,39 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
   cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
 }
 
+/* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / (16 DQ_N) chunks of
+ * 16 x DQ_N (DQ_N: the tile table's, 64 but at d96's 48; BM 64: chunk 4 s + warp holds the part of
+ * warp `warp` in the DQ_N-column slab s, cw = s below; the wide kernel's slabs, bwd_wide_kernel.cuh,
+ * are the same), chunk 4 cw + warp holding consumer cw's warp's 16 x DQ_N dQ part, float4 i * 32 +
+ * lane its fragment registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1)
+ * with g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw
+ * when BM is 128, columns DQ_N cw when BM is 64). */
+/* BM 80 (config.cuh SM90_BWD_D128_BM80, D 128): the parts are transposed (dQ^T = K^T dS^T), chunks
+ * of 1280 floats, chunk 4 cw + warp consumer cw's warp's 16 D columns x 80 rows, float4 i * 32 +
+ * lane its registers 4i .. 4i + 3: (column, row) = (c, g), (c, g + 1), (c + 8, g), (c + 8, g + 1)
+ * with c = 64 cw + 16 warp + lane / 4, g = 8 i + 2 (lane % 4) . */
+__device__ __forceinline__ void cd_sm90_bwd_dq_frag_t(int f, int &row, int &col) {
+  const int chunk = f / 320, i = (f / 32) % 10, lane = f % 32;
+  const int cw = chunk / 4, warp = chunk % 4;
+  col = 64 * cw + 16 * warp + lane / 4;
+  row = 8 * i + 2 * (lane % 4);
+}
+
+template <int BM, int DQ_N>
+__device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
+  constexpr int F4 = 4 * DQ_N, NI = DQ_N / 8; /* float4s of a chunk (16 x DQ_N), of a lane in it */
+  const int chunk = f / F4, i = (f / 32) % NI, lane = f % 32;
+  const int cw = chunk / 4, warp = chunk % 4;
+  row = 16 * warp + lane / 4 + (BM == 128 ? 64 * cw : 0);
+  col = 8 * i + 2 * (lane % 4) + (BM == 64 ? DQ_N * cw : 0);
+}
+
 template <bool kFp16, int D, int DV = D, int BM_ = cd_sm90_bwd_tile<D, DV>::BLOCK_M>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(const cd_sm90_bwd_io io) {
   constexpr int BM = BM_, THREADS = SM90_BWD_PREPOST_THREADS;
-  constexpr int ROW_BYTES = D * 2 + 16; /* cd_sm90_bwd_post_tile's staging rows */
+  static_assert(BM * D % (4 * THREADS) == 0, "whole float4s a thread");
+  constexpr int F4 = BM * D / 4 / THREADS;
+  constexpr int ROW_BYTES = D * 2 + 16; /* padded rows: the fragment writes spread over banks */
   __shared__ __align__(16) uint8_t tile[BM * ROW_BYTES];
   const int m = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = (int64_t)b * io.heads_q + h;
@@ -144,7 +186,35 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_post(con
    * PDL that did not wait would otherwise read dQ while it is written). */
   cd_griddep_wait();
 #endif
-  cd_sm90_bwd_post_tile<kFp16, D, DV, BM, THREADS, 0>(io, bh, m, h, b, threadIdx.x, tile);
+  const float4 *src = (const float4 *)(io.dq_acc + (bh * (io.sq_pad / BM) + m) * (BM * D));
+#pragma unroll
+  for (int k = 0; k < F4; ++k) {
+    const int f = threadIdx.x + k * THREADS;
+    const float4 a = src[f];
+    int row, col;
+    if constexpr (BM == 80) { /* transposed parts: four 16-bit stores */
+      typedef typename cd_sm90_bwd_dtype<kFp16>::type T;
+      cd_sm90_bwd_dq_frag_t(f, row, col);
+      *(T *)(tile + row * ROW_BYTES + col * 2) = (T)(a.x * io.scale);
+      *(T *)(tile + (row + 1) * ROW_BYTES + col * 2) = (T)(a.y * io.scale);
+      *(T *)(tile + row * ROW_BYTES + (col + 8) * 2) = (T)(a.z * io.scale);
+      *(T *)(tile + (row + 1) * ROW_BYTES + (col + 8) * 2) = (T)(a.w * io.scale);
+    } else {
+    cd_sm90_bwd_dq_frag<BM, cd_sm90_bwd_tile<D, DV>::DQ_N>(f, row, col);
+    *(uint32_t *)(tile + row * ROW_BYTES + col * 2) = cd_pack2<kFp16>(a.x * io.scale, a.y * io.scale);
+    *(uint32_t *)(tile + (row + 8) * ROW_BYTES + col * 2) =
+        cd_pack2<kFp16>(a.z * io.scale, a.w * io.scale);
+    }
+  }
+  __syncthreads();
+  constexpr int CPR = D / 8; /* 16-byte chunks per row */
+  for (int idx = threadIdx.x; idx < BM * CPR; idx += THREADS) {
+    const int row = idx / CPR, c = idx % CPR;
+    const int q = m * BM + row;
+    if (q >= io.seqlen_q || c >= io.head_dim / 8) continue; /* dQ's real columns only */
+    *(uint4 *)((uint16_t *)io.dq + b * io.dq_sb + (int64_t)q * io.dq_ss + h * io.dq_sh + c * 8) =
+        *(const uint4 *)(tile + row * ROW_BYTES + c * 16);
+  }
 }
 
 #endif /* CUDADENT_SM90_BWD_PREPOST_CUH */
