@@ -284,12 +284,12 @@ static int bwd_grouped_order(void) {
 /* The backward's block ranges against a brute force over rows: which key blocks n and query
  * blocks m hold a visible (row, key) pair (row i sees key j iff j in [i + shift - wl, i + shift +
  * wr] and j < seqlen_k, a negative window side unbounded). A K/V-stationary CTA walks the query
- * blocks cd_mask_q_blocks gives it; a dQ tile's contributors, counted by the fused post
- * (bwd_fused_post.cuh) and ordered by the deterministic turns, are the key blocks
- * cd_mask_kv_blocks gives it; both must be exactly the pairs that interact, for every length and
+ * blocks cd_mask_q_blocks gives it; a dQ tile's contributors, ordered by the deterministic turns,
+ * are the key blocks cd_mask_kv_blocks gives it; both must be exactly the pairs that interact, for every length and
  * window and the backward's tiles (BM x BN: 128 x 128 d64, 64 x 128 d96 / d128, 80 x 128 the
  * 80-row tile, 64 x 64 the wide rows, 64 x 96 E3, 64 x 80 E5). And the query blocks with no
- * contributor are the prefix [0, m_lo of key block 0): the fused post converts those there. */
+ * contributor are the prefix [0, m_lo of key block 0) (the fused post of sm90_bwd_next.md
+ * experiment 8, rejected, relied on it; any design that writes those rows at key block 0 does). */
 template <int BM, int BN>
 static int bwd_block_ranges_one(int sq, int sk, int wl, int wr) {
   const int nm = (sq + BM - 1) / BM, nb = (sk + BN - 1) / BN;

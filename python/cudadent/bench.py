@@ -189,11 +189,23 @@ def _record_error(r, e, args):
 
 
 def _shape_inputs(cfg):
+    """The shape's q, k, v, drawn on the current (default) stream and complete when this returns:
+    the backends run on the bench's own stream, a non-blocking one that nothing orders after the
+    default stream. Without the synchronize, the first backend's first call (the reference output
+    of _compare_output) could read the inputs before torch.randn wrote them: memory the caching
+    allocator had just freed from the previous shape, of the same size in the FA3 and dims
+    suites (16k tokens), i.e. the previous shape's inputs (session 29: a 5.36 max abs
+    difference at one dims shape, cudadent against a wrong FA2 reference). The synchronize before
+    the draw keeps the previous shape's work on the bench stream from overlapping the reuse of its
+    freed memory."""
     import torch
     B, H, S, D, causal = (cfg[k] for k in ("B", "H", "S", "D", "causal"))
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
-    return _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal), Hkv=cfg.get("Hkv"),
-                   Dv=cfg.get("Dv"))
+    torch.cuda.synchronize()
+    qkv = _inputs(B, H, S, D, tdtype, True, seed=1234 + S + D + int(causal), Hkv=cfg.get("Hkv"),
+                  Dv=cfg.get("Dv"))
+    torch.cuda.synchronize()
+    return qkv
 
 
 def _base(cfg):

@@ -19,7 +19,7 @@
      defined(SM90_EXACT_BLOCKS) || defined(SM90_EXACT_MAX_EARLY) || defined(SM90_HALF_FIRST) || \
      defined(SM90_CONSUMER_RANGE) || defined(SM90_GRID_LIMIT) ||                               \
      defined(SM90_D64_MASKED_M192_MIN_SEQLEN) || defined(SM90_HEAD_ORDER_MAX_MBLOCKS) ||       \
-     defined(SM90_D96_MASKED_M192_MIN_SEQLEN) ||                                               \
+     defined(SM90_D96_MASKED_M192_MIN_SEQLEN) || defined(SM90_D96_UNMASKED_M192_MIN_SEQLEN) ||  \
      defined(SM90_L2_GROUP_BYTES) || defined(SM90_TAIL_ROUNDS) || defined(SM90_SCHED_GROUP) ||  \
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
@@ -57,12 +57,23 @@
 #endif
 
 /* Masked d96 calls (SM90_FWD_D96 2) take the 192-row tile from this query length on and the 128-row
- * d96 rows (value 1's tile) below it, as d64's rule above; 0 (the library's): 192 rows at every
- * length. A dev knob: session 28 did not reach causal 512 / 1k with value 2, where the 192-row
- * tile's diagonal waste is largest (§2.1; the d64 rows' threshold is 2048). At 0 the 128-row d96
- * kernels are not compiled. */
+ * d96 rows (value 1's tile) below it, as d64's rule above (docs/kernels/sm90_fwd.md §2.5). H200,
+ * session 29, bf16 h21, 2048 against 0 (192 rows at every length): causal b32 512 +15% (LSE) /
+ * +17% (no LSE), causal b16 1k +14% (LSE); at causal 2k the 192-row tile is 2.6% ahead (session
+ * 28, value 2 against 1). */
 #ifndef SM90_D96_MASKED_M192_MIN_SEQLEN
-#define SM90_D96_MASKED_M192_MIN_SEQLEN 0
+#define SM90_D96_MASKED_M192_MIN_SEQLEN 2048
+#endif
+
+/* The same for unmasked d96 calls: shorter than this, the 128-row d96 rows. At 512 queries the
+ * 192-row tile pads 12.5% of its rows (3 tiles) and its 96-key blocks 12.5% of the keys (6 blocks),
+ * ~27% more products than the 128 x 128 tile's exact fit; the dims suite had d96 non-causal 512 at
+ * 0.96x cuDNN (forward, session 29). H200, session 29, bf16 h21 b32 s512, 1024 against 0: 400.3
+ * -> 452.7 TFLOP/s (+13%, LSE; predicted +0-6%, before the key padding was counted). At 1k (16%
+ * more products; predicted +5-9%) not measured: 1024 leaves it on 192 rows; at 2k the 192-row tile
+ * is 6.5% ahead (session 28). */
+#ifndef SM90_D96_UNMASKED_M192_MIN_SEQLEN
+#define SM90_D96_UNMASKED_M192_MIN_SEQLEN 1024
 #endif
 
 /* ---- softmax (softmax.cuh) ---- */
