@@ -109,7 +109,16 @@ static int cd_sm80_bwd_width(const cudadent_attn_bwd_params_t *p) {
   (CD_SM80_BWD_IF_96(w, T, member)(w) == 64 ? T<64>::member : (w) == 128 ? T<128>::member       \
                                             : (w) == 192 ? T<192>::member : T<256>::member)
 
+/* BLOCK_M of width w's tile; where the width has a large tile too (CUDADENT_SM80_BWD_W256_M64), the
+ * larger BLOCK_M (a multiple of the other: bwd_parts.cuh), so that the dQ accumulator's padded rows
+ * (cd_sm80_bwd_sq_pad) suit either tile: the workspace does not depend on the device's choice. */
+#if CUDADENT_SM80_BWD_W256_M64
+static int cd_sm80_bwd_block_m(int w) {
+  return w == 256 ? cd_sm80_bwd_tile<256, true>::BLOCK_M : CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M);
+}
+#else
 static int cd_sm80_bwd_block_m(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M); }
+#endif
 static int cd_sm80_bwd_block_n(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_N); }
 static int cd_sm80_bwd_ctas_per_sm(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, CTAS_PER_SM); }
 static int cd_sm80_bwd_smem(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_shape, SMEM); }
