@@ -10,7 +10,9 @@
  * applied; false only for W 64 / 128 with head_dim = head_dim_v = W, the code of before) and
  * SOFTCAP (main kernel only). Instantiations per dtype: main 10 (64 and 128: exact, padded,
  * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each; W 96 (gated) adds
- * main 3, pre and dq 2 each, as W 128.
+ * main 3, pre and dq 2 each, as W 128; W 256's 64 x 64 tile (dispatch.h CUDADENT_SM80_BWD_W256_M64,
+ * run where the device's opt-in shared memory holds its 209 KiB; bwd_main.cuh) adds main 2 and
+ * dq 1 (cd_sm80_bwd_main_large, cd_sm80_bwd_dq_large; trap stubs on sm_80 / sm_86 / sm_89).
  *
  * Three kernels per call, on one stream (1 and 3 in bwd_prepost.cuh; the tile table, layout,
  * warp products and loaders in bwd_parts.cuh; kernel 2 and the launch templates in bwd_main.cuh;
