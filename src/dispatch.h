@@ -111,6 +111,20 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM80_FWD_WIDE8 1
 #endif
 
+/* 1: the portable backward's width 256 gets a large tile (docs/kernels/sm80_bwd.md "W 256 with
+ * 64 x 64"): 64 query rows x 64 keys, 8 warps (FA2's d256 backward tile, with the 32 x 64's warp layout:
+ * FA2's spilled), against the 32 x 64 of gate 0, which pays ~24% more ldmatrix traffic and
+ * twice the barriers a FLOP. 209 KiB of shared memory with the double-buffered Q / dO: taken
+ * where the device's opt-in shared memory per block holds it (sm_90: 227 KiB), else the 32 x 64
+ * (sm_80: 163 KiB); compiled as trap stubs for the architectures that cannot hold it. Dense and
+ * varlen, padded and softcap: 16 kernels more a GPU architecture (main and dQ convert). With it,
+ * W 256's dQ accumulator rows are padded to 64 (a multiple of both tiles' BLOCK_M). Read by the
+ * .cu files only (bwd.cu, bwd_main.cuh). Built in session 30, not run: 0 compiles none of it and
+ * dispatches as before. */
+#ifndef CUDADENT_SM80_BWD_W256_M64
+#define CUDADENT_SM80_BWD_W256_M64 0
+#endif
+
 /* 1: the Hopper forward's row lists varlen (with seqused_k and the device check; issue 28,
  * docs/kernels/sm90_fwd.md section 2.6: src/kernels/sm90/fwd_varlen*), so varlen forwards with
  * enough work run there on H100 / H200 and a forced CUDADENT_KERNEL_FWD=sm90 takes them. Its GPU

@@ -5,7 +5,8 @@
  *   nvcc -std=c++17 -Iinclude -Isrc dev/sm80_bwd/check_layout.cu -o /tmp/check_layout && /tmp/check_layout
  *
  * For W = 64, 96, 128, 192, 256 (96: dispatch.h's CUDADENT_SM80_W96 row, 12-chunk rows with
- * swizzle.cuh's 4-chunk key) and each of the five products of the main kernel:
+ * swizzle.cuh's 4-chunk key), W 256's large tile (64 x 64, dispatch.h CUDADENT_SM80_BWD_W256_M64)
+ * and each of the five products of the main kernel:
  *   1. the warps' accumulator fragments cover the product's output exactly once (S, dP [BM][BN];
  *      dK, dV [BN][W], with the pair-interleaved columns at W 192; dQ [BM][W]);
  *   2. every ldmatrix row address a lane computes (base + row + imm + (x ^ imm): the XOR trick,
@@ -15,7 +16,8 @@
  *      different 16-byte bank groups (no bank conflicts);
  *   3. the dQ accumulator's fragment order: cd_sm80_bwd_dq_frag(f) is where the main kernel's
  *      reduction f puts its c0, and the float4s cover [BM][W] once;
- *   4. the shared memory fits sm_80 (163 KiB) and the pre kernel's threads cover a row;
+ *   4. the shared memory fits sm_80 (163 KiB; a large tile sm_90's 227 KiB), the copies split
+ *      evenly over the threads and the pre kernel's threads cover a row;
  *   5. the swizzle keeps every row's chunks a permutation of its own chunks (W and BN rows).
  * Prints one line per width; exit status 1 on the first failure.
  */
@@ -135,10 +137,10 @@ static void check_b(int n0, int NT, int KSTEPS, const char *what) {
     }
 }
 
-template <int D>
+template <int D, bool LARGE = false>
 static void check_width() {
-  typedef cd_sm80_bwd_tile<D> Tl;
-  typedef cd_sm80_bwd_shape<D> Sh;
+  typedef cd_sm80_bwd_tile<D, LARGE> Tl;
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
   constexpr int BM = Sh::BM, BN = Sh::BN;
   constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
   constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
@@ -186,7 +188,7 @@ static void check_width() {
             const int row0 = (warp % Tl::DQ_WARPS_M) * Sh::Q_TM, col0 = cd_sm80_bwd_wcol<Sh::Q_TD, Sh::Q_IL>(warp / Tl::DQ_WARPS_M);
             const int want_r = row0 + mt * 16 + (lane >> 2), want_c = col0 + cd_sm80_bwd_ncol<Sh::Q_IL>(nt) + 2 * (lane & 3);
             int r, c;
-            cd_sm80_bwd_dq_frag<D>(f, r, c);
+            cd_sm80_bwd_dq_frag<D, LARGE>(f, r, c);
             CHECK(r == want_r && c == want_c, "%s: f %d at (%d, %d), want (%d, %d)", what, f, r, c, want_r, want_c);
             CHECK(f < BM * D / 4, "%s: f %d past the block", what, f);
             cv.add(r, c, what); cv.add(r, c + 1, what); cv.add(r + 8, c, what); cv.add(r + 8, c + 1, what);
@@ -207,12 +209,16 @@ static void check_width() {
   }
 
   /* 4. sizes */
-  CHECK(Sh::SMEM <= 163 * 1024, "W%d: %d bytes of shared memory", D, Sh::SMEM);
+  CHECK(Sh::SMEM <= (LARGE ? 227 : 163) * 1024, "W%d: %d bytes of shared memory", D, Sh::SMEM);
+  /* the main kernel's loaders and stores: THREADS split the Q/dO and K/V tiles' chunks evenly;
+   * the dQ convert's float4s likewise; the LSE / delta copies: one thread a row */
+  CHECK((BM * D / 8) % Sh::THREADS == 0 && (BN * D / 8) % Sh::THREADS == 0 && (BM * D / 4) % Sh::THREADS == 0 &&
+            BM <= Sh::THREADS, "W%d: copy split", D);
   CHECK(Sh::PRE_TPR * 8 >= D && 32 % Sh::PRE_TPR == 0, "W%d pre: %d threads a row", D, Sh::PRE_TPR);
 
-  printf("W %3d: tile %3d x %3d, %d warps, smem %6d B (%.1f KiB), warp tiles S %dx%d dKV %dx%d (IL %d) dQ %dx%d "
+  printf("W %3d%s: tile %3d x %3d, %d warps, smem %6d B (%.1f KiB), warp tiles S %dx%d dKV %dx%d (IL %d) dQ %dx%d "
          "(IL %d), dK+dV %d + dQ %d + S,dP %d fp32/thread: %s\n",
-         D, BM, BN, Tl::WARPS, Sh::SMEM, Sh::SMEM / 1024.0, Sh::S_TM, Sh::S_TN, Sh::KV_TN, Sh::KV_TD, Sh::KV_IL,
+         D, LARGE ? " large" : "", BM, BN, Tl::WARPS, Sh::SMEM, Sh::SMEM / 1024.0, Sh::S_TM, Sh::S_TN, Sh::KV_TN, Sh::KV_TD, Sh::KV_IL,
          Sh::Q_TM, Sh::Q_TD, Sh::Q_IL, 2 * KV_MT * KV_NT * 4, Q_MT * Q_NT * 4, 2 * S_MT * S_NT * 4,
          failures == before ? "ok" : "FAILED");
 }
@@ -223,6 +229,7 @@ int main() {
   check_width<128>();
   check_width<192>();
   check_width<256>();
+  check_width<256, true>(); /* dispatch.h CUDADENT_SM80_BWD_W256_M64's 64 x 64 */
   if (failures) fprintf(stderr, "%d failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -10,7 +10,9 @@
  * applied; false only for W 64 / 128 with head_dim = head_dim_v = W, the code of before) and
  * SOFTCAP (main kernel only). Instantiations per dtype: main 10 (64 and 128: exact, padded,
  * padded + softcap; 192 and 256: padded, padded + softcap), pre and dq 6 each; W 96 (gated) adds
- * main 3, pre and dq 2 each, as W 128.
+ * main 3, pre and dq 2 each, as W 128; W 256's 64 x 64 tile (dispatch.h CUDADENT_SM80_BWD_W256_M64,
+ * run where the device's opt-in shared memory holds its 209 KiB; bwd_main.cuh) adds main 2 and
+ * dq 1 (cd_sm80_bwd_main_large, cd_sm80_bwd_dq_large; trap stubs on sm_80 / sm_86 / sm_89).
  *
  * Three kernels per call, on one stream (1 and 3 in bwd_prepost.cuh; the tile table, layout,
  * warp products and loaders in bwd_parts.cuh; kernel 2 and the launch templates in bwd_main.cuh;
@@ -109,7 +111,16 @@ static int cd_sm80_bwd_width(const cudadent_attn_bwd_params_t *p) {
   (CD_SM80_BWD_IF_96(w, T, member)(w) == 64 ? T<64>::member : (w) == 128 ? T<128>::member       \
                                             : (w) == 192 ? T<192>::member : T<256>::member)
 
+/* BLOCK_M of width w's tile; where the width has a large tile too (CUDADENT_SM80_BWD_W256_M64), the
+ * larger BLOCK_M (a multiple of the other: bwd_parts.cuh), so that the dQ accumulator's padded rows
+ * (cd_sm80_bwd_sq_pad) suit either tile: the workspace does not depend on the device's choice. */
+#if CUDADENT_SM80_BWD_W256_M64
+static int cd_sm80_bwd_block_m(int w) {
+  return w == 256 ? cd_sm80_bwd_tile<256, true>::BLOCK_M : CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M);
+}
+#else
 static int cd_sm80_bwd_block_m(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_M); }
+#endif
 static int cd_sm80_bwd_block_n(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, BLOCK_N); }
 static int cd_sm80_bwd_ctas_per_sm(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_tile, CTAS_PER_SM); }
 static int cd_sm80_bwd_smem(int w) { return CD_SM80_BWD_OF_WIDTH(w, cd_sm80_bwd_shape, SMEM); }

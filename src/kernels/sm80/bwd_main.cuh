@@ -17,11 +17,13 @@
 
 /* ---- kernel 2: the main loop ---------------------------------------------------------------------- */
 
-/* The kernel's body (the __global__ kernels below: dense and varlen). */
-template <typename T, int D, bool PAD, bool SOFTCAP, bool VARLEN>
+/* The kernel's body (the __global__ kernels below: dense and varlen; LARGE: the width's large
+ * tile, cd_sm80_bwd_tile). */
+template <typename T, int D, bool PAD, bool SOFTCAP, bool VARLEN, bool LARGE = false>
 __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a,
                                                       const cd_sm80_bwd_varlen_args_t v) {
-  typedef cd_sm80_bwd_shape<D> Sh;
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
+  typedef typename Sh::Tile Tl;
   constexpr int BM = Sh::BM, BN = Sh::BN, THREADS = Sh::THREADS;
   constexpr int S_MT = Sh::S_TM / 16, S_NT = Sh::S_TN / 8;
   constexpr int KV_MT = Sh::KV_TN / 16, KV_NT = Sh::KV_TD / 8;
@@ -35,12 +37,12 @@ __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int hk = blockIdx.y, b = blockIdx.z;
   /* warp coordinates in the three layouts */
-  const int s_row0 = (warp % cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TM;
-  const int s_col0 = (warp / cd_sm80_bwd_tile<D>::SDP_WARPS_M) * Sh::S_TN;
-  const int kv_row0 = (warp % cd_sm80_bwd_tile<D>::DKV_WARPS_N) * Sh::KV_TN;
-  const int kv_col0 = cd_sm80_bwd_wcol<Sh::KV_TD, KV_IL>(warp / cd_sm80_bwd_tile<D>::DKV_WARPS_N);
-  const int q_row0 = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM;
-  const int q_col0 = cd_sm80_bwd_wcol<Sh::Q_TD, Q_IL>(warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M);
+  const int s_row0 = (warp % Tl::SDP_WARPS_M) * Sh::S_TM;
+  const int s_col0 = (warp / Tl::SDP_WARPS_M) * Sh::S_TN;
+  const int kv_row0 = (warp % Tl::DKV_WARPS_N) * Sh::KV_TN;
+  const int kv_col0 = cd_sm80_bwd_wcol<Sh::KV_TD, KV_IL>(warp / Tl::DKV_WARPS_N);
+  const int q_row0 = (warp % Tl::DQ_WARPS_M) * Sh::Q_TM;
+  const int q_col0 = cd_sm80_bwd_wcol<Sh::Q_TD, Q_IL>(warp / Tl::DQ_WARPS_M);
 
   const cd_sm80_bwd_ldm_t l_s_a = cd_sm80_bwd_ldm_a<D, false>(s_row0, lane), l_s_b = cd_sm80_bwd_ldm_b<D, false>(s_col0, lane);
   const cd_sm80_bwd_ldm_t l_kv_a = cd_sm80_bwd_ldm_a<BN, true>(kv_row0, lane), l_kv_b = cd_sm80_bwd_ldm_b<D, true>(kv_col0, lane);
@@ -89,7 +91,7 @@ __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a
                                   : (const uint16_t *)a.v + b * a.v_sb + (int64_t)n0 * a.v_ss + hk * a.v_sh;
       cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sK, kg, a.k_ss, kvalid, tid, a.dim_qk);
       cd_sm80_bwd_load_tile<BN, D, THREADS, PAD>(sV, vg, a.v_ss, kvalid, tid, a.dim_v);
-      cd_sm80_bwd_load_query_tile<D, PAD, VARLEN>(a, s0, 0, b, hk * a.group, m_begin, tid, &sv,
+      cd_sm80_bwd_load_query_tile<D, PAD, VARLEN, LARGE>(a, s0, 0, b, hk * a.group, m_begin, tid, &sv,
                                                   v.total_q); /* with K, V: one group */
 
       int h = hk * a.group, m = m_begin;
@@ -103,7 +105,7 @@ __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a
         cd_cp_async_wait<0>();
         __syncthreads(); /* this tile's Q/dO landed for all threads; buffers of it-1 are free */
         if (it + 1 < iters)
-          cd_sm80_bwd_load_query_tile<D, PAD, VARLEN>(a, s0, buf ^ 1, b, h_next, m_next, tid, &sv, v.total_q);
+          cd_sm80_bwd_load_query_tile<D, PAD, VARLEN, LARGE>(a, s0, buf ^ 1, b, h_next, m_next, tid, &sv, v.total_q);
         const uint32_t sQb = sQ + buf * Sh::Q_TILE, sdOb = sdO + buf * Sh::Q_TILE;
 
         /* S = Q K^T, dP = dO V^T */
@@ -190,7 +192,7 @@ __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a
             }
         __syncthreads(); /* sP, sdS complete */
 
-        if (!cd_sm80_bwd_tile<D>::DQ_FIRST) {
+        if (!Tl::DQ_FIRST) {
           /* dV += P^T dO, dK += dS^T Q */
           cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
           cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
@@ -209,7 +211,7 @@ __device__ __forceinline__ void cd_sm80_bwd_main_body(const cd_sm80_bwd_args_t a
               cd_red_add_f32x4(dst + (mt * Q_NT + nt) * 128, dq[mt][nt][0], dq[mt][nt][1], dq[mt][nt][2],
                                dq[mt][nt][3]);
         }
-        if (cd_sm80_bwd_tile<D>::DQ_FIRST) {
+        if (Tl::DQ_FIRST) {
           cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dv, sP, l_kv_a, sdOb, l_kv_b);
           cd_sm80_bwd_warp_gemm<T, KV_MT, KV_NT, BM / 16, BN, true, D, true, KV_IL>(dk, sdS, l_kv_a, sQb, l_kv_b);
         }
@@ -254,24 +256,54 @@ cd_sm80_bwd_main_varlen(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_arg
   cd_sm80_bwd_main_body<T, D, PAD, SOFTCAP, true>(a, v);
 }
 
+/* The large tile's kernels (dispatch.h CUDADENT_SM80_BWD_W256_M64: W 256's 64 x 64), dense and
+ * varlen: the same body. Where the architecture being compiled cannot hold the tile's shared
+ * memory (sm_80, sm_86, sm_89: CD_SM80_BWD_ARCH_SMEM) the body is not compiled, a trap instead;
+ * the launcher never runs them there (cd_sm80_bwd_large_fits). */
+template <typename T, int D, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(cd_sm80_bwd_tile<D, true>::WARPS * 32, cd_sm80_bwd_tile<D, true>::CTAS_PER_SM)
+cd_sm80_bwd_main_large(const cd_sm80_bwd_args_t a) {
+  const cd_sm80_bwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
+  if constexpr (cd_sm80_bwd_shape<D, true>::SMEM <= CD_SM80_BWD_ARCH_SMEM)
+    cd_sm80_bwd_main_body<T, D, PAD, SOFTCAP, false, true>(a, none);
+  else
+    __trap(); /* a tile this architecture cannot hold: never launched on it */
+}
+
+template <typename T, int D, bool PAD, bool SOFTCAP>
+__global__ void __launch_bounds__(cd_sm80_bwd_tile<D, true>::WARPS * 32, cd_sm80_bwd_tile<D, true>::CTAS_PER_SM)
+cd_sm80_bwd_main_varlen_large(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args_t v) {
+  if constexpr (cd_sm80_bwd_shape<D, true>::SMEM <= CD_SM80_BWD_ARCH_SMEM)
+    cd_sm80_bwd_main_body<T, D, PAD, SOFTCAP, true, true>(a, v);
+  else
+    __trap(); /* as above */
+}
+
 /* ---- launching ---------------------------------------------------------------------------------- */
 
+/* 1 where width D has a large tile in this build (dispatch.h CUDADENT_SM80_BWD_W256_M64: W 256's
+ * 64 x 64), run where the device holds it (cd_sm80_bwd_large_fits). */
+template <int D> constexpr bool cd_sm80_bwd_has_large() { return CUDADENT_SM80_BWD_W256_M64 && D == 256; }
+
 /* The three kernels of one instantiation, on the stream (VARLEN: the varlen kernels, v their
- * second argument; dense: v is not read). */
-template <typename T, int D, bool PAD, bool SOFTCAP, bool VARLEN>
+ * second argument; dense: v is not read; LARGE: the width's large tile, its main and dQ kernels;
+ * the pre kernel does not depend on the tile). */
+template <typename T, int D, bool PAD, bool SOFTCAP, bool VARLEN, bool LARGE = false>
 static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, const cd_sm80_bwd_varlen_args_t &v,
                                       cudaStream_t stream) {
-  typedef cd_sm80_bwd_shape<D> Sh;
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
   constexpr int ROWS = SM80_BWD_ROW_THREADS / Sh::PRE_TPR;
   /* only the kernels of the call's kind are instantiated */
   const void *main_kernel;
   if constexpr (VARLEN) {
-    main_kernel = (const void *)cd_sm80_bwd_main_varlen<T, D, PAD, SOFTCAP>;
+    if constexpr (LARGE) main_kernel = (const void *)cd_sm80_bwd_main_varlen_large<T, D, PAD, SOFTCAP>;
+    else main_kernel = (const void *)cd_sm80_bwd_main_varlen<T, D, PAD, SOFTCAP>;
     const int64_t pre_rows = (int64_t)a.hq * v.total_q; /* (head, token) */
     cd_sm80_bwd_pre_varlen<T, D, PAD>
         <<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a, v);
   } else {
-    main_kernel = (const void *)cd_sm80_bwd_main<T, D, PAD, SOFTCAP>;
+    if constexpr (LARGE) main_kernel = (const void *)cd_sm80_bwd_main_large<T, D, PAD, SOFTCAP>;
+    else main_kernel = (const void *)cd_sm80_bwd_main<T, D, PAD, SOFTCAP>;
     const int64_t pre_rows = (int64_t)a.batch * a.hq * a.sq_pad;
     cd_sm80_bwd_pre<T, D, PAD><<<(unsigned)((pre_rows + ROWS - 1) / ROWS), SM80_BWD_ROW_THREADS, 0, stream>>>(a);
   }
@@ -292,27 +324,50 @@ static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, const cd_sm80
    * a CTA past its sequence's keys does nothing) */
   const dim3 grid(a.det ? a.splits : a.n_blocks, a.hkv, a.batch);
   if constexpr (VARLEN) {
-    cd_sm80_bwd_main_varlen<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a, v);
+    if constexpr (LARGE) cd_sm80_bwd_main_varlen_large<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a, v);
+    else cd_sm80_bwd_main_varlen<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a, v);
     /* the query tiles of max_seqlen_q (a.sq); a.sq_pad is the accumulator's rows per head here */
     const dim3 dq_grid((unsigned)((a.sq + Sh::BM - 1) / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
-    cd_sm80_bwd_dq_varlen<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a, v);
+    if constexpr (LARGE) cd_sm80_bwd_dq_varlen_large<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a, v);
+    else cd_sm80_bwd_dq_varlen<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a, v);
   } else {
-    cd_sm80_bwd_main<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+    if constexpr (LARGE) cd_sm80_bwd_main_large<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+    else cd_sm80_bwd_main<T, D, PAD, SOFTCAP><<<grid, Sh::THREADS, Sh::SMEM, stream>>>(a);
+    /* sq_pad: a multiple of every tile's BLOCK_M of the width (bwd.cu cd_sm80_bwd_block_m) */
     const dim3 dq_grid((unsigned)(a.sq_pad / Sh::BM), (unsigned)a.hq, (unsigned)a.batch);
-    cd_sm80_bwd_dq<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
+    if constexpr (LARGE) cd_sm80_bwd_dq_large<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
+    else cd_sm80_bwd_dq<T, D, PAD><<<dq_grid, Sh::THREADS, 0, stream>>>(a);
   }
   return cudaGetLastError();
 }
 
+#if CUDADENT_SM80_BWD_W256_M64
+/* 1 if the current device's opt-in shared memory per block holds width D's large tile (209 KiB
+ * at W 256: sm_90 yes, sm_80 no); 0 if not, or if the device cannot be asked (the small tile's
+ * launch then reports the error). Cached per device (device_info.c). */
+template <int D> static bool cd_sm80_bwd_large_fits() {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess)
+    return false;
+  return optin >= cd_sm80_bwd_shape<D, true>::SMEM;
+}
+#endif
+
 /* The kernel of width D for a call: the exact one (PAD false) where the tile table has it and
  * head_dim = head_dim_v = D without softcap; else the padded one, with or without softcap. Where
- * D has no exact kernel, the first branch names the padded one too (one instantiation fewer). */
-template <typename T, int D, bool VARLEN>
+ * D has no exact kernel, the first branch names the padded one too (one instantiation fewer).
+ * Where the width has a large tile (cd_sm80_bwd_has_large) and the device holds it, that tile's
+ * kernels (LARGE), else the table's tile. */
+template <typename T, int D, bool VARLEN, bool LARGE = false>
 static cudaError_t cd_sm80_bwd_launch_width(const cd_sm80_bwd_args_t &a, const cd_sm80_bwd_varlen_args_t &v,
                                             bool exact, bool softcap, cudaStream_t stream) {
-  if (softcap) return cd_sm80_bwd_launch<T, D, true, true, VARLEN>(a, v, stream);
-  if (exact) return cd_sm80_bwd_launch<T, D, !cd_sm80_bwd_tile<D>::EXACT, false, VARLEN>(a, v, stream);
-  return cd_sm80_bwd_launch<T, D, true, false, VARLEN>(a, v, stream);
+#if CUDADENT_SM80_BWD_W256_M64
+  if constexpr (!LARGE && cd_sm80_bwd_has_large<D>())
+    if (cd_sm80_bwd_large_fits<D>()) return cd_sm80_bwd_launch_width<T, D, VARLEN, true>(a, v, exact, softcap, stream);
+#endif
+  if (softcap) return cd_sm80_bwd_launch<T, D, true, true, VARLEN, LARGE>(a, v, stream);
+  if (exact) return cd_sm80_bwd_launch<T, D, !cd_sm80_bwd_tile<D, LARGE>::EXACT, false, VARLEN, LARGE>(a, v, stream);
+  return cd_sm80_bwd_launch<T, D, true, false, VARLEN, LARGE>(a, v, stream);
 }
 
 /* VARLEN: the varlen kernels (bwd_varlen.cu instantiates them), else the dense ones (bwd.cu) */

@@ -31,10 +31,11 @@
  * along the second); DQ_FIRST: issue the dQ product (and its reductions) before dV and dK (chosen
  * by measurement, docs/kernels/sm80_bwd.md section 4); EXACT: a kernel without column bounds
  * (PAD = false) exists for this width, taken when head_dim = head_dim_v = W and no softcap.
- * Shared memory (cd_sm80_bwd_shape::SMEM) must fit sm_80's 163 KiB per block; registers decide
- * the rest: dK + dV accumulators are 2 BLOCK_N W / 256 fp32 a thread, the dQ product's BLOCK_M W
+ * Shared memory (cd_sm80_bwd_shape::SMEM) must fit sm_80's 163 KiB per block (a LARGE = true
+ * row, a width's optional large tile: sm_90's 227 KiB, run where the device holds it); registers
+ * decide the rest: dK + dV accumulators are 2 BLOCK_N W / 256 fp32 a thread, the dQ product's BLOCK_M W
  * / 256 (docs/kernels/sm80_bwd.md section 9). */
-template <int D> struct cd_sm80_bwd_tile;
+template <int D, bool LARGE = false> struct cd_sm80_bwd_tile;
 /* W 64: S/dP warp tile 64x32, dK/dV 32x32, dQ 32x32. 162 KiB. */
 template <> struct cd_sm80_bwd_tile<64> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 128, WARPS = 8, CTAS_PER_SM = 1;
@@ -73,13 +74,48 @@ template <> struct cd_sm80_bwd_tile<256> {
   static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 1;
   static constexpr int DQ_FIRST = 1, EXACT = 0;
 };
+/* W 256's large tile (LARGE = true; dispatch.h CUDADENT_SM80_BWD_W256_M64, docs/kernels/sm80_bwd.md
+ * "W 256 with 64 x 64"): 64 x 64 (FA2's d256 backward tile) with the small tile's warp layout,
+ * S/dP warp tile 32x16, dK/dV 32x64, dQ 64x32. FA2's layout (S/dP 16x32, dQ 32x64: its
+ * AtomLayoutMSdP 4, AtomLayoutMdQ 2) reads as many ldmatrix bytes but spilled 32 (PAD) / 64
+ * (softcap) bytes at 255 registers on sm_90; this one uses 245 / 246, no spill. dK + dV 128
+ * registers, dQ 64 (the small tile: 32). 209 KiB (214016 B) with the double-buffered Q/dO: only
+ * where the device's opt-in shared memory holds it (sm_90's 227 KiB, not sm_80's 163 KiB;
+ * cd_sm80_bwd_large_fits), the small tile above elsewhere. BLOCK_N and CTAS_PER_SM equal the
+ * small tile's: the host's key-tile count and deterministic splits do not depend on the choice. */
+template <> struct cd_sm80_bwd_tile<256, true> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 8, CTAS_PER_SM = 1;
+  static constexpr int SDP_WARPS_M = 2, DKV_WARPS_N = 2, DQ_WARPS_M = 1;
+  static constexpr int DQ_FIRST = 1, EXACT = 0;
+};
+static_assert(cd_sm80_bwd_tile<256, true>::BLOCK_N == cd_sm80_bwd_tile<256>::BLOCK_N &&
+                  cd_sm80_bwd_tile<256, true>::CTAS_PER_SM == cd_sm80_bwd_tile<256>::CTAS_PER_SM &&
+                  cd_sm80_bwd_tile<256, true>::BLOCK_M % cd_sm80_bwd_tile<256>::BLOCK_M == 0,
+              "W 256's tiles share the key tiling, and the accumulator's padding (the larger BLOCK_M)");
+
+/* Opt-in shared memory per block: sm_80's 163 KiB (the small tiles', every width) and sm_90's
+ * 227 KiB (a large tile's). */
+#define SM80_BWD_SMEM_SM80 (163 * 1024)
+#define SM80_BWD_SMEM_SM90 (227 * 1024)
+
+/* The opt-in shared memory per block of the architecture being compiled (device code only; the
+ * forward's CD_SM80_FWD_ARCH_SMEM): sm_86 / sm_89 99 KiB, sm_80 / sm_87 163 KiB, else (sm_90,
+ * and newer through compute_90's PTX) 227 KiB. A large tile's kernels are compiled as a trap
+ * where it needs more; they are never launched there (cd_sm80_bwd_large_fits). */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 890)
+#define CD_SM80_BWD_ARCH_SMEM (99 * 1024)
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870)
+#define CD_SM80_BWD_ARCH_SMEM SM80_BWD_SMEM_SM80
+#else
+#define CD_SM80_BWD_ARCH_SMEM SM80_BWD_SMEM_SM90
+#endif
 
 /* Threads of the pre/convert kernels. */
 #define SM80_BWD_ROW_THREADS 256
 #define SM80_BWD_LOG2E 1.4426950408889634f
 
-template <int D> struct cd_sm80_bwd_shape {
-  typedef cd_sm80_bwd_tile<D> Tile;
+template <int D, bool LARGE = false> struct cd_sm80_bwd_shape {
+  typedef cd_sm80_bwd_tile<D, LARGE> Tile;
   static constexpr int BM = Tile::BLOCK_M, BN = Tile::BLOCK_N, THREADS = Tile::WARPS * 32;
   /* warp tiles */
   static constexpr int SDP_WN = Tile::WARPS / Tile::SDP_WARPS_M;
@@ -110,7 +146,8 @@ template <int D> struct cd_sm80_bwd_shape {
   static_assert(2 * Q_TILE >= KV_TILE, "dK/dV staging reuses the sQ/sdO buffers");
   static_assert(D >= 64 && BN >= 64 && BN % 64 == 0 && D % 32 == 0,
                 "swizzle.cuh: rows of whole 8-chunk groups, or of 8 k + 4 chunks (W 96)");
-  static_assert(SMEM <= 163 * 1024, "fits sm_80's shared memory per block");
+  static_assert(SMEM <= (LARGE ? SM80_BWD_SMEM_SM90 : SM80_BWD_SMEM_SM80),
+                "a small tile fits sm_80's shared memory per block, a large one sm_90's");
   static_assert(PRE_TPR <= 32 && PRE_TPR * 8 >= D, "pre kernel: one warp covers a row");
   static_assert((BM * D / 8) % THREADS == 0 && (BN * D / 8) % THREADS == 0, "copy split");
   static_assert(BM <= THREADS, "one LSE element per thread");
@@ -377,14 +414,14 @@ __device__ __forceinline__ void cd_sm80_bwd_store_tile(uint16_t *g, int64_t row_
 /* cp.async the query tile m of head h into buffer buf: Q and dO [BM][D] (rows past seqlen_q
  * zero; where PAD, Q's columns from head_dim and dO's from head_dim_v zero), LSE [BM] (past
  * seqlen_q zero; the reader masks them) and delta [BM] (padded in the workspace, always
- * readable). One commit group. VARLEN: the tile of sequence s (b unused): rows from token
+ * readable). One commit group. LARGE: the width's large tile (cd_sm80_bwd_tile). VARLEN: the tile of sequence s (b unused): rows from token
  * s.q0 + m BM, s.sq rows valid, LSE and delta at [h][total_q] (4-byte copies, zero past s.sq). */
-template <int D, bool PAD, bool VARLEN = false>
+template <int D, bool PAD, bool VARLEN = false, bool LARGE = false>
 __device__ __forceinline__ void cd_sm80_bwd_load_query_tile(const cd_sm80_bwd_args_t &a, uint32_t s0, int buf,
                                                             int b, int h, int m, int tid,
                                                             const cd_sm80_bwd_seq_t *s = NULL,
                                                             int total_q = 0) {
-  typedef cd_sm80_bwd_shape<D> Sh;
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
   const int m0 = m * Sh::BM;
   if constexpr (VARLEN) {
     const int64_t t0 = (int64_t)s->q0 + m0; /* the tile's first token */

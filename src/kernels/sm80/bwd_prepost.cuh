@@ -97,13 +97,13 @@ cd_sm80_bwd_pre_varlen(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args
  * accumulator {c0, c1, c2, c3} of that warp / fragment / lane, i.e. rows (g, g, g+8, g+8) and
  * columns (2t, 2t+1, 2t, 2t+1) of the fragment. Each warp's reduction then covers 512 contiguous
  * bytes (4 wavefronts) instead of 8 rows. Returns the (row, col) of element c0 of float4 f. */
-template <int D> CD_SM80_BWD_HD void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
-  typedef cd_sm80_bwd_shape<D> Sh;
+template <int D, bool LARGE = false> CD_SM80_BWD_HD void cd_sm80_bwd_dq_frag(int f, int &row, int &col) {
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
   constexpr int Q_MT = Sh::Q_TM / 16, Q_NT = Sh::Q_TD / 8;
   const int lane = f & 31, nt = (f >> 5) % Q_NT, mt = (f >> 5) / Q_NT % Q_MT;
   const int warp = (f >> 5) / (Q_NT * Q_MT);
-  row = (warp % cd_sm80_bwd_tile<D>::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
-  col = cd_sm80_bwd_wcol<Sh::Q_TD, Sh::Q_IL>(warp / cd_sm80_bwd_tile<D>::DQ_WARPS_M) +
+  row = (warp % Sh::Tile::DQ_WARPS_M) * Sh::Q_TM + mt * 16 + (lane >> 2);
+  col = cd_sm80_bwd_wcol<Sh::Q_TD, Sh::Q_IL>(warp / Sh::Tile::DQ_WARPS_M) +
         cd_sm80_bwd_ncol<Sh::Q_IL>(nt) + 2 * (lane & 3);
 }
 
@@ -112,11 +112,11 @@ template <int D> CD_SM80_BWD_HD void cd_sm80_bwd_dq_frag(int f, int &row, int &c
  * stores whole rows (where PAD, their first head_dim columns) with 16-byte writes. VARLEN: batch
  * is the sequence and the query tiles are those of max_seqlen_q: a CTA past its sequence's end
  * returns; the tile's accumulator block starts at the sequence's acc0, its rows go to the
- * sequence's tokens. */
-template <typename T, int D, bool PAD, bool VARLEN>
+ * sequence's tokens. LARGE: the width's large tile (its BLOCK_M and dQ warp layout). */
+template <typename T, int D, bool PAD, bool VARLEN, bool LARGE = false>
 __device__ __forceinline__ void cd_sm80_bwd_dq_body(const cd_sm80_bwd_args_t a,
                                                     const cd_sm80_bwd_varlen_args_t v) {
-  typedef cd_sm80_bwd_shape<D> Sh;
+  typedef cd_sm80_bwd_shape<D, LARGE> Sh;
   constexpr int BM = Sh::BM, THREADS = Sh::THREADS, F4 = BM * D / 4 / THREADS;
   __shared__ __align__(16) unsigned char tile[BM * D * 2];
   const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;
@@ -141,7 +141,7 @@ __device__ __forceinline__ void cd_sm80_bwd_dq_body(const cd_sm80_bwd_args_t a,
 #pragma unroll
   for (int i = 0; i < F4; ++i) {
     int row, col;
-    cd_sm80_bwd_dq_frag<D>(threadIdx.x + i * THREADS, row, col);
+    cd_sm80_bwd_dq_frag<D, LARGE>(threadIdx.x + i * THREADS, row, col);
     *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row, col)) = cd_pack2<T>(acc[i].x * a.scale, acc[i].y * a.scale);
     *(uint32_t *)(tile + cd_sm80_bwd_swz<D>(row + 8, col)) = cd_pack2<T>(acc[i].z * a.scale, acc[i].w * a.scale);
   }
@@ -166,6 +166,29 @@ template <typename T, int D, bool PAD>
 __global__ void __launch_bounds__(cd_sm80_bwd_shape<D>::THREADS)
 cd_sm80_bwd_dq_varlen(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args_t v) {
   cd_sm80_bwd_dq_body<T, D, PAD, true>(a, v);
+}
+
+/* The large tile's convert kernels (dispatch.h CUDADENT_SM80_BWD_W256_M64): the accumulator of
+ * the large tile's main kernel is in its fragment order, [BM][D] blocks of its BLOCK_M. Compiled
+ * as a trap where the architecture cannot hold the large main kernel's shared memory (they run
+ * only after it: bwd_main.cuh cd_sm80_bwd_launch). */
+template <typename T, int D, bool PAD>
+__global__ void __launch_bounds__(cd_sm80_bwd_shape<D, true>::THREADS)
+cd_sm80_bwd_dq_large(const cd_sm80_bwd_args_t a) {
+  const cd_sm80_bwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
+  if constexpr (cd_sm80_bwd_shape<D, true>::SMEM <= CD_SM80_BWD_ARCH_SMEM)
+    cd_sm80_bwd_dq_body<T, D, PAD, false, true>(a, none);
+  else
+    __trap(); /* a tile this architecture cannot hold: never launched on it */
+}
+
+template <typename T, int D, bool PAD>
+__global__ void __launch_bounds__(cd_sm80_bwd_shape<D, true>::THREADS)
+cd_sm80_bwd_dq_varlen_large(const cd_sm80_bwd_args_t a, const cd_sm80_bwd_varlen_args_t v) {
+  if constexpr (cd_sm80_bwd_shape<D, true>::SMEM <= CD_SM80_BWD_ARCH_SMEM)
+    cd_sm80_bwd_dq_body<T, D, PAD, true, true>(a, v);
+  else
+    __trap(); /* as above */
 }
 
 #endif /* CUDADENT_SM80_BWD_PREPOST_CUH */
