@@ -119,7 +119,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * (sm_80: 163 KiB); compiled as trap stubs for the architectures that cannot hold it. Dense and
  * varlen, padded and softcap: 16 kernels more a GPU architecture (main and dQ convert). With it,
  * W 256's dQ accumulator rows are padded to 64 (a multiple of both tiles' BLOCK_M). Read by the
- * .cu files only (bwd.cu, bwd_main.cuh). Built in session 30, not run: 0 compiles none of it and
+ * .cu files only (bwd.cu, bwd_main.cuh). Built in session 29, not run: 0 compiles none of it and
  * dispatches as before. */
 #ifndef CUDADENT_SM80_BWD_W256_M64
 #define CUDADENT_SM80_BWD_W256_M64 0
