@@ -61,7 +61,8 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
     small = masked ? large_ctas < 2 * (int64_t)sms : 2 * large_ctas <= (int64_t)sms;
 #ifdef CUDADENT_DEV
     /* dev builds: CUDADENT_SM80_FWD_TILE=large / small forces the tile size of every call, so
-     * that the C suite's small shapes run the large tiles too (dev/sm80_fwd/w256_run.sh) */
+     * that the C suite's small shapes run the large tiles too (session 29's W 192 / 256 runs:
+     * git show ad0acc3:dev/sm80_fwd/w256_run.sh) */
     const char *force = getenv("CUDADENT_SM80_FWD_TILE");
     if (force != NULL && !strcmp(force, "large")) small = 0;
     if (force != NULL && !strcmp(force, "small")) small = 1;
