@@ -66,12 +66,12 @@
 #endif
 
 /* The same for unmasked d96 calls: shorter than this, the 128-row d96 rows. At 512 queries the
- * 192-row tile pads 12.5% of its rows (3 tiles) and its 96-key blocks 12.5% of the keys (6 blocks),
- * ~27% more products than the 128 x 128 tile's exact fit; the dims suite had d96 non-causal 512 at
- * 0.96x cuDNN (forward, session 29). H200, session 29, bf16 h21 b32 s512, 1024 against 0: 400.3
- * -> 452.7 TFLOP/s (+13%, LSE; predicted +0-6%, before the key padding was counted). At 1k (16%
- * more products; predicted +5-9%) not measured: 1024 leaves it on 192 rows; at 2k the 192-row tile
- * is 6.5% ahead (session 28). */
+ * 192-row tile pads 12.5% of its rows (3 tiles) and its 96-key blocks 12.5% of the keys (6
+ * blocks), ~27% more products than the 128 x 128 tile's exact fit; the dims suite had d96
+ * non-causal 512 at 0.96x cuDNN (forward, session 29). H200, session 29, bf16 h21 b32 s512, a
+ * build at 2048 against 0: 400.3 -> 452.7 TFLOP/s (+13%, LSE; predicted +0-6%, before the key
+ * padding was counted). At 1k (16% more products; predicted +5-9%) not measured: 1024 leaves it
+ * on 192 rows; at 2k the 192-row tile is 6.5% ahead (session 28). */
 #ifndef SM90_D96_UNMASKED_M192_MIN_SEQLEN
 #define SM90_D96_UNMASKED_M192_MIN_SEQLEN 1024
 #endif

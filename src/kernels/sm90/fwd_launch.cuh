@@ -138,8 +138,9 @@ template <class Tile, bool kFp16> struct cd_sm90_fwd_dense_launcher {
  * 128, 192 / 128 (Q/K up to 192 with V up to 128), else 256; where kD96Rows (the dense launcher
  * in a build with config.cuh's SM90_FWD_D96) calls up to 96 take the d96 rows of BLOCK_M 128
  * (SM90_FWD_D96 1) or 192 (2) before the 128 ones. d64 and d96 (at 2): 192 query rows a tile,
- * except masked calls with short query sequences (config.cuh SM90_D64_ / SM90_D96_MASKED_M192_
- * MIN_SEQLEN), where the diagonal tile's waste and the few tiles favour 128 (§2.1, §2.5). Calls without LSE take the row's tensor-core row-sum twin (fwd_tiles.cuh
+ * except short query sequences (config.cuh SM90_D64_MASKED_M192_MIN_SEQLEN, SM90_D96_MASKED_ /
+ * _UNMASKED_M192_MIN_SEQLEN), where the row padding, the diagonal tile's waste and the few tiles
+ * favour 128 (§2.1, §2.5). Calls without LSE take the row's tensor-core row-sum twin (fwd_tiles.cuh
  * ROWSUM) where it has one; the 192 / 128 and 256 rows run them with fp32 row sums (the
  * epilogue stores no LSE where lse is NULL). cudaErrorNotSupported for a head dim or dtype
  * without rows (reachable only where a caller forces this path). */
@@ -160,7 +161,7 @@ static cudaError_t cd_sm90_fwd_run_dtype(const cudadent_attn_fwd_params_t *p, vo
   if constexpr (kD96Rows && SM90_FWD_D96 != 0) {
     constexpr int BM = SM90_FWD_D96 == 2 ? 192 : 128;
     if (d <= 96 && dv <= 96) {
-      if constexpr (BM == 192) /* config.cuh: the 128-row d96 tile for short masked calls */
+      if constexpr (BM == 192) /* config.cuh: the 128-row d96 tile for short calls */
         if (p->seqlen_q < (masked ? SM90_D96_MASKED_M192_MIN_SEQLEN : SM90_D96_UNMASKED_M192_MIN_SEQLEN))
           return lse ? Launch<cd_sm90_fwd_tile<96, 96, 128, true>, kFp16>::run(p, ws, s)
                      : Launch<cd_sm90_fwd_tile<96, 96, 128, false>, kFp16>::run(p, ws, s);
