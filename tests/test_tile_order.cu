@@ -281,24 +281,6 @@ static int bwd_grouped_order(void) {
   return T_PASS;
 }
 
-/* The random cases of the block-range tests below: an LCG (rnd(n) in [0, n)) and a window of one
- * of five kinds (none, causal, sliding, random sides, one side) for lengths sq, sk, normalized as
- * api.c does (window_left < seqlen_k, window_right < seqlen_q; mask_rule.cuh). */
-struct tile_order_lcg {
-  unsigned x;
-  int operator()(int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); }
-};
-static void tile_order_random_window(tile_order_lcg &rnd, int sq, int sk, int *wl, int *wr) {
-  const int kind = rnd(5);
-  *wl = -1, *wr = -1;
-  if (kind == 1) *wr = 0;
-  if (kind == 2) { *wl = rnd(200); *wr = 0; }
-  if (kind == 3) { *wl = rnd(3) ? rnd(sk) : -1; *wr = rnd(3) ? rnd(sq) : -1; }
-  if (kind == 4) { if (rnd(2)) *wl = rnd(sk); else *wr = rnd(sq); }
-  if (*wl >= sk) *wl = sk - 1;
-  if (*wr >= sq) *wr = sq - 1;
-}
-
 /* The backward's block ranges against a brute force over rows: which key blocks n and query
  * blocks m hold a visible (row, key) pair (row i sees key j iff j in [i + shift - wl, i + shift +
  * wr] and j < seqlen_k, a negative window side unbounded). A K/V-stationary CTA walks the query
@@ -347,11 +329,19 @@ static int bwd_block_ranges_one(int sq, int sk, int wl, int wr) {
 }
 
 static int bwd_block_ranges(void) {
-  tile_order_lcg rnd = {2024u};
+  unsigned x = 2024u;
+  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
   for (int c = 0; c < 1500; ++c) {
     const int sq = 1 + rnd(c % 3 == 0 ? 70 : 900), sk = 1 + rnd(c % 4 == 1 ? 70 : 900);
-    int wl, wr;
-    tile_order_random_window(rnd, sq, sk, &wl, &wr);
+    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
+    int wl = -1, wr = -1;
+    if (kind == 1) wr = 0;
+    if (kind == 2) { wl = rnd(200); wr = 0; }
+    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
+    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
+    /* api.c's normalization: window_left < seqlen_k, window_right < seqlen_q (mask_rule.cuh) */
+    if (wl >= sk) wl = sk - 1;
+    if (wr >= sq) wr = sq - 1;
     int r = T_PASS;
     r |= bwd_block_ranges_one<128, 128>(sq, sk, wl, wr);
     r |= bwd_block_ranges_one<64, 128>(sq, sk, wl, wr);
@@ -400,12 +390,20 @@ static int bwd_dead_half_one(int sq, int sk, int wl, int wr, long *dead) {
 }
 
 static int bwd_dead_half(void) {
-  tile_order_lcg rnd = {2029u};
+  unsigned x = 2029u;
+  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
   long dead = 0, dead_causal_eq = 0;
   for (int c = 0; c < 1500; ++c) {
     const int sq = 1 + rnd(c % 3 == 0 ? 200 : 700), sk = c % 5 == 0 ? sq : 1 + rnd(c % 4 == 1 ? 200 : 700);
-    int wl, wr;
-    tile_order_random_window(rnd, sq, sk, &wl, &wr);
+    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
+    int wl = -1, wr = -1;
+    if (kind == 1) wr = 0;
+    if (kind == 2) { wl = rnd(200); wr = 0; }
+    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
+    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
+    /* api.c's normalization: window_left < seqlen_k, window_right < seqlen_q (mask_rule.cuh) */
+    if (wl >= sk) wl = sk - 1;
+    if (wr >= sq) wr = sq - 1;
     const int r = bwd_dead_half_one<128, 64>(sq, sk, wl, wr, &dead);
     if (r != T_PASS) return r;
   }
@@ -429,12 +427,19 @@ static int bwd_dead_half(void) {
  * docs/kernels/sm90_bwd_wide_next.md section 11 (seqlen_q = seqlen_k): 9 dead slices a query head
  * at 512, 16 at 1k, 33 at 2k, 129 at 8k; non-causal 2k: 64 (the last key block's keys 2048..). */
 static int bwd_dead_slice_e3(void) {
-  tile_order_lcg rnd = {3023u};
+  unsigned x = 3023u;
+  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
   long dead = 0;
   for (int c = 0; c < 1500; ++c) {
     const int sq = 1 + rnd(c % 3 == 0 ? 200 : 700), sk = c % 5 == 0 ? sq : 1 + rnd(c % 4 == 1 ? 200 : 700);
-    int wl, wr;
-    tile_order_random_window(rnd, sq, sk, &wl, &wr);
+    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
+    int wl = -1, wr = -1;
+    if (kind == 1) wr = 0;
+    if (kind == 2) { wl = rnd(200); wr = 0; }
+    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
+    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
+    if (wl >= sk) wl = sk - 1;
+    if (wr >= sq) wr = sq - 1;
     const int r = bwd_dead_half_one<96, 32>(sq, sk, wl, wr, &dead);
     if (r != T_PASS) return r;
   }
