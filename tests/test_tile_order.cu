@@ -355,15 +355,13 @@ static int bwd_block_ranges(void) {
 }
 
 /* The sm90 backward's dead consumer (mask_rule.cuh cd_mask_keys_dead, config.cuh
- * SM90_BWD_DIAG_SKIP; BN 128, NK 64; E3's SM90_BWD_WIDE3_DIAG_SKIP: BN 96, NK 32): for every query
- * block of 64 rows a key block of BN walks (cd_mask_q_blocks) and each NK-key slice of it (the
- * narrow tile's halves, E3's thirds), the condition is true exactly when no (row, key)
- * pair of the slice and the block's rows is visible by the rule (cd_mask_visible over the real rows
+ * SM90_BWD_DIAG_SKIP): for every query block of 64 rows a key block of 128 walks
+ * (cd_mask_q_blocks) and each 64-key half of it, the condition is true exactly when no (row, key)
+ * pair of the half and the block's rows is visible by the rule (cd_mask_visible over the real rows
  * and keys; and over the tile's rows past seqlen_q too, which the kernel's element mask does not
- * clip). Counts the dead slices seen into *dead. */
-template <int BN, int NK>
+ * clip). Counts the dead halves seen into *dead. */
 static int bwd_dead_half_one(int sq, int sk, int wl, int wr, long *dead) {
-  constexpr int BM = 64;
+  constexpr int BM = 64, BN = 128, NK = 64;
   const cd_mask_t mr = {sq, sk, wl, wr};
   for (int n = 0; n < (sk + BN - 1) / BN; ++n) {
     int m_lo, m_hi;
@@ -381,8 +379,8 @@ static int bwd_dead_half_one(int sq, int sk, int wl, int wr, long *dead) {
           }
         const bool d = cd_mask_keys_dead<BM, NK>(r0, kc, sq, sk, wl, wr);
         T_CHECK(d == !any && d == !any_tile,
-                "BN %d NK %d sq %d sk %d wl %d wr %d: key block %d slice %d, query block %d: dead %d, visible pair %d (tile rows %d)",
-                BN, NK, sq, sk, wl, wr, n, w, m, d, any, any_tile);
+                "sq %d sk %d wl %d wr %d: key block %d half %d, query block %d: dead %d, visible pair %d (tile rows %d)",
+                sq, sk, wl, wr, n, w, m, d, any, any_tile);
         *dead += d;
       }
   }
@@ -404,55 +402,20 @@ static int bwd_dead_half(void) {
     /* api.c's normalization: window_left < seqlen_k, window_right < seqlen_q (mask_rule.cuh) */
     if (wl >= sk) wl = sk - 1;
     if (wr >= sq) wr = sq - 1;
-    const int r = bwd_dead_half_one<128, 64>(sq, sk, wl, wr, &dead);
+    const int r = bwd_dead_half_one(sq, sk, wl, wr, &dead);
     if (r != T_PASS) return r;
   }
   /* causal, seqlen_q = seqlen_k = 128 t: consumer 1 of key block n is dead at query block 2n
    * (the diagonal's first block) and nowhere else */
   for (int t = 1; t <= 16; ++t) {
     const long before = dead_causal_eq;
-    const int r = bwd_dead_half_one<128, 64>(128 * t, 128 * t, -1, 0, &dead_causal_eq);
+    const int r = bwd_dead_half_one(128 * t, 128 * t, -1, 0, &dead_causal_eq);
     if (r != T_PASS) return r;
     T_CHECK(dead_causal_eq - before == t, "causal %d: %ld dead halves, expected %d", 128 * t,
             dead_causal_eq - before, t);
   }
   T_CHECK(dead > 1000, "random cases: only %ld dead halves", dead);
   printf("    %ld dead halves in the random cases, %ld in the causal ones\n", dead, dead_causal_eq);
-  return T_PASS;
-}
-
-/* E3's dead key slices (bwd_wide3_kernel.cuh, config.cuh SM90_BWD_WIDE3_DIAG_SKIP): the same
- * check at E3's tile, 96-key blocks and three consumers of 32 keys (cd_mask_keys_dead<64, 32>),
- * over the random cases of bwd_dead_half (another seed), and the causal counts of
- * docs/kernels/sm90_bwd_wide_next.md section 11 (seqlen_q = seqlen_k): 9 dead slices a query head
- * at 512, 16 at 1k, 33 at 2k, 129 at 8k; non-causal 2k: 64 (the last key block's keys 2048..). */
-static int bwd_dead_slice_e3(void) {
-  unsigned x = 3023u;
-  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
-  long dead = 0;
-  for (int c = 0; c < 1500; ++c) {
-    const int sq = 1 + rnd(c % 3 == 0 ? 200 : 700), sk = c % 5 == 0 ? sq : 1 + rnd(c % 4 == 1 ? 200 : 700);
-    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
-    int wl = -1, wr = -1;
-    if (kind == 1) wr = 0;
-    if (kind == 2) { wl = rnd(200); wr = 0; }
-    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
-    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
-    if (wl >= sk) wl = sk - 1;
-    if (wr >= sq) wr = sq - 1;
-    const int r = bwd_dead_half_one<96, 32>(sq, sk, wl, wr, &dead);
-    if (r != T_PASS) return r;
-  }
-  const int lens[5] = {512, 1024, 2048, 8192, 2048}, wrs[5] = {0, 0, 0, 0, -1};
-  const long want[5] = {9, 16, 33, 129, 64};
-  for (int i = 0; i < 5; ++i) {
-    long d = 0;
-    const int r = bwd_dead_half_one<96, 32>(lens[i], lens[i], -1, wrs[i], &d);
-    if (r != T_PASS) return r;
-    T_CHECK(d == want[i], "seqlen %d window_right %d: %ld dead slices, expected %ld", lens[i], wrs[i], d, want[i]);
-  }
-  T_CHECK(dead > 1000, "random cases: only %ld dead slices", dead);
-  printf("    %ld dead slices in the random cases\n", dead);
   return T_PASS;
 }
 
@@ -496,7 +459,6 @@ extern "C" void register_tile_order_tests(void) {
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_block_ranges", bwd_block_ranges);
   t_register("tile_order/bwd_dead_half", bwd_dead_half);
-  t_register("tile_order/bwd_dead_slice_e3", bwd_dead_slice_e3);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);

@@ -109,51 +109,6 @@ __device__ __forceinline__ void cd_sm90_bwd_wide3_consumer(const cd_sm90_bwd_arg
     for (int m = m_lo; m < m_hi; ++m, ++it) {
       const uint32_t s = it % ST, ph = (it / ST) & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
-#if SM90_BWD_WIDE3_DIAG_SKIP
-      /* config.cuh SM90_BWD_WIDE3_DIAG_SKIP: this consumer's 32 keys see no row of the block
-       * (warpgroup-uniform: block indices and args only), so its P_w and dS_w are 0 (the live
-       * path's masked values, up to the sign of a zero dS): no S_w, dP_w, exp2, mask or dS_w. It
-       * stores those zeros at the live path's addresses of column block W (every consumer's dQ,
-       * dV^T and dK^T read all 96 keys of P / dS), between the live path's two barriers, then runs
-       * the live path's dQ, dV^T and dK^T products, bulk dQ and the stage's release: every named
-       * barrier, bulk-group and mbarrier arrival is the live path's. */
-      if (cd_mask_keys_dead<BM, KW>(m * BM, kw0, args.seqlen_q, args.seqlen_k, args.window_left,
-                                    args.window_right)) {
-        cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_PDS_FREE, NMMA);
-        {
-          const int q = 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
-          const uint32_t blk = W * L::PDS_COL_BYTES + q * 64;
-#pragma unroll
-          for (int j = 0; j < 4; j += 2) {
-            const uint32_t off = blk + (((j + (lane >> 4)) ^ ((q >> 1) & 3)) << 4);
-            cd_stmatrix_x4(sP + off, 0u, 0u, 0u, 0u);
-            cd_stmatrix_x4(sDS + off, 0u, 0u, 0u, 0u);
-          }
-        }
-        cd_fence_proxy_async_smem();
-        cd_named_bar_sync_any_pc(CD_SM90_BAR_BWD_DS, NMMA);
-        cd_wgmma_fence();
-        float dq[32];
-        cd_sm90_gemm_ss<64, BN, kFp16, false, DsA, cd_sm90_mn_major>(dq, desc_ds_a, desc_k_mn);
-        cd_wgmma_commit();
-        if constexpr (kDv)
-          cd_sm90_gemm_ss<BN, BM, kFp16, true, cd_sm90_mn_major, PdsB>(
-            dv, cd_gmma_desc_add(desc_dot, s * L::DO_BYTES), desc_p_b);
-        cd_sm90_gemm_ss<BN, BM, kFp16, true, cd_sm90_mn_major, PdsB>(
-          dk, cd_gmma_desc_add(desc_qt, s * L::Q_BYTES), desc_ds_b);
-        cd_wgmma_commit();
-        cd_wgmma_wait<1>();
-        cd_sm90_fence_regs(dq);
-        const int64_t tile_idx = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-        cd_sm90_bwd_wide_bulk_dq<1, W>(dq, args.dq_acc + tile_idx * (BM * DQK), stage_dq, warp, lane);
-        cd_wgmma_wait<0>();
-        cd_sm90_fence_regs(dk);
-        if constexpr (kDv) cd_sm90_fence_regs(dv);
-        __syncwarp();
-        if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-        continue;
-      }
-#endif
 
       float st[16], dp[16]; /* [64 queries, 32 keys]: element 4j + 2r + e is query q_row0 + 8r,
                              * key 32 W + 8j + 2 (lane % 4) + e */

@@ -24,8 +24,7 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_DIAG_SKIP) ||      \
-     defined(SM90_BWD_WIDE3_DIAG_SKIP))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_DIAG_SKIP))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -282,19 +281,6 @@
 #endif
 #if SM90_BWD_DIAG_SKIP && SM90_BWD_TRACE
 #error "SM90_BWD_DIAG_SKIP: the block trace (SM90_BWD_TRACE) expects every phase of every block"
-#endif
-
-/* SM90_BWD_DIAG_SKIP's idea for E3 (docs/kernels/sm90_bwd_wide_next.md section 11; built in
- * session 29, not yet run): 1 lets a consumer warpgroup of bwd_wide3_kernel.cuh (the 192 / 128
- * row's dense kernel) whose 32 keys see no row of the current 64-row query block
- * (mask_rule.cuh cd_mask_keys_dead<64, 32>: the causal diagonal's right slices, keys past
- * seqlen_k, window edges) skip that block's S_w, dP_w, exp2, mask and dS_w: it stores zeros as its
- * P / dS column block (every consumer's dQ, dV^T and dK^T read all 96 keys of P / dS) at the live
- * path's barriers, then runs its dQ, dV^T and dK^T products, bulk dQ and stage release as the live
- * path does. Predicted +0.5-1.5% at causal 512 / 1k, <= 0.7% from 2k (section 11). 0: the kernel
- * as without the knob. */
-#ifndef SM90_BWD_WIDE3_DIAG_SKIP
-#define SM90_BWD_WIDE3_DIAG_SKIP 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
