@@ -354,71 +354,6 @@ static int bwd_block_ranges(void) {
   return T_PASS;
 }
 
-/* The sm90 backward's dead consumer (mask_rule.cuh cd_mask_keys_dead, config.cuh
- * SM90_BWD_DIAG_SKIP): for every query block of 64 rows a key block of 128 walks
- * (cd_mask_q_blocks) and each 64-key half of it, the condition is true exactly when no (row, key)
- * pair of the half and the block's rows is visible by the rule (cd_mask_visible over the real rows
- * and keys; and over the tile's rows past seqlen_q too, which the kernel's element mask does not
- * clip). Counts the dead halves seen into *dead. */
-static int bwd_dead_half_one(int sq, int sk, int wl, int wr, long *dead) {
-  constexpr int BM = 64, BN = 128, NK = 64;
-  const cd_mask_t mr = {sq, sk, wl, wr};
-  for (int n = 0; n < (sk + BN - 1) / BN; ++n) {
-    int m_lo, m_hi;
-    const int k0 = n * BN, k1 = (k0 + BN < sk ? k0 + BN : sk) - 1;
-    cd_mask_q_blocks(k0, k1, sq, sk, wl, wr, BM, &m_lo, &m_hi);
-    for (int m = m_lo; m < m_hi; ++m)
-      for (int w = 0; w < BN / NK; ++w) {
-        const int r0 = m * BM, kc = k0 + NK * w;
-        bool any = false, any_tile = false;
-        for (int i = r0; i < r0 + BM; ++i)
-          for (int jk = kc; jk < kc + NK && jk < sk; ++jk) {
-            const bool v = cd_mask_visible(mr, i, jk);
-            any_tile |= v;
-            if (i < sq) any |= v;
-          }
-        const bool d = cd_mask_keys_dead<BM, NK>(r0, kc, sq, sk, wl, wr);
-        T_CHECK(d == !any && d == !any_tile,
-                "sq %d sk %d wl %d wr %d: key block %d half %d, query block %d: dead %d, visible pair %d (tile rows %d)",
-                sq, sk, wl, wr, n, w, m, d, any, any_tile);
-        *dead += d;
-      }
-  }
-  return T_PASS;
-}
-
-static int bwd_dead_half(void) {
-  unsigned x = 2029u;
-  auto rnd = [&](int n) { x = x * 1664525u + 1013904223u; return (int)((x >> 8) % (unsigned)n); };
-  long dead = 0, dead_causal_eq = 0;
-  for (int c = 0; c < 1500; ++c) {
-    const int sq = 1 + rnd(c % 3 == 0 ? 200 : 700), sk = c % 5 == 0 ? sq : 1 + rnd(c % 4 == 1 ? 200 : 700);
-    const int kind = rnd(5); /* none, causal, sliding, random sides, one side */
-    int wl = -1, wr = -1;
-    if (kind == 1) wr = 0;
-    if (kind == 2) { wl = rnd(200); wr = 0; }
-    if (kind == 3) { wl = rnd(3) ? rnd(sk) : -1; wr = rnd(3) ? rnd(sq) : -1; }
-    if (kind == 4) { if (rnd(2)) wl = rnd(sk); else wr = rnd(sq); }
-    /* api.c's normalization: window_left < seqlen_k, window_right < seqlen_q (mask_rule.cuh) */
-    if (wl >= sk) wl = sk - 1;
-    if (wr >= sq) wr = sq - 1;
-    const int r = bwd_dead_half_one(sq, sk, wl, wr, &dead);
-    if (r != T_PASS) return r;
-  }
-  /* causal, seqlen_q = seqlen_k = 128 t: consumer 1 of key block n is dead at query block 2n
-   * (the diagonal's first block) and nowhere else */
-  for (int t = 1; t <= 16; ++t) {
-    const long before = dead_causal_eq;
-    const int r = bwd_dead_half_one(128 * t, 128 * t, -1, 0, &dead_causal_eq);
-    if (r != T_PASS) return r;
-    T_CHECK(dead_causal_eq - before == t, "causal %d: %ld dead halves, expected %d", 128 * t,
-            dead_causal_eq - before, t);
-  }
-  T_CHECK(dead > 1000, "random cases: only %ld dead halves", dead);
-  printf("    %ld dead halves in the random cases, %ld in the causal ones\n", dead, dead_causal_eq);
-  return T_PASS;
-}
-
 /* The sm90 deterministic backward's rotated walks (bwd_schedule.cuh), nb <= nm: each key block's
  * walk visits every query block once; at each query block the turns of the nb key blocks are
  * 0 .. nb - 1 in the order of the steps at which they reach it; and a lockstep run (all key blocks
@@ -458,7 +393,6 @@ static int bwd_rotated_turns(void) {
 extern "C" void register_tile_order_tests(void) {
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_block_ranges", bwd_block_ranges);
-  t_register("tile_order/bwd_dead_half", bwd_dead_half);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);

@@ -146,21 +146,6 @@ __device__ __forceinline__ void cd_mask_unmasked_blocks(int m_block, int seqlen_
   }
 }
 
-/* Whether the keys [key0, key0 + NK) see no row of the query block [row0, row0 + BM) (int32 as
- * above; row0 < seqlen_q): every key is past seqlen_k, or right of the last row's right edge, or
- * left of the first row's left edge (the pairs' key - row over the block is one contiguous range,
- * so these are the only ways to miss the band). Rows past seqlen_q and keys past seqlen_k count as
- * rows and keys here, which changes nothing: with row0 < seqlen_q a key right of row seqlen_q - 1's
- * edge is past seqlen_k, and no key past seqlen_k is left of row0's edge. The sm90 backward's
- * dead consumer (config.cuh SM90_BWD_DIAG_SKIP: NK = 64 keys of a warpgroup, BM = 64). */
-template <int BM, int NK>
-__host__ __device__ __forceinline__ bool cd_mask_keys_dead(int row0, int key0, int seqlen_q, int seqlen_k,
-                                                           int window_left, int window_right) {
-  const int shift = seqlen_k - seqlen_q;
-  return key0 >= seqlen_k || (window_right >= 0 && key0 - (row0 + BM - 1) - shift > window_right) ||
-         (window_left >= 0 && key0 + NK - 1 < row0 + shift - window_left);
-}
-
 /* ---- for a backward: the query side of a key block (int64: no overflow for any size the API
  * accepts) ---- */
 

@@ -322,45 +322,6 @@ __device__ __forceinline__ void cd_sm90_bwd_body(const CUtensorMap &tm_q, const 
       const uint32_t s = it % ST, ph = (it / ST) & 1, buf = it & 1;
       cd_mbar_wait(bar_q_full + 8 * s, ph);
       SM90_BWD_TRACE_EV(it, CD_BWD_EV_Q_FULL);
-#if SM90_BWD_DIAG_SKIP
-      /* config.cuh SM90_BWD_DIAG_SKIP (the 64-row tile): this consumer's 64 keys see no row of the
-       * block (warpgroup-uniform: block indices only), so its P^T and dS^T are 0 (the live path's
-       * masked values) and its dV / dK products would add zeros. It stores that zero dS^T half
-       * (the dQ products of both consumers read both halves: the live path's stmatrix addresses),
-       * meets the other consumer at BAR_DS, runs its dQ product and reduce (or deterministic
-       * staging) as below, and frees the stage: the barriers' and mbarriers' arrivals are the
-       * live path's. Its dQ part is the live path's up to the sign of zeros (+0 here where the
-       * live path may store -0 = 0 x negative): exact zero products, and the accumulator
-       * (zeroed, round-to-nearest adds) never holds -0, so its sums are the same bits. */
-      if constexpr (BM == 64 && !SWAP) {
-        if (cd_mask_keys_dead<BM, 64>(m * BM, k0 + 64 * cw, args.seqlen_q, args.seqlen_k, args.window_left,
-                                      args.window_right)) {
-          const uint32_t ds_buf = sDS + buf * L::DS_BYTES;
-          const int key = 64 * cw + 16 * warp + ((lane >> 3) & 1) * 8 + (lane & 7);
-#pragma unroll
-          for (int j = 0; j < BM / 8; j += 2) {
-            const int jj = j + (lane >> 4);
-            const uint32_t addr = ds_buf + (jj / 8) * (BN * 128) + key * 128 + (((jj % 8) ^ (key & 7)) << 4);
-            cd_stmatrix_x4(addr, 0u, 0u, 0u, 0u);
-          }
-          cd_fence_proxy_async_smem(); /* stmatrix (generic proxy) -> the dQ wgmma (async proxy) */
-          cd_named_bar_sync(BAR_DS, 256);
-          cd_wgmma_fence();
-          cd_sm90_gemm_ss<tile::DQ_N, BN, kFp16, false, cd_sm90_mn_major, typename O::KMn>(
-            dq, cd_gmma_desc_add(desc_ds, buf * L::DS_BYTES), desc_k_mn);
-          cd_wgmma_commit();
-          cd_wgmma_wait<0>(); /* dQ done (no dK product pending) */
-          cd_sm90_fence_regs(dq);
-          if constexpr (kDqWarp)
-            cd_sm90_bwd_stage_dq_det<D, DQB>(dq, sDQ, it, cw, warp, lane);
-          else if constexpr (SM90_BWD_SKIP_DQ != 1)
-            cd_sm90_bwd_reduce_dq<D, BM>(dq, args, sDQ, b, h, mt0 + m, cw, warp, lane);
-          __syncwarp();
-          if (lane == 0) cd_mbar_arrive(bar_q_empty + 8 * s);
-          continue;
-        }
-      }
-#endif
 
       float st[BM / 2], dpt[BM / 2];
       cd_wgmma_fence();

@@ -24,7 +24,7 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_DIAG_SKIP))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -265,22 +265,6 @@
  * 431-454 -> 481 / 499-518; causal b32 512 178 -> 181 / 180. */
 #ifndef SM90_BWD_D96
 #define SM90_BWD_D96 2
-#endif
-
-/* The recommended experiment of docs/kernels/sm90_bwd_next.md section 6 (lever (a); built in
- * session 29, not yet run): 1 lets a consumer warpgroup of the narrow rows' 64-row tile (d128,
- * d96; dense, varlen, softcap, deterministic) whose 64 keys see no row of the current query block
- * (mask_rule.cuh cd_mask_keys_dead: the causal diagonal's consumer 1, keys past seqlen_k, window
- * edges) skip that block's S^T, dP^T, exp2, dV and dK: it zeroes its half of the dS^T buffer (the
- * masked dS^T the live path would store), meets the other consumer at the dS barrier, runs the dQ
- * product and its dQ reduce / deterministic staging as the live path does, and frees the stage
- * (bwd_kernel.cuh). Predicted +1-4% at causal d128 / d96, 0 elsewhere. 0: the kernels as without
- * the knob. Not with SM90_BWD_TRACE (a skipped block records no phases). */
-#ifndef SM90_BWD_DIAG_SKIP
-#define SM90_BWD_DIAG_SKIP 0
-#endif
-#if SM90_BWD_DIAG_SKIP && SM90_BWD_TRACE
-#error "SM90_BWD_DIAG_SKIP: the block trace (SM90_BWD_TRACE) expects every phase of every block"
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
