@@ -2,12 +2,14 @@
  * test_tile_order.cu - CPU tests of the sm90 forward's tile orders (kernels/sm90/tile_scheduler.cuh)
  * and of the host's choice among them (kernels/sm90/tile_order_choice.cuh). Host code only: the
  * decode below is the kernel's own (__host__ __device__), walked the way the persistent CTAs
- * walk it.
+ * walk it. Also the sm90 backward's walks and turns (kernels/sm90/bwd_schedule.cuh), block ranges
+ * (kernels/common/mask_rule.cuh) and the 80-row tile's dQ layout (kernels/sm90/bwd_dq_layout.cuh).
  */
 #include <stdlib.h>
 
 #include "harness.h"
 #include "kernels/common/mask_rule.cuh"
+#include "kernels/sm90/bwd_dq_layout.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
@@ -390,7 +392,51 @@ static int bwd_rotated_turns(void) {
   return T_PASS;
 }
 
+/* The 80-row tile's dQ split (config.cuh SM90_BWD_BM80_DQ_SPLIT, bwd_dq_layout.cuh): consumer 0's
+ * lane of warp w adds its register 4i + c at float cd_sm90_bwd_dq80_lane_off(w, lane) + 128 i + c of
+ * the query block's accumulator tile (bwd_parts.cuh cd_sm90_bwd_reduce_dq, whose loop steps 128
+ * floats), consumer 1's warp w bulk-reduces chunk 4 + w whole (its staging, in the same order).
+ * Every float of the 80 x 128 tile is added exactly once, and the post's reading of each red-added
+ * float (cd_sm90_bwd_dq_frag_t: components x, y, z, w at (row, col), (row + 1, col), (row, col + 8),
+ * (row + 1, col + 8)) is the dQ element the register holds: dQ^T fragment element 4j + 2r + e of
+ * consumer cw's warp is D column 64 cw + 16 warp + lane / 4 + 8r, query row 8j + 2 (lane % 4) + e
+ * (bwd_kernel.cuh). And the post's map takes the tile's float4s to every element exactly once. */
+static int bwd_dq_split80(void) {
+  const int PART = CD_SM90_BWD_DQ80_PART_FLOATS, TILE = 8 * PART, ROWS = 80, COLS = 128;
+  T_CHECK(TILE == ROWS * COLS, "8 parts of %d floats for an 80 x 128 tile", PART);
+  std::vector<int> added(TILE, 0), seen(TILE, 0);
+  for (int warp = 0; warp < 4; ++warp)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int i = 0; i < ROWS / 8; ++i)
+        for (int c = 0; c < 4; ++c) {
+          const uint32_t f = cd_sm90_bwd_dq80_lane_off(warp, lane) + 128u * i + c;
+          T_CHECK(f < (uint32_t)TILE, "warp %d lane %d register %d: float %u past the tile", warp, lane,
+                  4 * i + c, f);
+          ++added[f];
+          int row, col;
+          cd_sm90_bwd_dq_frag_t((int)(f / 4), row, col);
+          row += f % 2;
+          col += 8 * ((f / 2) % 2);
+          const int want_col = 16 * warp + lane / 4 + 8 * (c / 2), want_row = 8 * i + 2 * (lane % 4) + c % 2;
+          T_CHECK(row == want_row && col == want_col,
+                  "warp %d lane %d register %d: the post reads it as (row %d, col %d), it holds (%d, %d)", warp,
+                  lane, 4 * i + c, row, col, want_row, want_col);
+        }
+  for (int f = 4 * PART; f < TILE; ++f) ++added[f]; /* consumer 1: chunks 4 .. 7, bulk */
+  for (int f = 0; f < TILE; ++f) T_CHECK(added[f] == 1, "float %d of the tile added %d times", f, added[f]);
+  for (int f4 = 0; f4 < TILE / 4; ++f4) {
+    int row, col;
+    cd_sm90_bwd_dq_frag_t(f4, row, col);
+    T_CHECK(row >= 0 && row + 1 < ROWS && col >= 0 && col + 8 < COLS, "float4 %d at (%d, %d)", f4, row, col);
+    for (int q = 0; q < 4; ++q) ++seen[(row + q % 2) * COLS + col + 8 * (q / 2)];
+  }
+  for (int e = 0; e < TILE; ++e)
+    T_CHECK(seen[e] == 1, "dQ element (%d, %d) read %d times by the post", e / COLS, e % COLS, seen[e]);
+  return T_PASS;
+}
+
 extern "C" void register_tile_order_tests(void) {
+  t_register("tile_order/bwd_dq_split80", bwd_dq_split80);
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_block_ranges", bwd_block_ranges);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);

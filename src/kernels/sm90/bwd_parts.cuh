@@ -21,6 +21,7 @@
 
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/config.cuh"
+#include "kernels/sm90/bwd_dq_layout.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/bwd_tiles.cuh"
 #include "kernels/sm90/gemm.cuh"
@@ -38,9 +39,10 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   /* The non-deterministic dQ reduce leaves the SM by two paths (cd_sm90_bwd_reduce_dq): consumer
    * 0's part by 16-byte red.global from registers, consumer 1's staged and bulk-reduced. Measured
    * against both parts bulk-reduced (session 25, H200, CLI --bwd, bf16): d128 causal b4 4k +3.3%,
-   * d64 b8 2k +3.6%. Not the 80-row tile (ptxas serialized its wgmmas, C7512, and spilled). So
-   * consumer 0's 16 KiB of staging is unused there; the deterministic dQ warp stages all 8 parts. */
-  static constexpr bool DQ_SPLIT = !SWAP;
+   * d64 b8 2k +3.6%. The 80-row tile only with config.cuh SM90_BWD_BM80_DQ_SPLIT (a dev build's;
+   * session 25's attempt: ptxas serialized its wgmmas, C7512, and spilled). Consumer 0's staging
+   * is then unused; the deterministic dQ warp stages all 8 parts. */
+  static constexpr bool DQ_SPLIT = !SWAP || SM90_BWD_BM80_DQ_SPLIT;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */
   static constexpr int ROW_BYTES = BM * 4;       /* one stage of LSE2 or delta */
@@ -295,7 +297,12 @@ __device__ __forceinline__ void cd_sm90_bwd_reduce_dq(const float (&dq)[NQ], con
     if (cw == 0) {
       if constexpr (SM90_BWD_SKIP_DQ != 3) {
         const int64_t tile = ((int64_t)b * args.heads_q + h) * args.m_blocks + m;
-        float *const dst = args.dq_acc + tile * (BM * D) + warp * L::DQ_FLOATS + lane * 4;
+        float *const tile_dq = args.dq_acc + tile * (BM * D);
+        /* the lane's first float; the 80-row tile's as an unsigned 32-bit offset (bwd_dq_layout.cuh:
+         * its int form spilled there), the other tiles' as measured */
+        static_assert(!L::SWAP || L::DQ_FLOATS == CD_SM90_BWD_DQ80_PART_FLOATS, "the 80-row parts");
+        float *const dst = L::SWAP ? tile_dq + cd_sm90_bwd_dq80_lane_off(warp, lane)
+                                   : tile_dq + warp * L::DQ_FLOATS + lane * 4;
 #pragma unroll
         for (int i = 0; i < NQ / 4; ++i)
           asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + i * 128), "f"(dq[4 * i]),

@@ -149,17 +149,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
  * lane its fragment registers 4i .. 4i + 3: rows (g, g, g + 8, g + 8), columns (c, c + 1, c, c + 1)
  * with g = 16 warp + lane / 4, c = 8 i + 2 (lane % 4), offset by the consumer's part (rows 64 cw
  * when BM is 128, columns DQ_N cw when BM is 64). */
-/* BM 80 (config.cuh SM90_BWD_D128_BM80, D 128): the parts are transposed (dQ^T = K^T dS^T), chunks
- * of 1280 floats, chunk 4 cw + warp consumer cw's warp's 16 D columns x 80 rows, float4 i * 32 +
- * lane its registers 4i .. 4i + 3: (column, row) = (c, g), (c, g + 1), (c + 8, g), (c + 8, g + 1)
- * with c = 64 cw + 16 warp + lane / 4, g = 8 i + 2 (lane % 4) . */
-__device__ __forceinline__ void cd_sm90_bwd_dq_frag_t(int f, int &row, int &col) {
-  const int chunk = f / 320, i = (f / 32) % 10, lane = f % 32;
-  const int cw = chunk / 4, warp = chunk % 4;
-  col = 64 * cw + 16 * warp + lane / 4;
-  row = 8 * i + 2 * (lane % 4);
-}
-
+/* BM 80: bwd_dq_layout.cuh cd_sm90_bwd_dq_frag_t. */
 template <int BM, int DQ_N>
 __device__ __forceinline__ void cd_sm90_bwd_dq_frag(int f, int &row, int &col) {
   constexpr int F4 = 4 * DQ_N, NI = DQ_N / 8; /* float4s of a chunk (16 x DQ_N), of a lane in it */

@@ -24,7 +24,7 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_BM80_DQ_SPLIT))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -196,6 +196,16 @@
  * h16, 80-row -> 64-row: 1k 473 -> 483, 2k 555 -> 564, d96 2k 419 -> 427 TFLOP/s), the 80-row
  * tile from 4k (4k 583 -> 570, bimodal; 8k 573 -> 579, noisy; 16k 587 -> 585) */
 #define SM90_BWD_BM80_MIN_SEQLEN 4096
+
+/* Lever (f) of docs/kernels/sm90_bwd_next.md section 6 (built session 30, not run; section 7 there):
+ * 1 gives the 80-row tile (SM90_BWD_D128_BM80) the 64-row tile's two dQ paths out of the SM
+ * (bwd_parts.cuh cd_sm90_bwd_smem DQ_SPLIT): consumer 0's dQ^T part added from registers by
+ * 16-byte red.global.add.v4.f32, consumer 1's staged and bulk-reduced as now. The 80-row tile is
+ * non-deterministic only, so no deterministic kernel changes. 0 (the library's): all 8 warps'
+ * parts staged and bulk-reduced. */
+#ifndef SM90_BWD_BM80_DQ_SPLIT
+#define SM90_BWD_BM80_DQ_SPLIT 0
+#endif
 
 /* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
  * rows' main kernel (bwd_trace.cuh: clock64 stamps of each block's phases into a buffer that
