@@ -146,6 +146,7 @@ __device__ __forceinline__ void cd_sm90_bwd_pre_fast(const cd_sm90_bwd_io &io) {
   constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>(), CH = DV / 8 / TPR, RPT = cd_sm90_bwd_pre_rpt(CH);
   typedef cd_sm90_bwd_pre_map<D, TPR, RPT, SM90_BWD_PREPOST_THREADS> M;
   constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
+  static_assert(M::ROWS <= BM, "cd_sm90_bwd_pre_next_row's one carry: ROWS <= sq_pad (a multiple of BM or 80)");
   const int c = threadIdx.x % TPR;
   const int64_t total = (int64_t)io.batch * io.heads_q * io.sq_pad;
   cd_sm90_bwd_zero_cta<M>(io.dq_acc, blockIdx.x, total);
