@@ -3,13 +3,15 @@
  * and of the host's choice among them (kernels/sm90/tile_order_choice.cuh). Host code only: the
  * decode below is the kernel's own (__host__ __device__), walked the way the persistent CTAs
  * walk it. Also the sm90 backward's walks and turns (kernels/sm90/bwd_schedule.cuh), block ranges
- * (kernels/common/mask_rule.cuh) and the 80-row tile's dQ layout (kernels/sm90/bwd_dq_layout.cuh).
+ * (kernels/common/mask_rule.cuh), the 80-row tile's dQ layout (kernels/sm90/bwd_dq_layout.cuh) and
+ * the pre kernels' rows and zero stores (kernels/sm90/bwd_pre_map.cuh).
  */
 #include <stdlib.h>
 
 #include "harness.h"
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm90/bwd_dq_layout.cuh"
+#include "kernels/sm90/bwd_pre_map.cuh"
 #include "kernels/sm90/bwd_schedule.cuh"
 #include "kernels/sm90/tile_order_choice.cuh"
 
@@ -435,7 +437,92 @@ static int bwd_dq_split80(void) {
   return T_PASS;
 }
 
+/* The pre kernels' CTAs (bwd_prepost.cuh SM90_BWD_PREPOST_THREADS) */
+static const int kPreThreads = 256;
+
+/* One call's pre at SM90_BWD_PRE_FAST 1 (bwd_pre_map.cuh) over batch x heads x sq_pad rows of the
+ * D-wide accumulator, RPT rows a thread, the launch's grid (ceil(rows / CTA_ROWS) CTAs): each
+ * (row, thread part c < TPR) taken by exactly one thread, the row's TPR threads consecutive in one
+ * warp (the shuffle sum); the (batch, head, query row) that cd_sm90_bwd_pre_next_row steps to from
+ * row 0's is the division's; every float4 of the rows zeroed exactly once and none past them, by the
+ * CTA that owns its row, each warp store 32 consecutive float4s from a multiple of 32 (four whole
+ * 128-byte lines). */
+template <int D, int DV, int RPT>
+static int pre_map_case(int batch, int heads, int sq_pad) {
+  constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>();
+  typedef cd_sm90_bwd_pre_map<D, TPR, RPT, kPreThreads> M;
+  const int64_t total = (int64_t)batch * heads * sq_pad, f4 = total * (D / 4);
+  const int64_t grid = (total + M::CTA_ROWS - 1) / M::CTA_ROWS;
+  std::vector<int> part(total * TPR, 0), warp_of(total, -1), zeroed(f4, 0);
+  for (int64_t cta = 0; cta < grid; ++cta)
+    for (int t = 0; t < kPreThreads; ++t) {
+      const int64_t row0 = M::row(cta, t, 0), bh0 = row0 / sq_pad;
+      int b = (int)(bh0 / heads), h = (int)(bh0 % heads), i = (int)(row0 % sq_pad);
+      for (int j = 0; j < RPT; ++j) {
+        const int64_t row = M::row(cta, t, j);
+        if (row < total) {
+          T_CHECK(row >= 0, "D %d DV %d: CTA %lld thread %d row %d: %lld", D, DV, (long long)cta, t, j, (long long)row);
+          ++part[row * TPR + t % TPR];
+          T_CHECK(warp_of[row] < 0 || warp_of[row] == t / 32, "D %d DV %d: row %lld in warps %d and %d", D, DV,
+                  (long long)row, warp_of[row], t / 32);
+          warp_of[row] = t / 32;
+          T_CHECK(b == row / ((int64_t)heads * sq_pad) && h == (row / sq_pad) % heads && i == row % sq_pad,
+                  "D %d DV %d B %d H %d sq_pad %d: row %lld stepped to (%d, %d, %d)", D, DV, batch, heads, sq_pad,
+                  (long long)row, b, h, i);
+        }
+        cd_sm90_bwd_pre_next_row(b, h, i, M::ROWS, sq_pad, heads);
+      }
+      for (int k = 0; k < M::ZERO4; ++k) {
+        const int z = M::zero4(t, k);
+        T_CHECK(z >= 0 && z < M::CTA_F4, "D %d DV %d: thread %d store %d at %d of the CTA's %d", D, DV, t, k, z,
+                M::CTA_F4);
+        if (z >= M::zero4_end(cta, total)) continue;
+        const int64_t f = cta * M::CTA_F4 + z;
+        T_CHECK(f < f4, "D %d DV %d: CTA %lld zeroes float4 %lld of %lld", D, DV, (long long)cta, (long long)f,
+                (long long)f4);
+        T_CHECK(f / (D / 4) / M::CTA_ROWS == cta, "D %d DV %d: CTA %lld zeroes row %lld", D, DV, (long long)cta,
+                (long long)(f / (D / 4)));
+        ++zeroed[f];
+        const int lane = t % 32;
+        T_CHECK(z - lane == M::zero4(t - lane, k) && (z - lane) % 32 == 0,
+                "D %d DV %d: warp %d store %d: lane %d at float4 %d, lane 0 at %d (want lane 0's + lane, lane 0's "
+                "a multiple of 32)", D, DV, t / 32, k, lane, z, M::zero4(t - lane, k));
+      }
+    }
+  for (int64_t e = 0; e < total * TPR; ++e)
+    T_CHECK(part[e] == 1, "D %d DV %d B %d H %d sq_pad %d: row %lld part %lld taken %d times", D, DV, batch, heads,
+            sq_pad, (long long)(e / TPR), (long long)(e % TPR), part[e]);
+  for (int64_t f = 0; f < f4; ++f)
+    T_CHECK(zeroed[f] == 1, "D %d DV %d B %d H %d sq_pad %d: float4 %lld zeroed %d times", D, DV, batch, heads, sq_pad,
+            (long long)f, zeroed[f]);
+  return T_PASS;
+}
+
+/* Every row width of the pre (bwd_tiles.cuh: D / DV 64, 96, 128, 192 / 128, 256; TPR 8, 4, 16,
+ * 16, 32), the dense pre's rows a thread (cd_sm90_bwd_pre_rpt) and the varlen pre's one, over
+ * shapes whose last CTA is partial, sq_pad at the smallest BLOCK_M (64: d96's 64 rows a pass
+ * carry at every step), 80 (the 80-row tile) and a few heads and batches. */
+template <int D, int DV> static int pre_map_row(void) {
+  constexpr int RPT = cd_sm90_bwd_pre_rpt(DV / 8 / cd_sm90_bwd_pre_tpr<DV>());
+  const int shapes[][3] = {{1, 1, 64}, {1, 3, 64}, {2, 3, 128}, {3, 5, 80}, {1, 7, 320}, {2, 1, 1280}, {5, 2, 192}};
+  for (const auto &s : shapes) {
+    if (pre_map_case<D, DV, RPT>(s[0], s[1], s[2]) != T_PASS) return T_FAIL;
+    if (pre_map_case<D, DV, 1>(s[0], s[1], s[2]) != T_PASS) return T_FAIL;
+  }
+  return T_PASS;
+}
+
+static int bwd_pre_map(void) {
+  T_CHECK(cd_sm90_bwd_pre_rpt(1) == 2 && cd_sm90_bwd_pre_rpt(3) == 1, "rows a thread: %d (one chunk), %d (three)",
+          cd_sm90_bwd_pre_rpt(1), cd_sm90_bwd_pre_rpt(3));
+  if (pre_map_row<64, 64>() != T_PASS || pre_map_row<96, 96>() != T_PASS || pre_map_row<128, 128>() != T_PASS ||
+      pre_map_row<192, 128>() != T_PASS || pre_map_row<256, 256>() != T_PASS)
+    return T_FAIL;
+  return T_PASS;
+}
+
 extern "C" void register_tile_order_tests(void) {
+  t_register("tile_order/bwd_pre_map", bwd_pre_map);
   t_register("tile_order/bwd_dq_split80", bwd_dq_split80);
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_block_ranges", bwd_block_ranges);

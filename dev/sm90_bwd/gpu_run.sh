@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead] [sanitizevar]
-#     [dims] [bwdtrace], and the feature checks of dev/sm90_bwd/gpu_feature_steps.sh (sourced here):
+#     [dims] [bwdtrace] [ncuvar], and the feature checks of dev/sm90_bwd/gpu_feature_steps.sh (sourced here):
 #     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdwidesoftcap] [bwdvarlen] [widths] [bwdwide]
 #     [sanitize27] [vbench] [losscheck]
 # Each step is a function step_<name> (a '-' in the name read as '_'); the loop at the end runs
@@ -16,6 +16,10 @@
 # abvar: VAR_FLAGS="-DSM90_..." builds build-var/ with those dev knobs; CLI timings new / var.
 #   VAR_TESTS="gpu_bwd gpu_dims_hopper_bwd gpu_softcap_hopper_bwd": the var build's test filters
 #   run (sm90 forced) before the timings (default gpu_bwd, the narrow rows only).
+# ncuvar: ncu (locked clocks, caches flushed) of the backward's pre kernel of new and var (VAR_FLAGS /
+#   PREBUILT_VAR), the first launch a call: duration, DRAM bytes, L2 write requests / sectors from the
+#   SMs, L2 throughput; NCUVAR_SHAPES (one a line) replaces the list, NCUVAR_ARGS adds ncu options
+#   (e.g. --clock-control none). docs/kernels/sm90_bwd_next.md section 8.
 # detvar: the deterministic mode with VAR_FLAGS (e.g. -DSM90_BWD_DET_DESCENDING=0): the var build's
 #   deterministic tests and sanitizers first, then CLI A/B tree / var (~200 s with PREBUILT_VAR):
 #   PREBUILT=build-carry PREBUILT_VAR=build-carry-TAG dev/sm90_bwd/gpu_run.sh detvar (both made by
@@ -235,6 +239,25 @@ step_ncu() {
       $bench $shape --dtype bf16 --bwd --iters 1 > "$logs/ncu.log" 2>&1
     note "ncu $shape:"; grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" "$logs/ncu.log" | \
       cut -c1-90 | tail -12 | tee -a "$summary"
+  done
+}
+step_ncuvar() {
+  var_build || return
+  local m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_requests_srcunit_tex_op_write.sum
+  m+=,lts__t_sectors_srcunit_tex_op_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed
+  shapes=()
+  if [ -n "${NCUVAR_SHAPES:-}" ]; then mapfile -t shapes <<< "$NCUVAR_SHAPES"; else shapes=(
+               "--batch 4 --seqlen-q 4096 --heads 16 --head-dim 128 --causal" \
+               "--batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128 --causal" \
+               "--batch 32 --seqlen-q 512 --heads 21 --head-dim 96 --causal"); fi
+  for shape in "${shapes[@]}"; do
+    for lab in new var; do
+      b=$bench; [ $lab = var ] && b="$var_run build-var/cudadent-bench"
+      CUDADENT_KERNEL_BWD=sm90 timeout 200 ncu ${NCUVAR_ARGS:-} --kernel-name 'regex:bwd_pre|bwd_varlen_pre' \
+        --launch-count 1 --metrics $m $b $shape --dtype bf16 --bwd --iters 1 > "$logs/ncu.log" 2>&1
+      note "ncuvar $lab $shape: rc $? $(grep -E '^ +(gpu__|dram__|lts__)' "$logs/ncu.log" | awk '{print $1, $(NF-1), $NF}' | tr '\n' ';')"
+      { echo "==== ncuvar $lab $shape"; cat "$logs/ncu.log"; } >> "$logs/ncuvar.log"
+    done
   done
 }
 step_pybench() {

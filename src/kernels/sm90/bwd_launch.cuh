@@ -292,7 +292,7 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
   a.window_left = p->window_left;
   a.window_right = p->window_right;
 
-  constexpr int ROWS = SM90_BWD_PREPOST_THREADS / cd_sm90_bwd_pre_tpr<DV>();
+  constexpr int ROWS = cd_sm90_bwd_pre_cta_rows<DV>();
   cd_sm90_bwd_pre<kFp16, D, DV><<<(unsigned)((rows + ROWS - 1) / ROWS), SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);
   const dim3 grid((unsigned)((p->seqlen_k + BN - 1) / BN), (unsigned)p->heads_kv, (unsigned)p->batch);
 #if SM90_BWD_PDL

@@ -9,7 +9,9 @@
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
  *   as the rows have elements, so the rows zero it whole); in the deterministic mode also the
  *   query blocks' semaphores. Its row work (cd_sm90_bwd_dot8, _row_sum, _lse2, _zero_acc) is
- *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre).
+ *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre). The dev knob
+ *   config.cuh SM90_BWD_PRE_FAST 1 gives both the same outputs another way (cd_sm90_bwd_pre_fast:
+ *   whole-sector zero stores, all loads first; bwd_pre_map.cuh says which thread takes what).
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows, of the real head_dim columns only.
@@ -26,6 +28,7 @@
 #include <stdint.h>
 
 #include "kernels/sm90/bwd_kernel.cuh"
+#include "kernels/sm90/bwd_pre_map.cuh"
 
 #define SM90_BWD_PREPOST_THREADS 256
 
@@ -43,13 +46,6 @@ struct cd_sm90_bwd_io {
   int head_dim, head_dim_v; /* the call's real ones (<= D): O, dO and dQ have no column past */
   float scale;
 };
-
-/* The pre kernels' threads a row: one per 8 columns of O and dO (a 16-byte load each) where DV / 8
- * is a power of two (the rows' shuffle sum); else the largest power of two dividing it (DV 96: 4
- * threads of 24 columns, three loads each). */
-template <int DV> __host__ __device__ constexpr int cd_sm90_bwd_pre_tpr() {
-  return (DV / 8) & -(DV / 8);
-}
 
 /* The pre kernels' row work, dense (below) and varlen (bwd_varlen_plan.cuh). A thread's part of
  * delta: O . dO over its 8 columns (ov, dv: 8 elements each). */
@@ -96,6 +92,104 @@ __device__ __forceinline__ void cd_sm90_bwd_zero_acc(float *dq_acc, int64_t row,
   for (int k = 0; k < ZERO / 4; ++k) p[k] = z;
 }
 
+#if SM90_BWD_PRE_FAST
+/* ---- the pre kernels' row work at config.cuh SM90_BWD_PRE_FAST 1 (bwd_pre_map.cuh) ---- */
+
+/* The chunks of a row a thread sums (those of cd_sm90_bwd_row_part: 8 CH c on, below head_dim_v)
+ * where `live` (the row's first chunk of the thread is real), else zeros: one predicated
+ * ld.global.cs a chunk (evict-first: the pre reads O and dO once), no branch. (Under a branch the
+ * compiler unpacked a row's bf16 pairs inside it, right after its loads, so the thread waited for
+ * them before the next row's loads issued.) */
+template <int CH>
+__device__ __forceinline__ void cd_sm90_bwd_row_load(uint4 (&v)[CH], const uint16_t *row, int c, int head_dim_v,
+                                                     bool live) {
+#pragma unroll
+  for (int k = 0; k < CH; ++k) {
+    const int read = live && (k == 0 || (c * CH + k) * 8 < head_dim_v);
+    v[k] = make_uint4(0u, 0u, 0u, 0u);
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
+                 : "+r"(v[k].x), "+r"(v[k].y), "+r"(v[k].z), "+r"(v[k].w)
+                 : "l"(row + (c * CH + k) * 8), "r"(read)
+                 : "memory");
+  }
+}
+
+/* A thread's part of a row's delta from its loaded chunks: cd_sm90_bwd_row_part's sum, in its order. */
+template <bool kFp16, int CH>
+__device__ __forceinline__ float cd_sm90_bwd_row_dot(const uint4 (&o)[CH], const uint4 (&d)[CH], int c, int head_dim_v) {
+  float sum = cd_sm90_bwd_dot8<kFp16>(o[0], d[0]);
+#pragma unroll
+  for (int k = 1; k < CH; ++k)
+    if ((c * CH + k) * 8 < head_dim_v) sum += cd_sm90_bwd_dot8<kFp16>(o[k], d[k]);
+  return sum;
+}
+
+/* CTA cta's rows of the D-wide accumulator, those below `total` (M: the kernel's
+ * cd_sm90_bwd_pre_map), zeroed by float4s M::zero4: each warp store 512 contiguous bytes. */
+template <class M>
+__device__ __forceinline__ void cd_sm90_bwd_zero_cta(float *dq_acc, int64_t cta, int64_t total) {
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 *p = (float4 *)dq_acc + cta * M::CTA_F4;
+  const int64_t end = M::zero4_end(cta, total);
+#pragma unroll
+  for (int k = 0; k < M::ZERO4; ++k)
+    if (M::zero4(threadIdx.x, k) < end) p[M::zero4(threadIdx.x, k)] = z;
+}
+
+/* The dense pre's body at SM90_BWD_PRE_FAST 1: cd_sm90_bwd_pre's outputs, the same bits, from RPT
+ * rows a thread (cd_sm90_bwd_pre_rpt). The CTA's accumulator zeroed first (the stores wait for
+ * nothing; written after the loads, they were issued after the first row's sum, i.e. after the
+ * loads' round trip), then every load (O and dO of its rows; LSE by a row's first thread: at 0 it
+ * is read after the sum, a second round trip), then each row's delta, LSE2 and semaphore. */
+template <bool kFp16, int D, int DV>
+__device__ __forceinline__ void cd_sm90_bwd_pre_fast(const cd_sm90_bwd_io &io) {
+  constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>(), CH = DV / 8 / TPR, RPT = cd_sm90_bwd_pre_rpt(CH);
+  typedef cd_sm90_bwd_pre_map<D, TPR, RPT, SM90_BWD_PREPOST_THREADS> M;
+  constexpr int BM = cd_sm90_bwd_tile<D, DV>::BLOCK_M; /* sq_pad is a multiple: row / BM is the block */
+  static_assert(M::ROWS <= BM, "cd_sm90_bwd_pre_next_row's one carry: ROWS <= sq_pad (a multiple of BM or 80)");
+  const int c = threadIdx.x % TPR;
+  const int64_t total = (int64_t)io.batch * io.heads_q * io.sq_pad;
+  cd_sm90_bwd_zero_cta<M>(io.dq_acc, blockIdx.x, total);
+  /* row 0's (batch, head, query row) by division, the next ones by cd_sm90_bwd_pre_next_row (a
+   * row past total gets any: nothing is read or written for it) */
+  const int64_t row0 = M::row(blockIdx.x, threadIdx.x, 0), bh0 = row0 / io.sq_pad;
+  int b = (int)(bh0 / io.heads_q), h = (int)(bh0 - (int64_t)b * io.heads_q), i = (int)(row0 - bh0 * io.sq_pad);
+  uint4 ov[RPT][CH], dv[RPT][CH];
+  float lse[RPT];
+  int qi[RPT];
+  bool live[RPT];
+#pragma unroll
+  for (int j = 0; j < RPT; ++j) {
+    const bool q = M::row(blockIdx.x, threadIdx.x, j) < total && i < io.seqlen_q;
+    live[j] = q && c * CH * 8 < io.head_dim_v; /* only O's and dO's real columns */
+    cd_sm90_bwd_row_load<CH>(ov[j], (const uint16_t *)io.o + b * io.o_sb + i * io.o_ss + h * io.o_sh, c,
+                             io.head_dim_v, live[j]);
+    cd_sm90_bwd_row_load<CH>(dv[j], (const uint16_t *)io.dout + b * io.do_sb + i * io.do_ss + h * io.do_sh, c,
+                             io.head_dim_v, live[j]);
+    lse[j] = q && c == 0 ? io.lse[((int64_t)b * io.heads_q + h) * io.seqlen_q + i] : -INFINITY;
+    qi[j] = i;
+    cd_sm90_bwd_pre_next_row(b, h, i, M::ROWS, io.sq_pad, io.heads_q);
+  }
+#pragma unroll
+  for (int j = 0; j < RPT; ++j) {
+    const int64_t row = M::row(blockIdx.x, threadIdx.x, j);
+    const float sum = cd_sm90_bwd_row_sum<TPR>(live[j] ? cd_sm90_bwd_row_dot<kFp16, CH>(ov[j], dv[j], c, io.head_dim_v) : 0.f);
+    if (c == 0 && row < total) {
+      if (io.dq_sem != nullptr && qi[j] % BM == 0) io.dq_sem[row / BM] = 0;
+      io.delta[row] = sum;
+      io.lse2[row] = cd_sm90_bwd_lse2(lse[j]);
+    }
+  }
+}
+#endif
+
+/* The dense pre's rows a CTA (the launch's grid: bwd_launch.cuh): a row a thread group at 0, RPT
+ * at SM90_BWD_PRE_FAST 1. */
+template <int DV> __host__ __device__ constexpr int cd_sm90_bwd_pre_cta_rows() {
+  constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>();
+  return (SM90_BWD_PRE_FAST ? cd_sm90_bwd_pre_rpt(DV / 8 / TPR) : 1) * (SM90_BWD_PREPOST_THREADS / TPR);
+}
+
 template <bool kFp16, int D, int DV = D>
 __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(const cd_sm90_bwd_io io) {
 #if SM90_BWD_PDL
@@ -105,6 +199,9 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
    * This kernel is the call's first, launched plainly: it waits for nothing. */
   cd_griddep_launch_dependents();
 #endif
+#if SM90_BWD_PRE_FAST
+  cd_sm90_bwd_pre_fast<kFp16, D, DV>(io);
+#else
   constexpr int TPR = cd_sm90_bwd_pre_tpr<DV>(); /* threads per row, CH x 8 elements of O and dO each */
   constexpr int CH = DV / 8 / TPR;
   constexpr int ZERO = D / TPR; /* floats of the row's accumulator (D wide) each thread zeroes */
@@ -140,6 +237,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
     io.lse2[row] = cd_sm90_bwd_lse2(lse);
   }
   cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
+#endif
 }
 
 /* The accumulator of one (batch, head, query block) is BM * D floats: BM * D / (16 DQ_N) chunks of

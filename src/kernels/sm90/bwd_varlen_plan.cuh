@@ -162,6 +162,15 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / TPR; /* over heads_q * R */
   const int c = threadIdx.x % TPR;
   const int64_t total = (int64_t)io.heads_q * io.sq_pad;
+#if SM90_BWD_PRE_FAST
+  /* config.cuh SM90_BWD_PRE_FAST 1: the dense pre's order (bwd_prepost.cuh cd_sm90_bwd_pre_fast),
+   * one row a thread (its sequence's search is per row). The CTA's accumulator zeroed first, by
+   * whole sectors, before the search's loads (stores placed after a load wait for it: they may
+   * alias); the plan touches none of it, and the wait below orders only this grid's completion. */
+  typedef cd_sm90_bwd_pre_map<D, TPR, 1, SM90_BWD_PREPOST_THREADS> M;
+  static_assert(M::CTA_ROWS == ROWS, "the grid of bwd_varlen.cu: ROWS rows a CTA");
+  cd_sm90_bwd_zero_cta<M>(io.dq_acc, blockIdx.x, total);
+#endif
   const bool in = row < total;
   const int h = in ? (int)(row / io.sq_pad) : 0;
   const int64_t r = in ? row - (int64_t)h * io.sq_pad : 0;
@@ -171,6 +180,21 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
   const int64_t i = r - pad0;
   const bool valid = in && i >= 0 && i < s.z; /* i < 0: rows before the first sequence */
   const int64_t tok = s.x + i;
+#if SM90_BWD_PRE_FAST
+  /* O, dO and LSE read together (the caller's tensors), the wait, then the row's sum */
+  const bool live = valid && c * CH * 8 < io.head_dim_v;
+  uint4 ov[CH], dv[CH];
+  cd_sm90_bwd_row_load<CH>(ov, (const uint16_t *)io.o + tok * io.o_ss + h * io.o_sh, c, io.head_dim_v, live);
+  cd_sm90_bwd_row_load<CH>(dv, (const uint16_t *)io.dout + tok * io.do_ss + h * io.do_sh, c, io.head_dim_v, live);
+  const float lse = valid && c == 0 ? io.lse[(int64_t)h * va.total_q + tok] : -INFINITY;
+#if SM90_BWD_PDL
+  cd_griddep_wait(); /* as at 0 (below) */
+#endif
+  const float sum = cd_sm90_bwd_row_sum<TPR>(live ? cd_sm90_bwd_row_dot<kFp16, CH>(ov, dv, c, io.head_dim_v) : 0.f);
+  if (!in || c != 0) return;
+  io.delta[row] = sum;
+  io.lse2[row] = cd_sm90_bwd_lse2(lse);
+#else
   float sum = 0.f;
   if (valid && c * CH * 8 < io.head_dim_v) {
     if constexpr (CH == 1) {
@@ -199,6 +223,7 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS)
     io.lse2[row] = cd_sm90_bwd_lse2(lse);
   }
   cd_sm90_bwd_zero_acc<D, ZERO>(io.dq_acc, row, c);
+#endif
 }
 
 /* dQ of padded tile blockIdx.x of head blockIdx.y: the dense post (cd_sm90_bwd_post) for the rows

@@ -24,7 +24,8 @@
      defined(SM90_TRACE) || defined(SM90_FWD_D96) || defined(SM90_BWD_DET_DESCENDING) ||        \
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
-     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_BM80_DQ_SPLIT))
+     defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_BM80_DQ_SPLIT) ||      \
+     defined(SM90_BWD_PRE_FAST))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -205,6 +206,20 @@
  * parts staged and bulk-reduced. */
 #ifndef SM90_BWD_BM80_DQ_SPLIT
 #define SM90_BWD_BM80_DQ_SPLIT 0
+#endif
+
+/* Lever (b) of docs/kernels/sm90_bwd_next.md section 6 (built session 30, not run; section 8 there):
+ * 1 gives the pre kernels (bwd_prepost.cuh cd_sm90_bwd_pre, bwd_varlen_plan.cuh
+ * cd_sm90_bwd_varlen_pre) whole-sector zero stores: each CTA zeroes its rows' accumulator as
+ * consecutive float4s, a warp's store 512 contiguous bytes (bwd_pre_map.cuh), where at 0 each
+ * thread zeroes its own row's part and a warp's store fills half of every sector it touches; the
+ * stores issued while the loads are in flight; the LSE read with O and dO, not after them; O and
+ * dO read evict-first (read once: the zeroed lines stay in L2 instead, their write-back later);
+ * and in the dense pre two rows a thread where a row is one 16-byte chunk of it (all loads issued
+ * before any use). delta is the same fp32 sum in the same order, the outputs the same bits. 0 (the
+ * library's): the pre kernels as before. */
+#ifndef SM90_BWD_PRE_FAST
+#define SM90_BWD_PRE_FAST 0
 #endif
 
 /* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
