@@ -115,7 +115,7 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 /* 1: the 8-warp tiles above (dense calls only; docs/kernels/sm80_fwd.md section 10, built in
  * session 30, not run) get three changes for short sequences, where a lone CTA per SM exposes
  * its per-CTA cost (~6 us at d256, ~2 key tiles):
- *   - grid order by groups of (batch, head)s (fwd_kernel.cuh cd_sm80_fwd_grouped_tile): below 17
+ *   - grid order by groups of (batch, head)s (fwd_order.cuh cd_sm80_fwd_grouped_tile): below 17
  *     query tiles, G (batch, head)s at a time, G such that their K / V fit 16 MiB of L2 (the sm90
  *     forward's HEAD_GROUPS rule), query tiles level by level within a group, the last group
  *     heaviest first and the others alternately (a snake); so the 4-16 query tiles of a head
