@@ -1,6 +1,6 @@
 /*
  * check_layout.cu - CPU check of the portable forward's shared-memory addressing at every width
- * (no GPU): fwd_kernel.cuh's cd_sm80_fwd_swz and cd_sm80_fwd_ldsm_addr (host functions too) and
+ * (no GPU): fwd_smem.cuh's cd_sm80_fwd_swz and cd_sm80_fwd_ldsm_addr (host functions too) and
  * the kernel's three per-lane ldmatrix bases (Q, K, V), written as in cd_sm80_fwd_body.
  *
  *   nvcc -std=c++17 -Iinclude -Isrc dev/sm80_fwd/check_layout.cu -o /tmp/check_fwd_layout && /tmp/check_fwd_layout

@@ -88,6 +88,7 @@
 #endif
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm80/ptx_sm80.cuh"
+#include "kernels/sm80/fwd_smem.cuh"
 #include "kernels/sm80/softmax.cuh"
 #include "kernels/sm80/swizzle.cuh"
 
@@ -151,75 +152,6 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-
-/* Byte offset of 16-byte chunk c of row r in a swizzled tile of CHUNKS chunks per row. This and
- * cd_sm80_fwd_ldsm_addr are host functions too, for dev/sm80_fwd/check_layout.cu (no device code
- * changes). */
-template <int CHUNKS>
-__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_swz(int r, int c) {
-  return (uint32_t)((r * CHUNKS + (c ^ cd_sm80_swz_key<CHUNKS>(r))) * 16);
-}
-
-/* Shared address of a swizzled ldmatrix access: lane base (see the kernel), plus a row offset
- * (multiple of 8 rows), at 16-element k-step (or n-step) kk: 2 kk chunks on, the part inside the
- * swizzle group of G chunks (swizzle.cuh) by XOR, the whole groups by an add. */
-template <int CHUNKS>
-__host__ __device__ __forceinline__ uint32_t cd_sm80_fwd_ldsm_addr(uint32_t lane_base,
-                                                                   int row_off_bytes, int kk) {
-  constexpr int G = cd_sm80_swz_group<CHUNKS>::VALUE, LOG2_HALF_G = G == 8 ? 2 : 1;
-  return (lane_base ^ (uint32_t)((kk & (G / 2 - 1)) * 32)) +
-         (uint32_t)((kk >> LOG2_HALF_G) * G * 16 + row_off_bytes);
-}
-
-/* 16-byte chunks a thread-row of a tile load covers: the whole row where it divides the
- * threads into row passes of a multiple of 8 rows (D = 64: 8, D = 128: 16), else a group of 8
- * (D = 192: 3 groups) or 16 (D = 256: 2 groups) chunks, or of 4 (D = 96: 3 groups): a multiple
- * of the swizzle group, so a group starts on one and its chunk offsets stay immediates. */
-template <int D> struct cd_sm80_fwd_ld_chunks {
-  static constexpr int CHUNKS = D / 8;
-  static constexpr int VALUE =
-      CHUNKS % 8 != 0 ? 4 : CHUNKS <= 16 ? CHUNKS : CHUNKS % 16 == 0 ? 16 : 8;
-};
-
-/* Start cp.async loads of this thread's share of a ROWS x D tile. With LC =
- * cd_sm80_fwd_ld_chunks<D> chunks a thread-row, the thread copies chunk ld_c = tid % LC of each
- * LC-chunk group gi of rows r0 + it * ROWS_PER_PASS, r0 = tid / LC (ROWS_PER_PASS = THREADS / LC,
- * a multiple of 8, so the swizzle repeats and shared offsets are immediates).
- *   dst:  shared address of the thread's first chunk, cd_sm80_fwd_swz(r0, ld_c) into the tile
- *   src:  global address of that chunk; row_stride: elements between rows
- *   left: rows_valid - r0; with PRED, rows at or past it are zero-filled (read from safe
- *         instead); without PRED every row is read (a full tile)
- *   col_left: real chunks of a row (head_dim / 8 or head_dim_v / 8) - ld_c; with PAD, group gi's
- *         chunk is zero-filled (read from safe instead) where gi * LC >= col_left; without PAD
- *         every chunk is read
- * safe: any valid global address (the tensor's base); a zero-filled chunk reads nothing. */
-template <typename T, int ROWS, int D, int THREADS, bool PRED, bool PAD>
-CUDADENT_DEVICE void cd_sm80_fwd_load_tile(uint32_t dst, const T *src, int64_t row_stride, int left,
-                                           int col_left, const void *safe) {
-  constexpr int CHUNKS = D / 8;
-  constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE;
-  constexpr int GROUPS = CHUNKS / LC;
-  constexpr int ROWS_PER_PASS = THREADS / LC;
-  static_assert(THREADS % LC == 0 && ROWS_PER_PASS % 8 == 0 && ROWS % ROWS_PER_PASS == 0 &&
-                    CHUNKS % LC == 0 && LC % cd_sm80_swz_group<CHUNKS>::VALUE == 0,
-                "tile rows must divide among threads");
-  const int64_t step = (int64_t)ROWS_PER_PASS * row_stride;
-#pragma unroll
-  for (int it = 0; it < ROWS / ROWS_PER_PASS; ++it) {
-#pragma unroll
-    for (int gi = 0; gi < GROUPS; ++gi) {
-      const uint32_t d = dst + it * ROWS_PER_PASS * CHUNKS * 16 + gi * LC * 16;
-      const T *s = src + gi * LC * 8;
-      if (PRED || PAD) {
-        const bool valid = (!PRED || it * ROWS_PER_PASS < left) && (!PAD || gi * LC < col_left);
-        cd_cp_async_cg16_zfill(d, valid ? (const void *)s : safe, valid);
-      } else {
-        cd_cp_async_cg16(d, s);
-      }
-    }
-    src += step;
-  }
-}
 
 /* The kernel's body (the __global__ kernels below: dense and varlen). */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
@@ -613,89 +545,6 @@ __global__ void __launch_bounds__(WARPS * 32, cd_sm80_fwd_min_ctas<WARPS>())
     cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true>(a, v);
   else
     __trap(); /* as above */
-}
-
-/* Launch one configuration on the (normalized) params: fills the argument struct, raises the
- * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
-          bool VARLEN>
-static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
-  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
-  /* only the kernel of the call's kind is instantiated */
-  const void *kernel;
-  if constexpr (VARLEN)
-    kernel = (const void *)cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
-  else
-    kernel = (const void *)cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
-
-  /* one-time, per device: allow more than 48 KiB of dynamic shared memory (idempotent, so a
-   * race between threads only repeats it) */
-  static cudadent_device_once_t attr_done;
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  if (!cudadent_device_once_done(&attr_done, dev)) {
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               SMEM);
-    if (err != cudaSuccess) return err;
-    cudadent_device_once_mark(&attr_done, dev);
-  }
-
-  cd_sm80_fwd_args_t a;
-  a.q = p->q.data;
-  a.k = p->k.data;
-  a.v = p->v.data;
-  a.o = p->o.data;
-  a.lse = p->lse;
-  a.q_sb = p->q.stride_batch; a.q_ss = p->q.stride_seq; a.q_sh = p->q.stride_head;
-  a.k_sb = p->k.stride_batch; a.k_ss = p->k.stride_seq; a.k_sh = p->k.stride_head;
-  a.v_sb = p->v.stride_batch; a.v_ss = p->v.stride_seq; a.v_sh = p->v.stride_head;
-  a.o_sb = p->o.stride_batch; a.o_ss = p->o.stride_seq; a.o_sh = p->o.stride_head;
-  a.batch = p->batch;
-  a.heads_q = p->heads_q;
-  a.group = p->heads_q / p->heads_kv;
-  a.m_blocks = (p->seqlen_q + BLOCK_M - 1) / BLOCK_M;
-  a.mask.seqlen_q = p->seqlen_q;
-  a.mask.seqlen_k = p->seqlen_k;
-  a.mask.window_left = p->window_left;
-  a.mask.window_right = p->window_right;
-  a.qk_chunks = p->head_dim / 8;
-  /* head_dim_v is never 0 after api.c; dev drivers that call the launcher directly may leave it 0 */
-  a.v_chunks = (p->head_dim_v != 0 ? p->head_dim_v : p->head_dim) / 8;
-  if (SOFTCAP) { /* scores kept as t = tanh(s / softcap), in units of softcap (kernel header) */
-    a.scale = p->softcap;
-    a.softcap_pre = p->softmax_scale / p->softcap;
-  } else {
-    a.scale = p->softmax_scale;
-    a.softcap_pre = 0.f;
-  }
-  a.scale_log2 = a.scale * 1.4426950408889634f;
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  /* read by the 8-warp dense kernels only */
-  a.order_group = WARPS == 8 && !VARLEN ? cd_sm80_fwd_order_group(p, a.m_blocks)
-                                        : p->batch * p->heads_q;
-  a.v_early = cd_sm80_fwd_dev_on("CUDADENT_SM80_FWD_V_EARLY");
-  a.warp_skip = cd_sm80_fwd_dev_on("CUDADENT_SM80_FWD_WARP_SKIP");
-#endif
-
-  const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
-  if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */
-  if constexpr (VARLEN) {
-    /* batch = sequences, seqlen_q / seqlen_k = max_seqlen_q / max_seqlen_k (the grid's
-     * bounds); stride_batch is 0 after api.c (a (1, total, heads, dim) tensor), never read */
-    cd_sm80_fwd_varlen_args_t v;
-    v.cu_seqlens_q = p->cu_seqlens_q;
-    v.cu_seqlens_k = p->cu_seqlens_k;
-    v.seqused_k = p->seqused_k;
-    v.total_q = p->total_q;
-    v.total_k = p->total_k;
-    cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
-        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a, v);
-  } else {
-    cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
-        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);
-  }
-  return cudaGetLastError();
 }
 
 #endif /* CUDADENT_SM80_FWD_KERNEL_CUH */

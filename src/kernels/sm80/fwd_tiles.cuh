@@ -10,7 +10,7 @@
 
 #include <cuda_runtime.h>
 #include "dispatch.h"
-#include "kernels/sm80/fwd_kernel.cuh"
+#include "kernels/sm80/fwd_launch.cuh"
 
 /* ---- the tile table: per width W, large tiles and small tiles ------------------------------
  * BLOCK_M query rows and BLOCK_N keys per tile, WARPS warps of BLOCK_M / WARPS rows each.
