@@ -30,6 +30,12 @@ cudaError_t cudadent_device_smem_optin(int dev, int *bytes) {
   return cached(cache, dev, cudaDevAttrMaxSharedMemoryPerBlockOptin, bytes);
 }
 
+cudaError_t cudadent_current_smem_optin(int *bytes) {
+  int dev = 0;
+  const cudaError_t err = cudaGetDevice(&dev);
+  return err != cudaSuccess ? err : cudadent_device_smem_optin(dev, bytes);
+}
+
 cudaError_t cudadent_device_cc(int dev, int *cc) {
   static int cache[CUDADENT_MAX_DEVICES];
   if (dev >= 0 && dev < CUDADENT_MAX_DEVICES) {

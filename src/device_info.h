@@ -22,6 +22,8 @@ extern "C" {
 cudaError_t cudadent_device_sm_count(int dev, int *sms);
 /* cudaDevAttrMaxSharedMemoryPerBlockOptin of device dev, in bytes. */
 cudaError_t cudadent_device_smem_optin(int dev, int *bytes);
+/* The same of the current device (cudaGetDevice's error where it fails). */
+cudaError_t cudadent_current_smem_optin(int *bytes);
 /* Compute capability of device dev as major * 10 + minor (e.g. 90). */
 cudaError_t cudadent_device_cc(int dev, int *cc);
 

@@ -183,8 +183,8 @@ extern "C" int cudadent_sm80_bwd_supports(const cudadent_attn_bwd_params_t *p) {
   const int w = cd_sm80_bwd_width(p);
   if (w == 0) return 0;
   const int need = cd_sm80_bwd_smem(w);
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess) {
+  int optin = 0;
+  if (cudadent_current_smem_optin(&optin) != cudaSuccess) {
     (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
     return 1;
   }

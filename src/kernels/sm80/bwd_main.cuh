@@ -346,9 +346,8 @@ static cudaError_t cd_sm80_bwd_launch(const cd_sm80_bwd_args_t &a, const cd_sm80
  * at W 256: sm_90 yes, sm_80 no); 0 if not, or if the device cannot be asked (the small tile's
  * launch then reports the error). Cached per device (device_info.c). */
 template <int D> static bool cd_sm80_bwd_large_fits() {
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess)
-    return false;
+  int optin = 0;
+  if (cudadent_current_smem_optin(&optin) != cudaSuccess) return false;
   return optin >= cd_sm80_bwd_shape<D, true>::SMEM;
 }
 #endif

@@ -94,8 +94,8 @@ extern "C" int cudadent_sm80_fwd_supports(const cudadent_attn_fwd_params_t *p) {
     case 192: need = cd_sm80_fwd_smem_need<192>(); break;
     default: need = cd_sm80_fwd_smem_need<256>(); break;
   }
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess) {
+  int optin = 0;
+  if (cudadent_current_smem_optin(&optin) != cudaSuccess) {
     (void)cudaGetLastError(); /* no device: the call fails later, at the device check */
     return 1;
   }

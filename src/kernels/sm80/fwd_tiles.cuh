@@ -157,9 +157,8 @@ template <int W, bool SOFTCAP> static int cd_sm80_fwd_large_fits() {
   if constexpr (NEED <= cd_sm80_fwd_smem_need<W>()) {
     return 1;
   } else {
-    int dev = 0, optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudadent_device_smem_optin(dev, &optin) != cudaSuccess)
-      return 0;
+    int optin = 0;
+    if (cudadent_current_smem_optin(&optin) != cudaSuccess) return 0;
     return optin >= NEED; /* cached per device (device_info.c) */
   }
 }
