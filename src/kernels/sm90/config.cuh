@@ -205,7 +205,7 @@
  * non-deterministic only, so no deterministic kernel changes. 0 (the library's): all 8 warps'
  * parts staged and bulk-reduced. */
 #ifndef SM90_BWD_BM80_DQ_SPLIT
-#define SM90_BWD_BM80_DQ_SPLIT 0
+#define SM90_BWD_BM80_DQ_SPLIT 1
 #endif
 
 /* Lever (b) of docs/kernels/sm90_bwd_next.md section 6 (built session 30, not run; section 8 there):
@@ -219,7 +219,7 @@
  * before any use). delta is the same fp32 sum in the same order, the outputs the same bits. 0 (the
  * library's): the pre kernels as before. */
 #ifndef SM90_BWD_PRE_FAST
-#define SM90_BWD_PRE_FAST 0
+#define SM90_BWD_PRE_FAST 1
 #endif
 
 /* Experiment 1 of docs/kernels/sm90_bwd_next.md: 1 compiles the block-phase trace of the narrow
