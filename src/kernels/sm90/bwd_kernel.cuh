@@ -34,8 +34,8 @@
  *     and the dQ part is added to the fp32 workspace by two paths out of the SM (L::DQ_SPLIT):
  *     consumer 1's warps each stage 16 x 64 floats (4 KiB, in accumulator-fragment order) and
  *     issue their own cp.reduce.async.bulk .add.f32 of those 4 KiB; consumer 0's warps add the
- *     same layout from registers by 16-byte red.global.add.v4.f32 (the 80-row tile: all 8 warps
- *     bulk, but with config.cuh SM90_BWD_BM80_DQ_SPLIT, a dev build's, two paths as here).
+ *     same layout from registers by 16-byte red.global.add.v4.f32 (the 80-row tile too, with
+ *     config.cuh SM90_BWD_BM80_DQ_SPLIT, the library's since session 31; at 0 all 8 warps bulk).
  *     cd_sm90_bwd_post turns the sums into dQ.
  *   The epilogue (bwd_epilogue.cuh) scales dK by softmax_scale, stages dK and dV in the (then free) Q / dO stages
  *   and writes them out as 16-byte row chunks (rows past seqlen_k are not written, nor columns

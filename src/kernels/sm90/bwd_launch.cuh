@@ -24,6 +24,8 @@
 #ifndef CUDADENT_SM90_BWD_LAUNCH_CUH
 #define CUDADENT_SM90_BWD_LAUNCH_CUH
 
+#include <stdlib.h>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -82,9 +84,16 @@ static inline int cd_sm90_bwd_row_block_n(int row) {
  * the row's BLOCK_M) of the 128 row, non-deterministic, no mask, seqlen_q >=
  * SM90_BWD_BM80_MIN_SEQLEN. */
 static inline int cd_sm90_bwd_takes_bm80(const cudadent_attn_bwd_params_t *p) {
+  int min_seqlen = SM90_BWD_BM80_MIN_SEQLEN;
+#ifdef CUDADENT_DEV
+  /* dev builds: CUDADENT_SM90_BWD_BM80_MIN_SEQLEN=N moves the 64 / 80-row crossover (the 80-row
+   * tile with its dQ split, sm90_bwd_next.md section 9) */
+  const char *env = getenv("CUDADENT_SM90_BWD_BM80_MIN_SEQLEN");
+  if (env != NULL) min_seqlen = atoi(env);
+#endif
   return SM90_BWD_D128_BM80 && p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL &&
          cd_sm90_bwd_row(p) == 128 && !p->deterministic && !p->causal && p->window_left < 0 &&
-         p->window_right < 0 && p->seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN;
+         p->window_right < 0 && p->seqlen_q >= min_seqlen;
 }
 
 /* seqlen_q padded to the row's BLOCK_M (dense calls; varlen ones size their workspace in

@@ -39,9 +39,10 @@ template <int D, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M, int DQB = 1> struct cd_
   /* The non-deterministic dQ reduce leaves the SM by two paths (cd_sm90_bwd_reduce_dq): consumer
    * 0's part by 16-byte red.global from registers, consumer 1's staged and bulk-reduced. Measured
    * against both parts bulk-reduced (session 25, H200, CLI --bwd, bf16): d128 causal b4 4k +3.3%,
-   * d64 b8 2k +3.6%. The 80-row tile only with config.cuh SM90_BWD_BM80_DQ_SPLIT (a dev build's;
-   * session 25's attempt: ptxas serialized its wgmmas, C7512, and spilled). Consumer 0's staging
-   * is then unused; the deterministic dQ warp stages all 8 parts. */
+   * d64 b8 2k +3.6%. The 80-row tile with config.cuh SM90_BWD_BM80_DQ_SPLIT (the library's since
+   * session 31: +3-4% at 4k-16k; session 25's first attempt made ptxas serialize its wgmmas,
+   * C7512, and spill). Consumer 0's staging is then unused; the deterministic dQ warp stages all
+   * 8 parts. */
   static constexpr bool DQ_SPLIT = !SWAP || SM90_BWD_BM80_DQ_SPLIT;
   static constexpr int KV_BYTES = BN * D * 2;    /* K or V */
   static constexpr int QT_BYTES = BM * D * 2;    /* one stage of Q or dO */

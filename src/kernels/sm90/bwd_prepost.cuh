@@ -9,9 +9,10 @@
  *   of the fp32 dQ accumulator (the accumulator has sq_pad * D floats per (batch, head), as many
  *   as the rows have elements, so the rows zero it whole); in the deterministic mode also the
  *   query blocks' semaphores. Its row work (cd_sm90_bwd_dot8, _row_sum, _lse2, _zero_acc) is
- *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre). The dev knob
- *   config.cuh SM90_BWD_PRE_FAST 1 gives both the same outputs another way (cd_sm90_bwd_pre_fast:
- *   whole-sector zero stores, all loads first; bwd_pre_map.cuh says which thread takes what).
+ *   shared with the varlen pre (bwd_varlen_plan.cuh cd_sm90_bwd_varlen_pre). config.cuh
+ *   SM90_BWD_PRE_FAST 1 (the library's since session 31) gives both the same outputs another
+ *   way (cd_sm90_bwd_pre_fast: whole-sector zero stores, all loads first; bwd_pre_map.cuh says
+ *   which thread takes what).
  * cd_sm90_bwd_post, one CTA per (query block, head, batch): dQ = softmax_scale * accumulator, from
  *   the main kernel's fragment order (below) to the caller's layout, through shared memory so that
  *   the global stores are 16-byte rows, of the real head_dim columns only.

@@ -195,29 +195,35 @@
 /* the query length from which the 80-row tile is taken: since the 64-row tile's dQ leaves by two
  * paths (bwd_parts.cuh DQ_SPLIT, session 25) it wins below 4k (H200, CLI A/B alternated twice, bf16
  * h16, 80-row -> 64-row: 1k 473 -> 483, 2k 555 -> 564, d96 2k 419 -> 427 TFLOP/s), the 80-row
- * tile from 4k (4k 583 -> 570, bimodal; 8k 573 -> 579, noisy; 16k 587 -> 585) */
+ * tile from 4k (4k 583 -> 570, bimodal; 8k 573 -> 579, noisy; 16k 587 -> 585). Measured before the
+ * 80-row tile had its dQ split (SM90_BWD_BM80_DQ_SPLIT, below); dev builds move the crossover at
+ * run time (CUDADENT_SM90_BWD_BM80_MIN_SEQLEN, bwd_launch.cuh) to measure it again. */
 #define SM90_BWD_BM80_MIN_SEQLEN 4096
 
-/* Lever (f) of docs/kernels/sm90_bwd_next.md section 6 (built session 30, not run; section 7 there):
- * 1 gives the 80-row tile (SM90_BWD_D128_BM80) the 64-row tile's two dQ paths out of the SM
- * (bwd_parts.cuh cd_sm90_bwd_smem DQ_SPLIT): consumer 0's dQ^T part added from registers by
- * 16-byte red.global.add.v4.f32, consumer 1's staged and bulk-reduced as now. The 80-row tile is
- * non-deterministic only, so no deterministic kernel changes. 0 (the library's): all 8 warps'
- * parts staged and bulk-reduced. */
+/* Lever (f) of docs/kernels/sm90_bwd_next.md section 6 (section 7 there): 1 (the library's since
+ * session 31) gives the 80-row tile (SM90_BWD_D128_BM80) the 64-row tile's two dQ paths out of the
+ * SM (bwd_parts.cuh cd_sm90_bwd_smem DQ_SPLIT): consumer 0's dQ^T part added from registers by
+ * 16-byte red.global.add.v4.f32, consumer 1's staged and bulk-reduced. The 80-row tile is
+ * non-deterministic only, so no deterministic kernel changes. H200, CLI A/B alternated twice, bf16
+ * h16 d128 non-causal, 0 -> 1: 4k 585.7 -> 610.3 (noisy pairs), 8k 578.5 -> 596.0, 16k 586.3 ->
+ * 611.2, GQA 32/8 4k 571.2 -> 590.5 TFLOP/s; causal (64-row tile, unchanged) 555.5 both. 0 (a dev
+ * build's override): all 8 warps' parts staged and bulk-reduced. */
 #ifndef SM90_BWD_BM80_DQ_SPLIT
 #define SM90_BWD_BM80_DQ_SPLIT 1
 #endif
 
-/* Lever (b) of docs/kernels/sm90_bwd_next.md section 6 (built session 30, not run; section 8 there):
- * 1 gives the pre kernels (bwd_prepost.cuh cd_sm90_bwd_pre, bwd_varlen_plan.cuh
+/* Lever (b) of docs/kernels/sm90_bwd_next.md section 6 (section 8 there): 1 (the library's since
+ * session 31) gives the pre kernels (bwd_prepost.cuh cd_sm90_bwd_pre, bwd_varlen_plan.cuh
  * cd_sm90_bwd_varlen_pre) whole-sector zero stores: each CTA zeroes its rows' accumulator as
  * consecutive float4s, a warp's store 512 contiguous bytes (bwd_pre_map.cuh), where at 0 each
  * thread zeroes its own row's part and a warp's store fills half of every sector it touches; the
  * stores issued while the loads are in flight; the LSE read with O and dO, not after them; O and
  * dO read evict-first (read once: the zeroed lines stay in L2 instead, their write-back later);
  * and in the dense pre two rows a thread where a row is one 16-byte chunk of it (all loads issued
- * before any use). delta is the same fp32 sum in the same order, the outputs the same bits. 0 (the
- * library's): the pre kernels as before. */
+ * before any use). delta is the same fp32 sum in the same order, the outputs the same bits. H200,
+ * 0 -> 1: the pre (ncu, locked clocks) d128 69.6 -> 70.0 us, 192/128 70.3 -> 56.0, d96 126.9 ->
+ * 78.5; the whole backward (CLI A/B, bf16) 192/128 causal 512 +3.7%, d96 causal 512 +10.2%, d128
+ * +0.2-0.4%, d64 512 -0.1%. 0 (a dev build's override): the pre kernels as before. */
 #ifndef SM90_BWD_PRE_FAST
 #define SM90_BWD_PRE_FAST 1
 #endif
