@@ -6,7 +6,7 @@
 # logs.tar.gz (every log).
 #   [PREBUILT=dir] [PREBUILT_VAR=dir] dev/sm90_bwd/gpu_run.sh [tests] [sanitize] [cli] [ab] [abvar] [small] [ncu] [all] [det] [detvar]
 #     [seed] [pybench] [pybench-quick] [train-quick] [train] [pytest] [allsm80] [sanitize27] [overhead] [sanitizevar]
-#     [dims] [bwdtrace] [ncuvar], and the feature checks of dev/sm90_bwd/gpu_feature_steps.sh (sourced here):
+#     [dims] [bwdtrace] [ncuvar] [energy], and the feature checks of dev/sm90_bwd/gpu_feature_steps.sh (sourced here):
 #     [varlen] [sm90varlen] [softcap] [bwdsoftcap] [bwdwidesoftcap] [bwdvarlen] [widths] [bwdwide]
 #     [sanitize27] [vbench] [losscheck]
 # Each step is a function step_<name> (a '-' in the name read as '_'); the loop at the end runs
@@ -376,6 +376,13 @@ step_train_quick() {
   note "train $flag: rc $?"; grep -E "^\||tokens/s|loss" "$logs/train.log" | head -40 | tee -a "$summary"
 }
 step_train() { step_train_quick; }
+step_energy() {
+  # energy per call of cudadent's and cuDNN's attention, and a GEMM's time right after each
+  # (dev/bench/energy_probe.py; docs/kernels/sm90_bwd_next.md section 9, item 2)
+  CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+    timeout ${ENERGY_LIMIT:-200} python3 dev/bench/energy_probe.py --out "$out" ${ENERGY_ARGS:-} > "$logs/energy.log" 2>&1
+  note "energy: rc $?"; grep -E "^\||GEMM after|STOPPED" "$logs/energy.log" | tee -a "$summary"
+}
 step_bwdtrace() {
   # experiment 1 of docs/kernels/sm90_bwd_next.md (docs/kernels/sm90_bwd_trace.md): per trace
   # build (t64: the 64-row d128 tile, t80: the 80-row one), the dev library (carried: its libcudadent.so*; else built here) and
