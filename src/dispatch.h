@@ -112,25 +112,6 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM80_FWD_WIDE8 1
 #endif
 
-/* 1: the 8-warp tiles above (dense calls only; docs/kernels/sm80_fwd.md section 10, built in
- * session 30, not run) get three changes for short sequences, where a lone CTA per SM exposes
- * its per-CTA cost (~6 us at d256, ~2 key tiles):
- *   - grid order by groups of (batch, head)s (fwd_order.cuh cd_sm80_fwd_grouped_tile): below 17
- *     query tiles, G (batch, head)s at a time, G such that their K / V fit 16 MiB of L2 (the sm90
- *     forward's HEAD_GROUPS rule), query tiles level by level within a group, the last group
- *     heaviest first and the others alternately (a snake); so the 4-16 query tiles of a head
- *     share its K / V in L2 instead of reading it from DRAM 4-8 times;
- *   - V of the first key tile waited just before its P V (a second barrier in the first
- *     iteration only) instead of with Q and K before its S;
- *   - a warp whose 16 rows see no key of a tile (the second 64-key tile of a causal diagonal)
- *     skips its S, softmax and P V.
- * Dev builds (CUDADENT_DEV) switch each off at run time: CUDADENT_SM80_FWD_GROUP=0 (today's
- * order) or N (groups of N), CUDADENT_SM80_FWD_V_EARLY=0, CUDADENT_SM80_FWD_WARP_SKIP=0.
- * 0 compiles none of it: every kernel as before. */
-#ifndef CUDADENT_SM80_FWD_WIDE8_SHORT
-#define CUDADENT_SM80_FWD_WIDE8_SHORT 0
-#endif
-
 /* 1: the portable backward's width 256 gets a large tile (docs/kernels/sm80_bwd.md "W 256 with
  * 64 x 64"): 64 query rows x 64 keys, 8 warps (FA2's d256 backward tile, with the 32 x 64's warp layout:
  * FA2's spilled), against the 32 x 64 of gate 0, which pays ~24% more ldmatrix traffic and

@@ -19,17 +19,6 @@
  *      threads) write every chunk of the Q tile and of a K / V tile exactly once, at the
  *      swizzled offset, and the epilogue's 16-byte stores (lane + 32 it of a warp's ROWS_W rows)
  *      cover every chunk of the tile exactly once.
- *   5. (session 30, with -DCUDADENT_SM80_FWD_WIDE8_SHORT=1) the 8-warp dense kernels' schedule
- *      (dispatch.h CUDADENT_SM80_FWD_WIDE8_SHORT): cd_sm80_fwd_grouped_tile maps the CTAs onto
- *      every (batch x head, query tile) exactly once for 1-40 (batch, head)s, 1-20 query tiles and
- *      every group size, walks the last group's query tiles from the last one down and the groups
- *      before it alternately up and down (the snake), and is today's order at group size
- *      bh_count; the warp skip (the kernel's
- *      per-warp key range [wk0, wk1) and its live test, written as in cd_sm80_fwd_body) only
- *      skips a warp's key tile when no row of the warp sees a key of it (cd_mask_visible), over
- *      random lengths and windows (causal, sliding, seqlen_q != seqlen_k, ragged ends); the dead
- *      warp-tiles of d256 causal 512 counted; and the group size cd_sm80_fwd_order_group gives the
- *      d256 h8 16k-token shapes.
  * Exit status 1 on a failure.
  */
 #include <stdio.h>
@@ -166,110 +155,6 @@ template <int D> static void check_tiles() {
   check_tile<D, true, true>();
 }
 
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-/* 5. the grid order and the warp skip of dispatch.h CUDADENT_SM80_FWD_WIDE8_SHORT */
-static void check_short() {
-  const int before = failures;
-  static unsigned short hits[40 * 20];
-  long orders = 0;
-  for (unsigned bhc = 1; bhc <= 40; ++bhc)
-    for (unsigned mb = 1; mb <= 20; ++mb)
-      for (unsigned g = 1; g <= bhc; ++g, ++orders) {
-        memset(hits, 0, sizeof hits);
-        for (unsigned x = 0; x < bhc * mb; ++x) {
-          unsigned bh;
-          int m;
-          cd_sm80_fwd_grouped_tile(x, bhc, mb, g, &bh, &m);
-          CHECK(bh < bhc && m >= 0 && m < (int)mb, "order bh %u mb %u g %u: x %u -> (%u, %d)", bhc,
-                mb, g, x, bh, m);
-          if (bh < bhc && m >= 0 && m < (int)mb) hits[bh * mb + m]++;
-          if (g == bhc) /* today's order (cd_sm80_fwd_body without the gate) */
-            CHECK(bh == x % bhc && m == (int)(mb - 1 - x / bhc), "order g = bh_count: x %u", x);
-          const unsigned grp = x / (g * mb), groups = (bhc + g - 1) / g;
-          if (x == grp * g * mb) /* a group's first CTA: its first level, by the snake */
-            CHECK(m == ((groups - 1 - grp) % 2 == 0 ? (int)mb - 1 : 0),
-                  "order bh %u mb %u g %u: group %u of %u starts at query tile %d", bhc, mb, g, grp,
-                  groups, m);
-        }
-        for (unsigned i = 0; i < bhc * mb; ++i)
-          CHECK(hits[i] == 1, "order bh %u mb %u g %u: tile %u taken %d times", bhc, mb, g, i,
-                hits[i]);
-      }
-  /* the warp skip: 128-row tiles, 64-key tiles, 8 warps of 16 rows, as the kernel */
-  constexpr int BM = 128, BN = 64, WARPS = 8, RW = BM / WARPS;
-  unsigned lcg = 12345;
-  long visited = 0, dead = 0, cases = 0;
-  for (int it = 0; it < 3000; ++it) {
-    lcg = lcg * 1103515245u + 12345u;
-    cd_mask_t mk;
-    mk.seqlen_q = 1 + (int)((lcg >> 8) % 600);
-    lcg = lcg * 1103515245u + 12345u;
-    mk.seqlen_k = it % 3 == 0 ? mk.seqlen_q : 1 + (int)((lcg >> 8) % 600);
-    lcg = lcg * 1103515245u + 12345u;
-    const int kind = (int)((lcg >> 8) % 4); /* causal, sliding, left only, none */
-    lcg = lcg * 1103515245u + 12345u;
-    const int w1 = (int)((lcg >> 8) % 200), w2 = (int)((lcg >> 16) % 200);
-    mk.window_left = kind == 1 || kind == 2 ? w1 : -1;
-    mk.window_right = kind == 0 ? 0 : kind == 1 ? w2 : -1;
-    ++cases;
-    for (int m0 = 0; m0 < mk.seqlen_q; m0 += BM) {
-      const int rows_valid = mk.seqlen_q - m0 < BM ? mk.seqlen_q - m0 : BM;
-      int key0, key1;
-      cd_mask_keys_of_rows(mk, m0, m0 + rows_valid, &key0, &key1);
-      const int n_first = key0 / BN, n_last = key1 > key0 ? (key1 - 1) / BN : n_first - 1;
-      for (int w = 0; w < WARPS; ++w) {
-        const int r0 = m0 + w * RW, r1 = r0 + RW < m0 + rows_valid ? r0 + RW : m0 + rows_valid;
-        int wk0, wk1; /* as cd_sm80_fwd_body with a.warp_skip 1 */
-        if (r1 > r0) cd_mask_keys_of_rows(mk, r0, r1, &wk0, &wk1);
-        else { wk0 = 0x7fffffff; wk1 = -0x7fffffff - 1; }
-        for (int n = n_last; n >= n_first; --n) {
-          const int n0 = n * BN;
-          const bool live = wk0 < n0 + BN && wk1 > n0;
-          ++visited;
-          if (live) continue;
-          ++dead;
-          for (int i = r0; i < r1; ++i)
-            for (int j = n0; j < n0 + BN && j < mk.seqlen_k; ++j)
-              CHECK(!cd_mask_visible(mk, i, j), "skip: sq %d sk %d wl %d wr %d: warp %d of rows "
-                    "%d.. skips tile %d, but row %d sees key %d", mk.seqlen_q, mk.seqlen_k,
-                    mk.window_left, mk.window_right, w, m0, n, i, j);
-        }
-      }
-    }
-  }
-  /* d256 causal 512: the dead warp-tiles of one head (4 query tiles of 128, 64-key tiles) */
-  cd_mask_t c512 = {512, 512, -1, 0};
-  long c_tiles = 0, c_dead = 0;
-  for (int m0 = 0; m0 < 512; m0 += BM) {
-    int key0, key1;
-    cd_mask_keys_of_rows(c512, m0, m0 + BM, &key0, &key1);
-    for (int n = (key1 - 1) / BN; n >= key0 / BN; --n)
-      for (int w = 0; w < WARPS; ++w) {
-        int wk0, wk1;
-        cd_mask_keys_of_rows(c512, m0 + w * RW, m0 + w * RW + RW, &wk0, &wk1);
-        ++c_tiles;
-        c_dead += !(wk0 < n * BN + BN && wk1 > n * BN);
-      }
-  }
-  /* the group sizes of the d256 h8 16k-token shapes (bf16) */
-  printf("5. order: %ld (bh, m_blocks, group) cases; skip: %ld masks, %ld of %ld warp-tiles dead; "
-         "d256 causal 512: %ld of %ld warp-tiles dead (%.1f%%)\n", orders, cases, dead, visited,
-         c_dead, c_tiles, 100.0 * c_dead / c_tiles);
-  for (int s = 512; s <= 16384; s *= 2) {
-    cudadent_attn_fwd_params_t p;
-    memset(&p, 0, sizeof p);
-    p.batch = 16384 / s;
-    p.seqlen_q = p.seqlen_k = s;
-    p.heads_q = p.heads_kv = 8;
-    p.head_dim = p.head_dim_v = 256;
-    const int mb = (s + 127) / 128, g = cd_sm80_fwd_order_group(&p, mb);
-    printf("   d256 h8 b%d s%d: %d query tiles, group %d of %d (batch, head)s = %d CTAs%s\n",
-           p.batch, s, mb, g, p.batch * 8, g * mb, g == p.batch * 8 ? " (today's order)" : "");
-  }
-  printf("5. schedule (CUDADENT_SM80_FWD_WIDE8_SHORT): %s\n", failures == before ? "ok" : "FAILED");
-}
-#endif
-
 int main() {
   check_width<64>();
   check_width<96>();
@@ -283,9 +168,6 @@ int main() {
   check_tiles<128>();
   check_tiles<192>();
   check_tiles<256>();
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  check_short();
-#endif
   if (failures) fprintf(stderr, "%d failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -48,10 +48,6 @@
  * so each load has a whole tile iteration of compute to land in, with one barrier per tile.
  * Key tiles that no row of the
  * query tile sees are never visited (loop bounds from cd_mask_keys_of_rows).
- * With dispatch.h CUDADENT_SM80_FWD_WIDE8_SHORT (the 8-warp dense kernels only): the first
- * iteration waits for {Q, K[n_last]} alone and for V[n_last] (a second barrier) just before its
- * P V; and a warp whose rows see no key of tile n skips its S, softmax and P V (still meeting
- * every barrier).
  *
  * Epilogue: O /= rowsum (0 for a row that saw no key), rounded to 16 bits, staged through the
  * warp's own rows of sQ (same swizzle), stored with 16-byte coalesced stores, rows >= seqlen_q
@@ -59,9 +55,7 @@
  * by one thread per row.
  *
  * Grid: 1-D, batch * heads_q * m_blocks CTAs; the (batch, head) index runs fastest and the query
- * tile index runs from the last (heaviest under a causal mask) to the first. With dispatch.h
- * CUDADENT_SM80_FWD_WIDE8_SHORT, the 8-warp dense kernels take that order within groups of
- * a.order_group (batch, head)s, one group after another (cd_sm80_fwd_grouped_tile).
+ * tile index runs from the last (heaviest under a causal mask) to the first.
  *
  * Varlen (VARLEN, a template bool of the body; its own kernel, cd_sm80_fwd_varlen_kernel, with the
  * arrays in a second argument, so the dense kernels keep their names and argument; their SASS
@@ -82,10 +76,6 @@
 #include <cuda_runtime.h>
 #include "cudadent.h"
 #include "device_info.h"
-#include "dispatch.h"
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-#include "kernels/sm80/fwd_order.cuh"
-#endif
 #include "kernels/common/mask_rule.cuh"
 #include "kernels/sm80/ptx_sm80.cuh"
 #include "kernels/sm80/fwd_smem.cuh"
@@ -110,12 +100,6 @@ typedef struct cd_sm80_fwd_args {
    * at the offsets they always had */
   int qk_chunks, v_chunks;   /* head_dim / 8, head_dim_v / 8 (16-byte chunks of a real row) */
   float softcap_pre;         /* SOFTCAP: softmax_scale / softcap (t = tanh(q.k * softcap_pre)) */
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  /* read by the 8-warp dense kernels only (dispatch.h CUDADENT_SM80_FWD_WIDE8_SHORT) */
-  int order_group; /* (batch, head)s a group of the grid order (cd_sm80_fwd_grouped_tile) */
-  int v_early;     /* 1: the first key tile's V waited before its P V, not before its S */
-  int warp_skip;   /* 1: a warp skips the key tiles its rows do not see */
-#endif
 } cd_sm80_fwd_args_t;
 
 /* The varlen kernel's second argument: device arrays (seqused_k may be NULL) and the token
@@ -152,7 +136,6 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-
 /* The kernel's body (the __global__ kernels below: dense and varlen). */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
           bool VARLEN>
@@ -167,13 +150,6 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   constexpr int LC = cd_sm80_fwd_ld_chunks<D>::VALUE; // chunks per thread-row of a tile load
   constexpr int ROW_BYTES = D * 2;
   static_assert(ROWS_W % 16 == 0 && D % 32 == 0 && BLOCK_N % 16 == 0, "bad tile shape");
-  /* dispatch.h CUDADENT_SM80_FWD_WIDE8_SHORT: the 8-warp dense kernels' grouped grid order, early
-   * V wait and warp skip (docs/kernels/sm80_fwd.md section 10); false: the code as before */
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  constexpr bool SHORT = WARPS == 8 && !VARLEN;
-#else
-  constexpr bool SHORT = false;
-#endif
 
   extern __shared__ __align__(1024) unsigned char cd_smem[];
   const uint32_t sQ = cd_smem_addr(cd_smem);                         // [BLOCK_M][D]
@@ -190,18 +166,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- which tile: (batch, head) fastest, query tiles from the last. The launcher keeps
    * batch * heads_q * m_blocks below 2^31, so 32-bit unsigned division is exact. ---- */
   const unsigned bh_count = (unsigned)a.batch * (unsigned)a.heads_q;
-  unsigned bh;
-  int m_block;
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  if constexpr (SHORT) { /* groups of a.order_group (batch, head)s, today's order in each */
-    cd_sm80_fwd_grouped_tile(blockIdx.x, bh_count, (unsigned)a.m_blocks, (unsigned)a.order_group,
-                             &bh, &m_block);
-  } else
-#endif
-  {
-    bh = blockIdx.x % bh_count;
-    m_block = a.m_blocks - 1 - (int)(blockIdx.x / bh_count);
-  }
+  const unsigned bh = blockIdx.x % bh_count;
+  const int m_block = a.m_blocks - 1 - (int)(blockIdx.x / bh_count);
   const int b = (int)(bh / (unsigned)a.heads_q);
   const int h = (int)(bh % (unsigned)a.heads_q);
   const int hk = (int)((unsigned)h / (unsigned)a.group);
@@ -247,26 +213,6 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
     row_sum[2 * mt] = row_sum[2 * mt + 1] = 0.f;
   }
 
-  /* SHORT: the keys the warp's own rows see, [wk0, wk1): a key tile outside it is skipped by the
-   * warp (its scores would all be masked: p = 0, the correction 1, O and the row sums unchanged,
-   * exactly; dev/sm80_fwd/check_layout.cu part 5). Rows past seqlen_q see none; a.warp_skip 0:
-   * every tile. */
-  int wk0 = 0, wk1 = 0;
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  if constexpr (SHORT) {
-    const int r0 = m0 + warp * ROWS_W, r1 = min(r0 + ROWS_W, m0 + rows_valid);
-    if (!a.warp_skip) {
-      wk0 = -0x7fffffff - 1;
-      wk1 = 0x7fffffff;
-    } else if (r1 > r0) {
-      cd_mask_keys_of_rows(mask, r0, r1, &wk0, &wk1);
-    } else {
-      wk0 = 0x7fffffff;
-      wk1 = -0x7fffffff - 1;
-    }
-  }
-#endif
-
   if (n_last >= n_first) {
     /* ---- prologue: {Q, K[n_last]} {V[n_last]} ---- */
     /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
@@ -304,16 +250,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 
     int buf = 0;
     for (int n = n_last; n >= n_first; --n, buf ^= 1) {
-      /* SHORT with a.v_early: the first tile waits for {Q, K[n_last]} only; its V below */
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-      const bool v_late = SHORT && n == n_last && a.v_early;
-#else
-      constexpr bool v_late = false;
-#endif
-      if (v_late)
-        cd_cp_async_wait<1>(); // Q, K[n_last] landed; V[n_last] may not have
-      else
-        cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
+      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
       __syncthreads();       // ...for every thread; and all warps left buffer buf^1
       if (n > n_first) {
         /* tiles below n_last end before seqlen_k (the ragged last tile is >= n_last): no
@@ -331,12 +268,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
         cd_cp_async_commit();
       }
 
-      /* SHORT: a warp whose rows see no key of this tile skips it (wk0, wk1 above) */
-      const int n0 = n * BLOCK_N;
-      const bool live = !SHORT || (wk0 < n0 + BLOCK_N && wk1 > n0);
-      float s[M_TILES][S_TILES][4];
-      if (live) {
       /* ---- S = Q K^T  [ROWS_W, BLOCK_N] per warp ---- */
+      float s[M_TILES][S_TILES][4];
 #pragma unroll
       for (int mt = 0; mt < M_TILES; ++mt)
 #pragma unroll
@@ -373,6 +306,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
       }
 
       /* ---- element mask on partially masked tiles only ---- */
+      const int n0 = n * BLOCK_N;
       if (cd_mask_tile_partial(mask, m0, m0 + rows_valid, n0, n0 + BLOCK_N)) {
 #pragma unroll
         for (int mt = 0; mt < M_TILES; ++mt) {
@@ -395,14 +329,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 
       /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
       cd_sm80_fwd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
-      } /* live */
 
-      if (v_late) {
-        cd_cp_async_wait<2>(); // V[n_last] landed (pending: at most {K[n-1]}, {V[n-1]})
-        __syncthreads();       // ...for every thread
-      }
 
-      if (live) {
       /* ---- O += P V  [ROWS_W, D] per warp; P's C fragments are V's A fragments ---- */
       const uint32_t v_buf = v_base + buf * KV_TILE_BYTES;
 #pragma unroll
@@ -426,7 +354,6 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
           }
         }
       }
-      } /* live */
     }
     cd_cp_async_wait<0>(); // nothing may still write sQ when O is staged there
   }
@@ -434,17 +361,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- epilogue: normalize, LSE, stage O in the warp's rows of sQ, 16-byte stores ---- */
   {
   /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
-  unsigned bh_e;
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  if constexpr (SHORT) {
-    int m_unused;
-    cd_sm80_fwd_grouped_tile(blockIdx.x, bh_count, (unsigned)a.m_blocks, (unsigned)a.order_group,
-                             &bh_e, &m_unused);
-  } else
-#endif
-  {
-    bh_e = blockIdx.x % bh_count;
-  }
+  const unsigned bh_e = blockIdx.x % bh_count;
   const int b_e = (int)(bh_e / (unsigned)a.heads_q), h_e = (int)(bh_e % (unsigned)a.heads_q);
   int seqlen_q_e = seqlen_q;
   int64_t q_first_e = 0;

@@ -63,13 +63,6 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
     a.softcap_pre = 0.f;
   }
   a.scale_log2 = a.scale * 1.4426950408889634f;
-#if CUDADENT_SM80_FWD_WIDE8_SHORT
-  /* read by the 8-warp dense kernels only */
-  a.order_group = WARPS == 8 && !VARLEN ? cd_sm80_fwd_order_group(p, a.m_blocks)
-                                        : p->batch * p->heads_q;
-  a.v_early = cd_sm80_fwd_dev_on("CUDADENT_SM80_FWD_V_EARLY");
-  a.warp_skip = cd_sm80_fwd_dev_on("CUDADENT_SM80_FWD_WARP_SKIP");
-#endif
 
   const int64_t ctas = (int64_t)p->batch * p->heads_q * a.m_blocks;
   if (ctas > 0x7fffffff) return cudaErrorInvalidConfiguration; /* 1-D grid limit */
