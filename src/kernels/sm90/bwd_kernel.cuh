@@ -85,6 +85,10 @@
  * wait P^T = exp2(t softcap log2(e) - LSE2) and dS^T = P^T (dP^T - delta) (1 - t^2), the portable
  * backward's algebra, element by element.
  *
+ * Code: the consumers' work on a unit (descriptors, the block loop above, the dQ reduce, the
+ * epilogue) is bwd_unit.cuh's cd_sm90_bwd_consumer_unit, which this body calls once and the
+ * persistent kernel of config.cuh SM90_BWD_PERSISTENT (a dev build's, bwd_persist.cuh) once a unit.
+ *
  * Rows past seqlen_q (zero-filled by TMA) have LSE2 = +inf and delta = 0 (cd_sm90_bwd_pre), so they
  * add nothing. Keys past seqlen_k (zero-filled K and V) are masked in the last key block: their
  * P would otherwise be exp2(-LSE2), which can overflow.
