@@ -2,7 +2,7 @@
  * test_tile_order.cu - CPU tests of the sm90 forward's tile orders (kernels/sm90/tile_scheduler.cuh)
  * and of the host's choice among them (kernels/sm90/tile_order_choice.cuh). Host code only: the
  * decode below is the kernel's own (__host__ __device__), walked the way the persistent CTAs
- * walk it. Also the sm90 backward's walks and turns (kernels/sm90/bwd_schedule.cuh), block ranges
+ * walk it. Also the sm90 backward's walks, turns and persistent stride (kernels/sm90/bwd_schedule.cuh), block ranges
  * (kernels/common/mask_rule.cuh), the 80-row tile's dQ layout (kernels/sm90/bwd_dq_layout.cuh) and
  * the pre kernels' rows and zero stores (kernels/sm90/bwd_pre_map.cuh).
  */
@@ -285,6 +285,45 @@ static int bwd_grouped_order(void) {
   return T_PASS;
 }
 
+/* The persistent backward's static stride (bwd_schedule.cuh cd_sm90_bwd_persist_grid / _unit, as
+ * bwd_persist.cuh walks it): for several (units, SMs) the grid is min(units, SMs); every launch
+ * index below `units` is taken by exactly one CTA, each CTA's sequence increases (its k-th unit
+ * at launch index cta + k * grid), and the CTAs' unit counts differ by at most one (equal work:
+ * balanced). A stride off by one skips or repeats indices; a grid of max(units, SMs) fails the
+ * first check. */
+static int bwd_persist_stride(void) {
+  const long long unit_counts[] = {1, 2, 7, 131, 132, 133, 263, 264, 2048, 4096, 4224, 65537};
+  const int sms_list[] = {1, 2, 3, 66, 114, 132, 144};
+  for (long long units : unit_counts)
+    for (int sms : sms_list) {
+      const int grid = cd_sm90_bwd_persist_grid(units, sms);
+      T_CHECK(grid >= 1 && grid == (units < sms ? units : sms), "units %lld SMs %d: grid %d", units, sms, grid);
+      std::vector<int> seen((size_t)units, 0);
+      long long min_count = units + 1, max_count = -1;
+      for (int c = 0; c < grid; ++c) {
+        long long prev = -1, count = 0;
+        for (int k = 0;; ++k) {
+          const int64_t l = cd_sm90_bwd_persist_unit(c, k, grid);
+          if (l >= units) break;
+          T_CHECK(l >= 0 && l > prev, "units %lld SMs %d: CTA %d unit %d at launch index %lld after %lld", units,
+                  sms, c, k, (long long)l, prev);
+          T_CHECK(++seen[(size_t)l] == 1, "units %lld SMs %d: launch index %lld taken twice", units, sms,
+                  (long long)l);
+          prev = l;
+          T_CHECK(++count <= units, "units %lld SMs %d: CTA %d does not stop", units, sms, c);
+        }
+        if (count < min_count) min_count = count;
+        if (count > max_count) max_count = count;
+      }
+      for (long long l = 0; l < units; ++l)
+        T_CHECK(seen[(size_t)l] == 1, "units %lld SMs %d: launch index %lld taken %d times", units, sms, l,
+                seen[(size_t)l]);
+      T_CHECK(max_count - min_count <= 1 && min_count >= 1, "units %lld SMs %d: %lld .. %lld units a CTA", units,
+              sms, min_count, max_count);
+    }
+  return T_PASS;
+}
+
 /* The backward's block ranges against a brute force over rows: which key blocks n and query
  * blocks m hold a visible (row, key) pair (row i sees key j iff j in [i + shift - wl, i + shift +
  * wr] and j < seqlen_k, a negative window side unbounded). A K/V-stationary CTA walks the query
@@ -527,6 +566,7 @@ extern "C" void register_tile_order_tests(void) {
   t_register("tile_order/bwd_rotated_turns", bwd_rotated_turns);
   t_register("tile_order/bwd_block_ranges", bwd_block_ranges);
   t_register("tile_order/bwd_grouped_order", bwd_grouped_order);
+  t_register("tile_order/bwd_persist_stride", bwd_persist_stride);
   t_register("tile_order/divisor", tile_order_divisor);
   t_register("tile_order/covers_every_tile_once", tile_order_covers_every_tile_once);
   t_register("tile_order/head_groups_shape", tile_order_head_groups_shape);

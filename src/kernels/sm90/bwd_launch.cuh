@@ -41,6 +41,9 @@
 #if SM90_BWD_WIDE5
 #include "kernels/sm90/bwd_wide5_kernel.cuh"
 #endif
+#if SM90_BWD_PERSISTENT
+#include "kernels/sm90/bwd_persist.cuh"
+#endif
 
 static inline size_t cd_sm90_bwd_align(size_t x) { return (x + 255) / 256 * 256; }
 
@@ -158,6 +161,51 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
     err = cudaLaunchKernelEx(&cfg, kernel, args...);
   }
   return err;
+}
+#endif
+
+#if SM90_BWD_PERSISTENT
+/* Whether a call of a narrow row's non-deterministic, non-softcap launch runs on persistent CTAs
+ * (config.cuh SM90_BWD_PERSISTENT, a dev build's; bwd_persist.cuh): dense, no mask, no softcap,
+ * seqlen_q > 0 (every unit then has query blocks). CUDADENT_SM90_BWD_PERSISTENT=0 in the
+ * environment turns it off at run time (the same build's library grid, for an A/B). */
+static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p) {
+  const char *env = getenv("CUDADENT_SM90_BWD_PERSISTENT");
+  if (env != NULL && atoi(env) == 0) return 0;
+  return p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL && !p->deterministic && !p->causal &&
+         p->window_left < 0 && p->window_right < 0 && p->softcap == 0.f && p->seqlen_q > 0;
+}
+
+/* The persistent main kernel of row D at tile BM for a call whose library grid is `grid` (key
+ * blocks, KV heads, batch): min(units, SMs) CTAs, one a SM, each striding over the units
+ * (bwd_schedule.cuh cd_sm90_bwd_persist_grid / _unit); shared memory and PDL as the library's
+ * kernel. */
+template <int D, bool kFp16, int BM>
+static cudaError_t cd_sm90_bwd_launch_persist(dim3 grid, const CUtensorMap &tm_q, const CUtensorMap &tm_k,
+                                              const CUtensorMap &tm_v, const CUtensorMap &tm_do,
+                                              const cd_sm90_bwd_args &a, int d, int dv, cudaStream_t stream) {
+  constexpr int SMEM = cd_sm90_bwd_persist_smem<D, BM>::BYTES;
+  static cudadent_device_once_t attr_done;
+  int dev = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if ((err = cudadent_device_sm_count(dev, &sms)) != cudaSuccess) return err;
+  if (!cudadent_device_once_done(&attr_done, dev)) {
+    err = cudaFuncSetAttribute(cd_sm90_bwd_persist_kernel<D, kFp16, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               SMEM);
+    if (err != cudaSuccess) return err;
+    cudadent_device_once_mark(&attr_done, dev);
+  }
+  const int64_t units = (int64_t)grid.x * grid.y * grid.z;
+  const dim3 pgrid((unsigned)cd_sm90_bwd_persist_grid(units, sms > 0 ? sms : 1));
+#if SM90_BWD_PDL
+  return cd_sm90_bwd_launch_pdl(cd_sm90_bwd_persist_kernel<D, kFp16, BM>, pgrid, dim3(384), SMEM, stream, tm_q, tm_k,
+                                tm_v, tm_do, a, d, dv, (int)grid.x, (int)grid.y, (int)grid.z);
+#else
+  cd_sm90_bwd_persist_kernel<D, kFp16, BM><<<pgrid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv, (int)grid.x,
+                                                                       (int)grid.y, (int)grid.z);
+  return cudaGetLastError();
+#endif
 }
 #endif
 
@@ -330,6 +378,15 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_softcap_kernel<D, kFp16, kDet>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv, p->softmax_scale / p->softcap);
   else
+#if SM90_BWD_PERSISTENT
+  if constexpr (kDet == CD_SM90_BWD_NONDET) { /* config.cuh SM90_BWD_PERSISTENT (dev) */
+    if (cd_sm90_bwd_persist_takes(p))
+      err = cd_sm90_bwd_launch_persist<D, kFp16, BM>(grid, tm_q, tm_k, tm_v, tm_do, a, d, dv, stream);
+    else
+      err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_kernel<D, kFp16, kDet, BM>, grid, dim3(384), SMEM, stream,
+                                   tm_q, tm_k, tm_v, tm_do, a, d, dv);
+  } else
+#endif
     err = cd_sm90_bwd_launch_pdl(cd_sm90_bwd_kernel<D, kFp16, kDet, BM>, grid, dim3(384), SMEM, stream,
                                  tm_q, tm_k, tm_v, tm_do, a, d, dv);
   if (err != cudaSuccess) return err;
@@ -358,6 +415,16 @@ static cudaError_t cd_sm90_bwd_launch(const cudadent_attn_bwd_params_t *p, void 
     cd_sm90_bwd_softcap_kernel<D, kFp16, kDet><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv,
                                                                           p->softmax_scale / p->softcap);
   else
+#if SM90_BWD_PERSISTENT
+  if constexpr (kDet == CD_SM90_BWD_NONDET) { /* config.cuh SM90_BWD_PERSISTENT (dev) */
+    if (cd_sm90_bwd_persist_takes(p)) {
+      const cudaError_t perr = cd_sm90_bwd_launch_persist<D, kFp16, BM>(grid, tm_q, tm_k, tm_v, tm_do, a, d, dv, stream);
+      if (perr != cudaSuccess) return perr;
+    } else {
+      cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
+    }
+  } else
+#endif
     cd_sm90_bwd_kernel<D, kFp16, kDet, BM><<<grid, 384, SMEM, stream>>>(tm_q, tm_k, tm_v, tm_do, a, d, dv);
   const dim3 post_grid((unsigned)a.m_blocks, (unsigned)p->heads_q, (unsigned)p->batch);
   cd_sm90_bwd_post<kFp16, D, DV, BM><<<post_grid, SM90_BWD_PREPOST_THREADS, 0, stream>>>(io);

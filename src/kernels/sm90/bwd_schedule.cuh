@@ -41,4 +41,16 @@ __host__ __device__ __forceinline__ int cd_sm90_bwd_rotated_turn(int n, int m, i
   return n <= m ? upto - n : (nb - 1 - n) + (m + 1 < nb ? m + 1 : nb);
 }
 
+/* Persistent CTAs (config.cuh SM90_BWD_PERSISTENT, a dev build's; bwd_persist.cuh): a grid of
+ * cd_sm90_bwd_persist_grid(units, sms) CTAs, one a SM, over `units` equal units (dense calls
+ * without a mask); CTA `cta` of `grid` takes, as its k-th unit, launch index cta + k * grid of the
+ * non-persistent order (cd_sm90_bwd_grouped_work), while that is below `units`: a static stride,
+ * balanced because the units are equal work, each CTA's sequence increasing. */
+__host__ __device__ __forceinline__ int cd_sm90_bwd_persist_grid(int64_t units, int sms) {
+  return units < (int64_t)sms ? (int)units : sms;
+}
+__host__ __device__ __forceinline__ int64_t cd_sm90_bwd_persist_unit(int cta, int k, int grid) {
+  return (int64_t)cta + (int64_t)k * grid;
+}
+
 #endif /* CUDADENT_SM90_BWD_SCHEDULE_CUH */

@@ -25,7 +25,7 @@
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
      defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_BM80_DQ_SPLIT) ||      \
-     defined(SM90_BWD_PRE_FAST))
+     defined(SM90_BWD_PRE_FAST) || defined(SM90_BWD_PERSISTENT))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -296,6 +296,17 @@
  * 431-454 -> 481 / 499-518; causal b32 512 178 -> 181 / 180. */
 #ifndef SM90_BWD_D96
 #define SM90_BWD_D96 2
+#endif
+
+/* Lever (d) of docs/kernels/sm90_bwd_next.md section 6 (section 10 there; built session 31, not
+ * run): 1 runs the narrow rows' dense, non-deterministic calls without a mask and without softcap
+ * on persistent CTAs (bwd_persist.cuh: a grid of min(units, SMs), each CTA striding over the units
+ * of the usual launch order, the next unit's K / V loaded under the current unit's epilogue);
+ * every other call keeps its kernel and grid. Dev builds then read CUDADENT_SM90_BWD_PERSISTENT=0
+ * at run time to launch the library's grid instead (an A/B in one build). 0 (the library's): the
+ * kernels and grids as without the knob. */
+#ifndef SM90_BWD_PERSISTENT
+#define SM90_BWD_PERSISTENT 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
