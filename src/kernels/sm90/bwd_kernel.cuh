@@ -72,8 +72,8 @@
  * the pre kernel's LSE2, delta, dQ accumulator or semaphores after it (cd_sm90_bwd_body).
  *
  * The 80-row tile (BM_ = 80 of cd_sm90_bwd_body and the dense kernel, d128 only, non-deterministic,
- * dense calls without a mask, never varlen: config.cuh SM90_BWD_D128_BM80, a dev build's
- * experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
+ * dense calls without a mask, never varlen, seqlen_q >= 4k: config.cuh SM90_BWD_D128_BM80, on
+ * since session 21, experiment 4 of docs/kernels/sm90_bwd_next.md): S^T, dP^T
  * [64, 80]; dS stored as dS, [2 key slabs][80 rows][64 keys], by transposing stmatrix; consumer w's
  * dQ part is dQ^T_w = K^T dS^T [64 D columns, 80 rows] (A = K slab w MN-major, B = dS K-major),
  * 16 x 80 floats a warp (5 KiB staging); LSE2 / delta after the dQ staging (shared memory
