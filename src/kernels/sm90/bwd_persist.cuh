@@ -75,6 +75,20 @@ template <int D, int BM_> struct cd_sm90_bwd_persist_smem {
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
+/* The k-th unit of this CTA (bwd_schedule.cuh cd_sm90_bwd_persist_unit, then the library's
+ * unmasked order: cd_sm90_bwd_grouped_work with one chain a group) and its query blocks; false once
+ * the CTA has none left. The producer and the consumers decode the same units with it. */
+template <int BM, int BN>
+__device__ __forceinline__ bool cd_sm90_bwd_persist_work(const cd_sm90_bwd_args &args, int k, int n_blocks,
+                                                         int heads_kv, int64_t chains, int *n_block, int *hk,
+                                                         int *b, int *m_lo, int *m_hi) {
+  const int64_t linear = cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x);
+  if (linear >= (int64_t)n_blocks * chains) return false;
+  cd_sm90_bwd_grouped_work(linear, n_blocks, heads_kv, chains, 1, n_block, hk, b);
+  cd_sm90_bwd_q_blocks<BM, BN>(args, *n_block, m_lo, m_hi);
+  return true;
+}
+
 template <int D, bool kFp16, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
 __global__ void __launch_bounds__(384, 1)
     cd_sm90_bwd_persist_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -100,7 +114,7 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv = base + L::BAR_OFF;
   const uint32_t bar_q_full = bar_kv + 8, bar_q_empty = bar_q_full + 8 * ST;
   const uint32_t bar_kv_empty = base + P::KV_EMPTY_OFF, bar_epi_done = base + P::EPI_DONE_OFF;
-  const int64_t chains = (int64_t)heads_kv * batch, units = (int64_t)n_blocks * chains;
+  const int64_t chains = (int64_t)heads_kv * batch;
 
 #if SM90_BWD_PDL
   cd_griddep_launch_dependents(); /* the post waits for this grid's completion (bwd_prepost.cuh) */
@@ -117,12 +131,10 @@ __global__ void __launch_bounds__(384, 1)
     if (threadIdx.x != 0) return;
     uint32_t it = 0;   /* ring position, continued across units (wraps harmlessly: ST divides 2^32) */
     uint32_t kv_n = 0; /* non-empty units loaded so far: kv_full's phase */
-    for (int k = 0;; ++k) {
-      const int64_t linear = cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x);
-      if (linear >= units) break;
-      int n_block, hk, b, m_lo, m_hi;
-      cd_sm90_bwd_grouped_work(linear, n_blocks, heads_kv, chains, 1, &n_block, &hk, &b);
-      cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
+    int n_block, hk, b, m_lo, m_hi;
+    for (int k = 0; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b,
+                                                     &m_lo, &m_hi);
+         ++k) {
       if (m_hi == m_lo) continue; /* nothing to load; the consumers write zero dK / dV */
       const int k0 = n_block * BN;
       /* K / V of this unit once every consumer warp's last K / V product of the previous one has
@@ -179,12 +191,10 @@ __global__ void __launch_bounds__(384, 1)
   const int ct = threadIdx.x - 128 * wg;
   const int warp = ct / 32, lane = ct % 32;
   uint32_t it = 0, kv_n = 0; /* as the producer's */
-  for (int k = 0;; ++k) {
-    const int64_t linear = cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x);
-    if (linear >= units) break;
-    int n_block, hk, b, m_lo, m_hi;
-    cd_sm90_bwd_grouped_work(linear, n_blocks, heads_kv, chains, 1, &n_block, &hk, &b);
-    cd_sm90_bwd_q_blocks<BM, BN>(args, n_block, &m_lo, &m_hi);
+  int n_block, hk, b, m_lo, m_hi;
+  for (int k = 0;
+       cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b, &m_lo, &m_hi);
+       ++k) {
     cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
         args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
         it, bar_kv_empty, bar_epi_done);
