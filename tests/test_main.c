@@ -27,6 +27,7 @@ void register_gpu_varlen_tests(void);
 void register_gpu_varlen_bwd_tests(void);
 void register_gpu_softcap_tests(void);
 void register_tile_order_tests(void);
+void register_bwd_persist_tests(void);
 
 const char *t_gpu_skip_reason = NULL;
 
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
   register_gpu_varlen_bwd_tests();
   register_gpu_softcap_tests();
   register_tile_order_tests();
+  register_bwd_persist_tests();
   int passed = 0, failed = 0, skipped = 0;
   for (int i = 0; i < n_tests; ++i) {
     if (filter && !strstr(tests[i].name, filter)) continue;

@@ -71,8 +71,15 @@ extern "C" size_t cudadent_sm90_bwd_workspace_size(const cudadent_attn_bwd_param
   const int row = cd_sm90_bwd_row(p);
   const int64_t rows = (int64_t)p->batch * p->heads_q * cd_sm90_bwd_sq_pad(p);
   const size_t sems = p->deterministic ? cd_sm90_bwd_align((size_t)(rows / cd_sm90_bwd_row_block_m(row)) * sizeof(int)) : 0;
+#if SM90_BWD_PERSISTENT == 2
+  /* the dynamic scheduler's unit counter (a dev build's), where the semaphores would start:
+   * bwd_parts.cuh cd_sm90_bwd_unit_counter */
+  const size_t counter = p->deterministic ? 0 : cd_sm90_bwd_align(sizeof(int));
+#else
+  const size_t counter = 0;
+#endif
   return cd_sm90_bwd_align((size_t)rows * row * sizeof(float)) +
-         2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems;
+         2 * cd_sm90_bwd_align((size_t)rows * sizeof(float)) + sems + counter;
 }
 
 #if CUDADENT_SM90_BWD_DET_SOFTCAP

@@ -166,20 +166,28 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
 
 #if SM90_BWD_PERSISTENT
 /* Whether a call of a narrow row's non-deterministic, non-softcap launch runs on persistent CTAs
- * (config.cuh SM90_BWD_PERSISTENT, a dev build's; bwd_persist.cuh): dense, no mask, no softcap,
- * seqlen_q > 0 (every unit then has query blocks). CUDADENT_SM90_BWD_PERSISTENT=0 in the
+ * (config.cuh SM90_BWD_PERSISTENT, a dev build's; bwd_persist.cuh): dense, no mask (knob 1; knob
+ * 2 takes masks too), no softcap, seqlen_q > 0. CUDADENT_SM90_BWD_PERSISTENT=0 in the
  * environment turns it off at run time (the same build's library grid, for an A/B). */
 static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p) {
   const char *env = getenv("CUDADENT_SM90_BWD_PERSISTENT");
   if (env != NULL && atoi(env) == 0) return 0;
+#if SM90_BWD_PERSISTENT == 2
+  /* the dynamic scheduler: masked calls too (causal, windows: units of unequal work, some with no
+   * query block), fetched in the library's launch order; the unit counter is an int (units well
+   * below 2^31: at most seqlen_k x heads_kv x batch) */
+  return p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL && !p->deterministic && p->softcap == 0.f &&
+         p->seqlen_q > 0 && (int64_t)p->seqlen_k * p->heads_kv * p->batch < ((int64_t)1 << 30);
+#else
   return p->cu_seqlens_q == NULL && p->cu_seqlens_k == NULL && !p->deterministic && !p->causal &&
          p->window_left < 0 && p->window_right < 0 && p->softcap == 0.f && p->seqlen_q > 0;
+#endif
 }
 
 /* The persistent main kernel of row D at tile BM for a call whose library grid is `grid` (key
  * blocks, KV heads, batch): min(units, SMs) CTAs, one a SM, each striding over the units
- * (bwd_schedule.cuh cd_sm90_bwd_persist_grid / _unit); shared memory and PDL as the library's
- * kernel. */
+ * (bwd_schedule.cuh cd_sm90_bwd_persist_grid / _unit) or, at knob 2, fetching them from the
+ * workspace's unit counter (cd_sm90_bwd_dyn_unit); shared memory and PDL as the library's kernel. */
 template <int D, bool kFp16, int BM>
 static cudaError_t cd_sm90_bwd_launch_persist(dim3 grid, const CUtensorMap &tm_q, const CUtensorMap &tm_k,
                                               const CUtensorMap &tm_v, const CUtensorMap &tm_do,

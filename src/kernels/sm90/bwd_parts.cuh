@@ -239,7 +239,7 @@ __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args
   if (!kDet && SM90_BWD_LPT_GROUP > 0) {
     /* a group of one chain is the chain-by-chain order, so other masks take the same code with
      * group 1 (a select, one path) */
-    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
+    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1; /* cd_sm90_bwd_order_group's */
     const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
     cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
                              group, &n_block, &hk, &b);
@@ -256,6 +256,17 @@ __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args
 __device__ __forceinline__ int *cd_sm90_bwd_sems(const cd_sm90_bwd_args &a) {
   const uint64_t bytes = (uint64_t)gridDim.z * a.heads_q * a.sq_pad * sizeof(float);
   return (int *)((const char *)a.delta + (bytes + 255) / 256 * 256);
+}
+
+/* config.cuh SM90_BWD_PERSISTENT 2 (a dev build's): the dynamic scheduler's unit counter, one int
+ * right after delta (256-byte aligned; rows = batch * heads_q * sq_pad), where the deterministic
+ * mode's semaphores start (cd_sm90_bwd_sems): the persistent kernel takes non-deterministic calls
+ * only, so no call has both. Zeroed by the dense pre kernel (bwd_prepost.cuh) of non-deterministic
+ * calls; bwd.cu's workspace size counts it at knob 2 only. */
+__host__ __device__ __forceinline__ int *cd_sm90_bwd_unit_counter(const float *delta, int batch, int heads_q,
+                                                                  int sq_pad) {
+  const uint64_t bytes = (uint64_t)batch * heads_q * sq_pad * sizeof(float);
+  return (int *)((const char *)delta + (bytes + 255) / 256 * 256);
 }
 
 /* The deterministic mode's wait, by one thread: key block n_block's turn at query block m (the

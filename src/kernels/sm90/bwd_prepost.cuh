@@ -200,6 +200,13 @@ __global__ void __launch_bounds__(SM90_BWD_PREPOST_THREADS) cd_sm90_bwd_pre(cons
    * This kernel is the call's first, launched plainly: it waits for nothing. */
   cd_griddep_launch_dependents();
 #endif
+#if SM90_BWD_PERSISTENT == 2
+  /* the dynamic scheduler's unit counter (bwd_parts.cuh cd_sm90_bwd_unit_counter; a dev build's):
+   * zeroed every non-deterministic call; the persistent kernel touches it only after its
+   * griddepcontrol.wait, which returns once this grid has completed and its writes are visible */
+  if (io.dq_sem == nullptr && blockIdx.x == 0 && threadIdx.x == 0)
+    *cd_sm90_bwd_unit_counter(io.delta, io.batch, io.heads_q, io.sq_pad) = 0;
+#endif
 #if SM90_BWD_PRE_FAST
   cd_sm90_bwd_pre_fast<kFp16, D, DV>(io);
 #else

@@ -9,20 +9,44 @@
 
 #include <stdint.h>
 
+#include "kernels/sm90/config.cuh" /* SM90_BWD_LPT_GROUP */
+
 /* Launch index `linear` of n_blocks key blocks x chains (KV head, batch) CTAs, chains taken
  * `group` at a time and key blocks ascending across each group (n-major: for a causal mask the
- * heaviest CTAs first), chain = KV head + heads_kv * batch: the CTA's key block, KV head, batch. */
-__host__ __device__ __forceinline__ void cd_sm90_bwd_grouped_work(int64_t linear, int n_blocks,
-                                                                  int heads_kv, int64_t chains,
+ * heaviest CTAs first), chain = KV head + heads_kv * batch: the CTA's key block, KV head, batch.
+ * I: the arithmetic's type (int64_t, the library's; int where the caller knows linear and
+ * n_blocks x chains below 2^31: the dynamic persistent producer, whose 24 registers spilled with
+ * the 64-bit divisions' subroutine). */
+template <typename I = int64_t>
+__host__ __device__ __forceinline__ void cd_sm90_bwd_grouped_work(int64_t linear_, int n_blocks,
+                                                                  int heads_kv, int64_t chains_,
                                                                   int group, int *n_block, int *hk,
                                                                   int *b) {
-  const int64_t g = linear / ((int64_t)group * n_blocks), first = g * group;
-  const int64_t size = chains - first < group ? chains - first : group;
-  const int64_t i = linear - first * n_blocks; /* within the group: n-major */
-  const int64_t chain = first + i % size;
+  const I linear = (I)linear_, chains = (I)chains_;
+  const I g = linear / ((I)group * n_blocks), first = g * group;
+  const I size = chains - first < group ? chains - first : group;
+  const I i = linear - first * n_blocks; /* within the group: n-major */
+  const I chain = first + i % size;
   *n_block = (int)(i / size);
   *hk = (int)(chain % heads_kv);
   *b = (int)(chain / heads_kv);
+}
+
+/* The library's non-deterministic launch order (bwd_parts.cuh cd_sm90_bwd_work_of_block, where
+ * SM90_BWD_LPT_GROUP > 0): launch index `linear`'s key block, KV head and batch, SM90_BWD_LPT_GROUP
+ * chains a group for calls with a right mask bound (window_right >= 0: causal, windows; the
+ * heaviest key blocks first), one chain a group (chain by chain) otherwise. The dynamic persistent
+ * scheduler (config.cuh SM90_BWD_PERSISTENT 2, bwd_persist.cuh) decodes its fetched indices with
+ * the same function. */
+__host__ __device__ __forceinline__ int cd_sm90_bwd_order_group(int window_right) {
+  return window_right >= 0 && SM90_BWD_LPT_GROUP > 0 ? SM90_BWD_LPT_GROUP : 1;
+}
+template <typename I = int64_t>
+__host__ __device__ __forceinline__ void cd_sm90_bwd_order_work(int64_t linear, int n_blocks, int heads_kv,
+                                                                int64_t chains, int window_right, int *n_block,
+                                                                int *hk, int *b) {
+  cd_sm90_bwd_grouped_work<I>(linear, n_blocks, heads_kv, chains, cd_sm90_bwd_order_group(window_right), n_block, hk,
+                           b);
 }
 
 /* The deterministic mode's rotated walks (no mask; bwd_parts.cuh cd_sm90_bwd_walk_m): the query
@@ -51,6 +75,15 @@ __host__ __device__ __forceinline__ int cd_sm90_bwd_persist_grid(int64_t units, 
 }
 __host__ __device__ __forceinline__ int64_t cd_sm90_bwd_persist_unit(int cta, int k, int grid) {
   return (int64_t)cta + (int64_t)k * grid;
+}
+
+/* The dynamic scheduler (SM90_BWD_PERSISTENT 2, bwd_persist.cuh): a CTA's first unit is its own
+ * index (cta < grid, no fetch); each later one is launch index grid + the value its producer
+ * fetched from the unit counter (atomicAdd(counter, 1), the counter zeroed by the pre kernel), so
+ * the fetches hand out grid, grid + 1, ... in the order they reach the counter; an index >= units
+ * ends the CTA. */
+__host__ __device__ __forceinline__ int64_t cd_sm90_bwd_dyn_unit(int grid, int fetched) {
+  return (int64_t)grid + fetched;
 }
 
 #endif /* CUDADENT_SM90_BWD_SCHEDULE_CUH */
