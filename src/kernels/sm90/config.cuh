@@ -303,7 +303,7 @@
  * on persistent CTAs (bwd_persist.cuh: a grid of min(units, SMs), each CTA striding over the units
  * of the usual launch order, the next unit's K / V loaded under the current unit's epilogue);
  * every other call keeps its kernel and grid. Dev builds then read CUDADENT_SM90_BWD_PERSISTENT=0
- * at run time to launch the library's grid instead (an A/B in one build). 2 (built session 32, not
+ * at run time to launch the library's grid instead (an A/B in one build). 2 (built session 31, not
  * run): a dynamic scheduler (bwd_persist.cuh; the unit counter in the workspace, zeroed by the
  * pre kernel) that also takes the masked calls (causal, windows), every unit fetched in the
  * library's launch order. 0 (the library's): the kernels and grids as without the knob. */
