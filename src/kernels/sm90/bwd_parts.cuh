@@ -239,7 +239,9 @@ __device__ __forceinline__ void cd_sm90_bwd_work_of_block(const cd_sm90_bwd_args
   if (!kDet && SM90_BWD_LPT_GROUP > 0) {
     /* a group of one chain is the chain-by-chain order, so other masks take the same code with
      * group 1 (a select, one path) */
-    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1; /* cd_sm90_bwd_order_group's */
+    /* the rule of bwd_schedule.cuh cd_sm90_bwd_order_group, written out: calling it here changed
+     * 22 library kernels' SASS (session 31), so the library keeps this form */
+    const int group = args.window_right >= 0 ? SM90_BWD_LPT_GROUP : 1;
     const int64_t linear = blockIdx.x + (int64_t)gridDim.x * (blockIdx.y + (int64_t)gridDim.y * blockIdx.z);
     cd_sm90_bwd_grouped_work(linear, (int)gridDim.x, (int)gridDim.y, (int64_t)gridDim.y * gridDim.z,
                              group, &n_block, &hk, &b);
