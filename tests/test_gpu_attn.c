@@ -160,21 +160,23 @@ _Static_assert(sizeof listed_fns / sizeof listed_fns[0] == N_LISTED, "one LISTED
 /* ---- the Hopper backward's 80-row tile ----------------------------------------------------------
  * Backward cases that the library (config.cuh SM90_BWD_D128_BM80 = 1) runs on the d128 row's
  * 80-row tile (kernels/sm90/bwd_launch.cuh cd_sm90_bwd_takes_bm80: row 128, no mask,
- * non-deterministic, seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN, 4096 since session 25); a dev build
+ * non-deterministic, seqlen_q >= SM90_BWD_BM80_MIN_SEQLEN: 1024 since session 32, 4096 in sessions
+ * 25-31, when these cases were 4k rows long); a dev build
  * with SM90_BWD_D128_BM80 = 0 runs them on the 64-row tile. Query lengths with a ragged last block
  * of 80 (and of 64), key lengths with a ragged last key block, GQA and MQA, fp16 and bf16, head
  * dims 128 and 112 (zero-filled columns; the gapped layout shows a read or write past them; 96
  * would run the 96 / 96 row since session 28, config.cuh SM90_BWD_D96). Keys
- * kept short where the case allows: reference cost ~70 core-seconds in all. */
+ * kept short where the case allows: reference cost ~18 core-seconds in all (a quarter of the 4k
+ * cases' ~70, by sq x sk x heads). */
 #define TILE80_CASE(b, sq, sk, hq, hkv, dim, dt, lay, outl)                                       \
   {.batch = b, .seqlen_q = sq, .seqlen_k = sk, .heads_q = hq, .heads_kv = hkv, .head_dim = dim,  \
    .dtype = CUDADENT_DTYPE_##dt, .causal = 0, .window_left = -1, .window_right = -1,            \
    .layout = LAYOUT_##lay, .outliers = outl}
 static const problem_desc_t tile80_cases[] = {
-    TILE80_CASE(1, 4100, 716, 2, 2, 128, BF16, CONTIGUOUS, 0), /* 51 x 80 + 20 rows, key tail 76 */
-    TILE80_CASE(1, 4500, 500, 4, 2, 128, FP16, PADDED, 1),     /* GQA, outliers, 56 x 80 + 20 */
-    TILE80_CASE(1, 4160, 640, 2, 1, 112, BF16, GAPPED, 0),     /* MQA, d112, 52 x 80, whole keys */
-    TILE80_CASE(1, 4096, 4200, 1, 1, 128, FP16, HEADS_FIRST, 0), /* the threshold, sk > sq */
+    TILE80_CASE(1, 1060, 716, 2, 2, 128, BF16, CONTIGUOUS, 0), /* 13 x 80 + 20 rows, key tail 76 */
+    TILE80_CASE(1, 1140, 500, 4, 2, 128, FP16, PADDED, 1),     /* GQA, outliers, 14 x 80 + 20 */
+    TILE80_CASE(1, 1120, 640, 2, 1, 112, BF16, GAPPED, 0),     /* MQA, d112, 14 x 80, whole keys */
+    TILE80_CASE(1, 1024, 4200, 1, 1, 128, FP16, HEADS_FIRST, 0), /* the threshold, sk > sq */
 };
 enum { N_TILE80 = sizeof tile80_cases / sizeof tile80_cases[0] };
 #define TILE80_FN(i) \

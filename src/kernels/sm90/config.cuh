@@ -192,13 +192,15 @@
 #ifndef SM90_BWD_D128_BM80
 #define SM90_BWD_D128_BM80 1
 #endif
-/* the query length from which the 80-row tile is taken: since the 64-row tile's dQ leaves by two
- * paths (bwd_parts.cuh DQ_SPLIT, session 25) it wins below 4k (H200, CLI A/B alternated twice, bf16
- * h16, 80-row -> 64-row: 1k 473 -> 483, 2k 555 -> 564, d96 2k 419 -> 427 TFLOP/s), the 80-row
- * tile from 4k (4k 583 -> 570, bimodal; 8k 573 -> 579, noisy; 16k 587 -> 585). Measured before the
- * 80-row tile had its dQ split (SM90_BWD_BM80_DQ_SPLIT, below); dev builds move the crossover at
- * run time (CUDADENT_SM90_BWD_BM80_MIN_SEQLEN, bwd_launch.cuh) to measure it again. */
-#define SM90_BWD_BM80_MIN_SEQLEN 4096
+/* the query length from which the 80-row tile is taken. 4096 from session 25 (when the 64-row
+ * tile's two dQ paths, bwd_parts.cuh DQ_SPLIT, made it the faster tile at 1k-2k) to session 31;
+ * 1024 since session 32, after the 80-row tile got the same split (SM90_BWD_BM80_DQ_SPLIT, below):
+ * H200, CLI A/B alternated twice, bf16 d128 non-causal, 64-row -> 80-row (a dev build's run-time
+ * override, CUDADENT_SM90_BWD_BM80_MIN_SEQLEN, bwd_launch.cuh): h16 b32 512 372.5 -> 355.6
+ * (-4.5%: 7 x 80 rows pay for 512), b16 1k 483.5 -> 491.5 (+1.7%), b8 2k 563.7 -> 575.9 (+2.2%),
+ * GQA 32/8 b8 2k 556 -> 604 (+8.6%, noisy pairs); the package bench's FA3 suite at 1k flat
+ * (cudadent / cuDNN 1.077 -> 1.076), 2k 1.060 -> 1.086 (docs/kernels/sm90_bwd_next.md section 11). */
+#define SM90_BWD_BM80_MIN_SEQLEN 1024
 
 /* Lever (f) of docs/kernels/sm90_bwd_next.md section 6 (section 7 there): 1 (the library's since
  * session 31) gives the 80-row tile (SM90_BWD_D128_BM80) the 64-row tile's two dQ paths out of the
