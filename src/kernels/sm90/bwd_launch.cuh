@@ -168,10 +168,21 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
 /* Whether a call of a narrow row's non-deterministic, non-softcap launch runs on persistent CTAs
  * (config.cuh SM90_BWD_PERSISTENT, a dev build's; bwd_persist.cuh): dense, no mask (knob 1; knob
  * 2 takes masks too), no softcap, seqlen_q > 0. CUDADENT_SM90_BWD_PERSISTENT=0 in the
- * environment turns it off at run time (the same build's library grid, for an A/B). */
+ * environment turns it off at run time (the same build's library grid, for an A/B);
+ * CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS=N keeps only the calls whose units are short: a unit's
+ * mean query blocks, ceil(seqlen_q / BLOCK_M) and half that under a causal mask (windows count
+ * the whole length), at most N (session 32: the kernels win on short units and lose on long ones,
+ * sm90_bwd_next.md section 11). */
 static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p) {
   const char *env = getenv("CUDADENT_SM90_BWD_PERSISTENT");
   if (env != NULL && atoi(env) == 0) return 0;
+  const char *max_qblocks = getenv("CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS");
+  if (max_qblocks != NULL) {
+    const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(cd_sm90_bwd_row(p));
+    int64_t unit_qblocks = ((int64_t)p->seqlen_q + bm - 1) / bm;
+    if (p->causal) unit_qblocks = (unit_qblocks + 1) / 2;
+    if (unit_qblocks > atoi(max_qblocks)) return 0;
+  }
 #if SM90_BWD_PERSISTENT == 2
   /* the dynamic scheduler: masked calls too (causal, windows: units of unequal work, some with no
    * query block), fetched in the library's launch order; the unit counter is an int (units well

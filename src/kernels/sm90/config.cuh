@@ -199,7 +199,8 @@
  * override, CUDADENT_SM90_BWD_BM80_MIN_SEQLEN, bwd_launch.cuh): h16 b32 512 372.5 -> 355.6
  * (-4.5%: 7 x 80 rows pay for 512), b16 1k 483.5 -> 491.5 (+1.7%), b8 2k 563.7 -> 575.9 (+2.2%),
  * GQA 32/8 b8 2k 556 -> 604 (+8.6%, noisy pairs); the package bench's FA3 suite at 1k flat
- * (cudadent / cuDNN 1.077 -> 1.076), 2k 1.060 -> 1.086 (docs/kernels/sm90_bwd_next.md section 11). */
+ * (cudadent / cuDNN 1.077 -> 1.076), 2k 1.060 -> 1.086 (docs/kernels/sm90_bwd_next.md
+ * section 11). */
 #define SM90_BWD_BM80_MIN_SEQLEN 1024
 
 /* Lever (f) of docs/kernels/sm90_bwd_next.md section 6 (section 7 there): 1 (the library's since
@@ -301,17 +302,20 @@
 #endif
 
 /* Lever (d) of docs/kernels/sm90_bwd_next.md section 6 (section 10 there; built session 31, run
- * session 32, section 11: not taken, slower wherever units are long): 1 runs the narrow rows' dense, non-deterministic calls without a mask and without softcap
- * on persistent CTAs (bwd_persist.cuh: a grid of min(units, SMs), each CTA striding over the units
- * of the usual launch order, the next unit's K / V loaded under the current unit's epilogue);
- * every other call keeps its kernel and grid. Dev builds then read CUDADENT_SM90_BWD_PERSISTENT=0
- * at run time to launch the library's grid instead (an A/B in one build); H200, CLI bf16 d128 h16
+ * session 32, section 11: not taken, slower wherever units are long): 1 runs the narrow rows'
+ * dense, non-deterministic calls without a mask and without softcap on persistent CTAs
+ * (bwd_persist.cuh: a grid of min(units, SMs), each CTA striding over the units of the usual
+ * launch order, the next unit's K / V loaded under the current unit's epilogue); every other call
+ * keeps its kernel and grid. Dev builds then read CUDADENT_SM90_BWD_PERSISTENT=0 at run time to
+ * launch the library's grid instead (an A/B in one build), and CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS
+ * to keep only short units (bwd_launch.cuh cd_sm90_bwd_persist_takes). H200, CLI bf16 d128 h16
  * non-causal, library -> 1: b32 512 -2.1%, b8 2k -1.8%, b1 16k -4.1% (ncu, locked clocks, +6.8%
  * with 4% more DRAM traffic: the steady state is slower, not the transitions); d64 b32 512 +1.8%.
- * 2 (built session 31): a dynamic scheduler (bwd_persist.cuh; the unit counter in the workspace, zeroed by the
- * pre kernel) that also takes the masked calls (causal, windows), every unit fetched in the
- * library's launch order; library -> 2, causal: d128 b32 512 +1.9%, b8 2k -1.0%, GQA 32/8 b4 4k
- * -6.7%, d64 h32 b32 512 +6.6%. 0 (the library's): the kernels and grids as without the knob. */
+ * 2 (built session 31): a dynamic scheduler (bwd_persist.cuh; the unit counter in the workspace,
+ * zeroed by the pre kernel) that also takes the masked calls (causal, windows), every unit fetched
+ * in the library's launch order; library -> 2, causal: d128 b32 512 +1.9%, b8 2k -1.0%, GQA 32/8
+ * b4 4k -6.7%, d64 h32 b32 512 +6.6%. 0 (the library's): the kernels and grids as without the
+ * knob. */
 #ifndef SM90_BWD_PERSISTENT
 #define SM90_BWD_PERSISTENT 0
 #endif
