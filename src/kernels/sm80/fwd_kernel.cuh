@@ -35,7 +35,8 @@
  * logical chunk) hit 8 different 16-byte bank groups: conflict-free for every width.
  *
  * Pipeline (cp.async, one commit group per tile load), key tiles visited from the last to the
- * first (the partially masked diagonal / ragged-end tiles first):
+ * first (the partially masked diagonal / ragged-end tiles first); the body's SINGLE (fwd_single.cuh:
+ * K and V single buffered, FA2's two barriers a tile) differs only here, as its header says:
  *     prologue:  {Q, K[n_last]} {V[n_last]}
  *     iteration for tile n (buffer b):
  *         wait K[n], V[n]; barrier                      (also: all warps are done with b^1)
@@ -136,9 +137,11 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-/* The kernel's body (the __global__ kernels below: dense and varlen). */
+/* The kernel's body (the __global__ kernels below: dense and varlen). SINGLE: K and V single
+ * buffered with FA2's two-barrier pipeline (fwd_single.cuh's kernels; its header comment);
+ * else the double-buffered one-barrier pipeline of this file's header. */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
-          bool VARLEN>
+          bool VARLEN, bool SINGLE = false>
 __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                                                  const cd_sm80_fwd_varlen_args_t v) {
   constexpr int THREADS = WARPS * 32;
@@ -154,7 +157,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   extern __shared__ __align__(1024) unsigned char cd_smem[];
   const uint32_t sQ = cd_smem_addr(cd_smem);                         // [BLOCK_M][D]
   const uint32_t sK = sQ + BLOCK_M * D * 2;                          // [2][BLOCK_N][D]
-  const uint32_t sV = sK + 2 * BLOCK_N * D * 2;                      // [2][BLOCK_N][D]
+  const uint32_t sV = sK + (SINGLE ? 1 : 2) * BLOCK_N * D * 2;       // [2][BLOCK_N][D]
+                                                                     // (SINGLE: [1] both)
   constexpr uint32_t KV_TILE_BYTES = BLOCK_N * D * 2;
 
   const int tid = threadIdx.x;
@@ -214,7 +218,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   }
 
   if (n_last >= n_first) {
-    /* ---- prologue: {Q, K[n_last]} {V[n_last]} ---- */
+    /* ---- prologue: {Q, K[n_last]} {V[n_last]} (SINGLE: {Q, K[n_last]}) ---- */
     /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
      * down one tile per iteration */
     const int ld_r = tid / LC, ld_c = tid % LC;
@@ -229,9 +233,11 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
     cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sK + ld_off, kp, a.k_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, qk_col_left, a.k);
     cd_cp_async_commit();
-    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
-                                         seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
-    cd_cp_async_commit();
+    if constexpr (!SINGLE) {
+      cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                           seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
+      cd_cp_async_commit();
+    }
 
     /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES (a multiple of the swizzle
      * group's G * 16 bytes) and tiles start 128-byte aligned, so the swizzled chunk
@@ -249,10 +255,16 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                             (((lane >> 4) ^ xk) * 16);          // B (V^T): k0-7,k8-15 | n0-7,n8-15
 
     int buf = 0;
-    for (int n = n_last; n >= n_first; --n, buf ^= 1) {
-      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
-      __syncthreads();       // ...for every thread; and all warps left buffer buf^1
-      if (n > n_first) {
+    for (int n = n_last; n >= n_first; --n, buf ^= SINGLE ? 0 : 1) {
+      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed; SINGLE: K[n] (and Q)
+      __syncthreads();       // ...for every thread; and all warps left buffer buf^1 (SINGLE: V)
+      if constexpr (SINGLE) {
+        /* V[n] into the one V buffer, under S = Q K^T; predicated rows (only the ragged last
+         * tile has rows past seqlen_k: zero-filled, as in the prologue of the other pipeline) */
+        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                             seqlen_k - n * BLOCK_N - ld_r, v_col_left, a.v);
+        cd_cp_async_commit();
+      } else if (n > n_first) {
         /* tiles below n_last end before seqlen_k (the ragged last tile is >= n_last): no
          * predicates */
         kp -= (int64_t)BLOCK_N * a.k_ss;
@@ -324,6 +336,18 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
               }
             }
           }
+        }
+      }
+
+      if constexpr (SINGLE) {
+        cd_cp_async_wait<0>(); // V[n] landed
+        __syncthreads();       // ...for every thread; and all warps left K[n]
+        if (n > n_first) {     // K[n-1] into the one K buffer, under the softmax and P V
+          kp -= (int64_t)BLOCK_N * a.k_ss;
+          vp -= (int64_t)BLOCK_N * a.v_ss;
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sK + ld_off, kp, a.k_ss, 0,
+                                                                    qk_col_left, a.k);
+          cd_cp_async_commit();
         }
       }
 
@@ -421,9 +445,9 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 }
 
 /* Dynamic shared memory of one CTA. */
-template <int D, int BLOCK_M, int BLOCK_N>
+template <int D, int BLOCK_M, int BLOCK_N, bool SINGLE = false>
 constexpr int cd_sm80_fwd_smem_bytes() {
-  return (BLOCK_M + 4 * BLOCK_N) * D * 2;
+  return (BLOCK_M + (SINGLE ? 2 : 4) * BLOCK_N) * D * 2;
 }
 
 /* The opt-in shared memory per block of the architecture being compiled (device code only):
