@@ -259,10 +259,15 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
       cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed; SINGLE: K[n] (and Q)
       __syncthreads();       // ...for every thread; and all warps left buffer buf^1 (SINGLE: V)
       if constexpr (SINGLE) {
-        /* V[n] into the one V buffer, under S = Q K^T; predicated rows (only the ragged last
-         * tile has rows past seqlen_k: zero-filled, as in the prologue of the other pipeline) */
-        cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
-                                             seqlen_k - n * BLOCK_N - ld_r, v_col_left, a.v);
+        /* V[n] into the one V buffer, under S = Q K^T; only the ragged last tile (n_last) has
+         * rows past seqlen_k: predicated there (zero-filled), as in the other pipeline's
+         * prologue, and not below it */
+        if (n == n_last)
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                               seqlen_k - n * BLOCK_N - ld_r, v_col_left, a.v);
+        else
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sV + ld_off, vp, a.v_ss, 0,
+                                                                    v_col_left, a.v);
         cd_cp_async_commit();
       } else if (n > n_first) {
         /* tiles below n_last end before seqlen_k (the ragged last tile is >= n_last): no
