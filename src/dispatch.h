@@ -120,8 +120,10 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
  * and the device's opt-in shared memory per block holds two such CTAs (sm_90 both widths; sm_80
  * W 192 only: 2 x 96 KiB > 164); elsewhere, and for small grids, the 64 x 32 tile of gate 0.
  * Dense and varlen, with and without softcap: it replaces the 8-warp tile's 16 kernels a GPU
- * architecture with 16 others (the other kernels' SASS unchanged). Built in session 33, not run
- * on a GPU. 0 dispatches as before. */
+ * architecture with 16 others (the other kernels' SASS unchanged). 2: the same, with the grid
+ * running the query tiles of one (batch, head) consecutively (fwd_single.cuh; FA2's grid order,
+ * an L2 question of its own: sm80_fwd.md section 11.3). Built in session 33, not run on a GPU.
+ * 0 dispatches as before. */
 #ifndef CUDADENT_SM80_FWD_SINGLE_BUF
 #define CUDADENT_SM80_FWD_SINGLE_BUF 0
 #endif

@@ -139,9 +139,11 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
 
 /* The kernel's body (the __global__ kernels below: dense and varlen). SINGLE: K and V single
  * buffered with FA2's two-barrier pipeline (fwd_single.cuh's kernels; its header comment);
- * else the double-buffered one-barrier pipeline of this file's header. */
+ * else the double-buffered one-barrier pipeline of this file's header. HEAD_MAJOR: the grid
+ * runs the query tiles of one (batch, head) consecutively (fwd_single.cuh), else the header's
+ * order. */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
-          bool VARLEN, bool SINGLE = false>
+          bool VARLEN, bool SINGLE = false, bool HEAD_MAJOR = false>
 __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                                                  const cd_sm80_fwd_varlen_args_t v) {
   constexpr int THREADS = WARPS * 32;
@@ -170,8 +172,9 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- which tile: (batch, head) fastest, query tiles from the last. The launcher keeps
    * batch * heads_q * m_blocks below 2^31, so 32-bit unsigned division is exact. ---- */
   const unsigned bh_count = (unsigned)a.batch * (unsigned)a.heads_q;
-  const unsigned bh = blockIdx.x % bh_count;
-  const int m_block = a.m_blocks - 1 - (int)(blockIdx.x / bh_count);
+  const unsigned bh = HEAD_MAJOR ? blockIdx.x / (unsigned)a.m_blocks : blockIdx.x % bh_count;
+  const int m_block = a.m_blocks - 1 - (int)(HEAD_MAJOR ? blockIdx.x % (unsigned)a.m_blocks
+                                                        : blockIdx.x / bh_count);
   const int b = (int)(bh / (unsigned)a.heads_q);
   const int h = (int)(bh % (unsigned)a.heads_q);
   const int hk = (int)((unsigned)h / (unsigned)a.group);
@@ -390,7 +393,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- epilogue: normalize, LSE, stage O in the warp's rows of sQ, 16-byte stores ---- */
   {
   /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
-  const unsigned bh_e = blockIdx.x % bh_count;
+  const unsigned bh_e = HEAD_MAJOR ? blockIdx.x / (unsigned)a.m_blocks : blockIdx.x % bh_count;
   const int b_e = (int)(bh_e / (unsigned)a.heads_q), h_e = (int)(bh_e % (unsigned)a.heads_q);
   int seqlen_q_e = seqlen_q;
   int64_t q_first_e = 0;

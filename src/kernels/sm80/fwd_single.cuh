@@ -28,15 +28,25 @@
  *         online softmax; O += P V[n]
  * so V's load runs under S and K's under the softmax and P V: two barriers a tile, against one
  * for the double-buffered pipeline, for half its K / V shared memory.
+ *
+ * Grid: 1-D, batch * heads_q * m_blocks CTAs, as fwd_kernel.cuh. With the gate at 1 the same
+ * order ((batch, head) fastest, query tiles from the last); at 2 (CD_SM80_FWD_SINGLE_HEAD_MAJOR)
+ * the query tiles of one (batch, head) consecutive, from the last, then the next (batch, head),
+ * as FA2's grid (which runs them from the first): the CTAs resident at once share a few heads'
+ * K / V in L2 instead of each reading its own (docs/kernels/sm80_fwd.md section 11.3).
  */
 #ifndef CUDADENT_SM80_FWD_SINGLE_CUH
 #define CUDADENT_SM80_FWD_SINGLE_CUH
 
+#include "dispatch.h"
 #include "kernels/sm80/fwd_kernel.cuh"
 
 /* CTAs an SM the single-buffered kernels are compiled for: two (255 registers a thread with 128
  * threads), the configuration they exist for. */
 constexpr int CD_SM80_FWD_SINGLE_MIN_CTAS = 2;
+
+/* dispatch.h CUDADENT_SM80_FWD_SINGLE_BUF at 2: the head-major grid order (header comment) */
+constexpr bool CD_SM80_FWD_SINGLE_HEAD_MAJOR = CUDADENT_SM80_FWD_SINGLE_BUF == 2;
 
 /* Whether the architecture being compiled holds CD_SM80_FWD_SINGLE_MIN_CTAS tiles in its opt-in
  * shared memory per block (fwd_kernel.cuh CD_SM80_FWD_ARCH_SMEM), as cd_sm80_fwd_large_fits
@@ -52,7 +62,8 @@ __global__ void __launch_bounds__(WARPS * 32, CD_SM80_FWD_SINGLE_MIN_CTAS)
     cd_sm80_fwd_single_kernel(const cd_sm80_fwd_args_t a) {
   const cd_sm80_fwd_varlen_args_t none = {NULL, NULL, NULL, 0, 0}; /* never read */
   if constexpr (cd_sm80_fwd_single_fits<D, BLOCK_M, BLOCK_N>())
-    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false, true>(a, none);
+    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, false, true,
+                     CD_SM80_FWD_SINGLE_HEAD_MAJOR>(a, none);
   else
     __trap(); /* an architecture that does not hold two: never launched there */
 }
@@ -63,7 +74,8 @@ __global__ void __launch_bounds__(WARPS * 32, CD_SM80_FWD_SINGLE_MIN_CTAS)
     cd_sm80_fwd_single_varlen_kernel(const cd_sm80_fwd_args_t a,
                                      const cd_sm80_fwd_varlen_args_t v) {
   if constexpr (cd_sm80_fwd_single_fits<D, BLOCK_M, BLOCK_N>())
-    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true, true>(a, v);
+    cd_sm80_fwd_body<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP, true, true,
+                     CD_SM80_FWD_SINGLE_HEAD_MAJOR>(a, v);
   else
     __trap(); /* as above */
 }
