@@ -4,24 +4,28 @@
 # 64 x 64, 4 warps, K / V single buffered; built in session 33, not run): the variant folder
 # SINGLE_VAR (default build-carry-single: the library at gate 1, built with -DCUDADENT_DEV, so that
 # CUDADENT_SM80_FWD_TILE=large forces the large tile on small shapes) checked, tested and timed
-# against SINGLE_BASE (default build-carry: the library at gate 0), every forward forced onto the
-# portable path (CUDADENT_KERNEL_FWD=sm80). Build both on the workstation first, from the
-# repository root (one invocation; ~10-20 minutes with 2 cores):
-#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh single=-DCUDADENT_SM80_FWD_SINGLE_BUF=1
-# then one call, with carry build-carry and build-carry-single (~7-9 minutes, estimated):
+# against SINGLE_BASE (default build-carry: the library at gate 0), and SINGLE_HM (default
+# build-carry-singlehm: gate 2, the same kernels with the head-major grid order) beside them,
+# every forward forced onto the portable path (CUDADENT_KERNEL_FWD=sm80). Build the three on the
+# workstation first, from the repository root (one invocation; ~20-30 minutes with 2 cores):
+#   JOBS=2 PREBUILD_GZ=1 dev/tools/prebuild.sh single=-DCUDADENT_SM80_FWD_SINGLE_BUF=1 \
+#     singlehm=-DCUDADENT_SM80_FWD_SINGLE_BUF=2
+# then one call, with carry build-carry, build-carry-single and build-carry-singlehm (~47 MB;
+# estimated 7-9 minutes):
 #   OUT=$OUT dev/sm80_fwd/single_run.sh
 # into $OUT (or gpu-logs): 0-summary.txt and the logs of every step. Steps (default: all, in this
 # order; the most wanted first, so that the call's limit cuts the least wanted):
-#   which:    ncu's name of the forward kernel of one launch, library and variant (d256 h8 b8
-#             s2048; d192 / 128 h10 b8 s2048): the variant must run cd_sm80_fwd_single_kernel.
+#   which:    ncu's name of the forward kernel of one launch, library, variant and hm (d256 h8 b8
+#             s2048; d192 / 128 h10 b8 s2048): the variants must run cd_sm80_fwd_single_kernel.
 #   check:    cudadent-bench --check on the variant with the large tile forced: ragged tails,
 #             causal with seqlen_q > / < seqlen_k, sliding windows, GQA / MQA, head_dim 200 and 136
 #             (PAD), head_dim_v != head_dim, softcap with outliers, varlen, fp16 and bf16, with
-#             and without LSE; then two shapes where the launcher's own choice is the large tile.
+#             and without LSE; then two shapes where the launcher's own choice is the large tile;
+#             then four of them on hm (its tile decode and LSE / O addressing).
 #   tests:    the C suite's portable forward filters (gpu_dims_fwd, gpu_varlen_fwd,
 #             gpu_softcap_hopper_fwd, gpu_fwd) on the variant, the large tile forced.
-#   time:     CLI `--dtype bf16 --iters 30` (forward with LSE), library and variant alternated
-#             twice: d256 h8 b32 s512, b8 s2048, b2 s8192, causal and not (16k tokens); then
+#   time:     CLI `--dtype bf16 --iters 30` (forward with LSE), library, variant and hm
+#             alternated twice: d256 h8 b32 s512, b8 s2048, b2 s8192, causal and not (16k tokens); then
 #             d192 / 128 h10 b8 s2048.
 #   sanitize: compute-sanitizer racecheck and synccheck (the two barriers a key tile, the epilogue's
 #             staging in sQ) on the variant, large tile forced: d256 causal GQA ragged (bf16).
@@ -39,14 +43,21 @@ for step in "${steps[@]}"; do
 done
 t0=$(date +%s)
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1) $(git log -1 --format=%h 2>/dev/null)"
-var=${SINGLE_VAR:-build-carry-single} base=${SINGLE_BASE:-build-carry}
-note "variant: $var, library: $base, steps: ${steps[*]}"
+var=${SINGLE_VAR:-build-carry-single} base=${SINGLE_BASE:-build-carry} hm=${SINGLE_HM:-build-carry-singlehm}
+note "variant: $var, library: $base, hm: $hm, steps: ${steps[*]}"
 . dev/tools/unpack_carry.sh # unpack_carry: a carried folder's library and binaries
 unpack_carry "$var" build-single || { note "$var incomplete (dev/tools/prebuild.sh)"; exit 1; }
 unpack_carry "$base" build-single-base || { note "$base incomplete"; exit 1; }
+have_hm=1
+unpack_carry "$hm" build-single-hm || { note "$hm incomplete: hm runs skipped"; have_hm=0; }
 vr="env CUDADENT_KERNEL_FWD=sm80 LD_LIBRARY_PATH=$PWD/build-single"
 vl="env CUDADENT_KERNEL_FWD=sm80 CUDADENT_SM80_FWD_TILE=large LD_LIBRARY_PATH=$PWD/build-single"
+hr="env CUDADENT_KERNEL_FWD=sm80 LD_LIBRARY_PATH=$PWD/build-single-hm"
+hl="env CUDADENT_KERNEL_FWD=sm80 CUDADENT_SM80_FWD_TILE=large LD_LIBRARY_PATH=$PWD/build-single-hm"
 lib="env CUDADENT_KERNEL_FWD=sm80 LD_LIBRARY_PATH=$PWD/build-single-base"
+labels=(library variant); [ $have_hm = 1 ] && labels+=(hm)
+# the command prefix and binary folder of a label
+run_of() { case $1 in library) echo "$lib|build-single-base" ;; variant) echo "$vr|build-single" ;; hm) echo "$hr|build-single-hm" ;; esac; }
 # the check shapes (small: the CPU reference is the cost)
 checks=(
   "--batch 2 --seqlen-q 300 --heads 8 --heads-kv 2 --head-dim 256 --causal"
@@ -84,8 +95,8 @@ for step in "${steps[@]}"; do
       if ! command -v ncu > /dev/null; then note "which: no ncu"; continue; fi
       for shape in "--batch 8 --seqlen-q 2048 --heads 8 --head-dim 256" \
                    "--batch 8 --seqlen-q 2048 --heads 10 --head-dim 192 --head-dim-v 128"; do
-        for lab in library variant; do
-          b="$lib"; d=build-single-base; [ $lab = variant ] && b="$vr" d=build-single
+        for lab in "${labels[@]}"; do
+          x=$(run_of $lab); b=${x%|*} d=${x#*|}
           timeout 60 $b ncu --metrics gpu__time_duration.sum -k regex:cd_sm80_fwd -c 1 \
             $d/cudadent-bench $shape --dtype bf16 --iters 1 > "$out/n.log" 2>&1
           note "which $lab ($shape): rc $? $(grep -oE 'cd_sm80_fwd[a-z_]*<[^>]*>' "$out/n.log" | head -1)"
@@ -97,10 +108,17 @@ for step in "${steps[@]}"; do
       runs=()
       for shape in "${checks[@]}"; do runs+=("large|$shape"); done
       for shape in "${own[@]}"; do runs+=("choice|$shape"); done
+      if [ $have_hm = 1 ]; then
+        for i in 0 5 10; do runs+=("hm-large|${checks[$i]}"); done
+        runs+=("hm-choice|${own[1]}")
+      fi
       for run in "${runs[@]}"; do
         mode=${run%%|*} shape=${run#*|}
-        b="$vl"; [ $mode = choice ] && b="$vr"
-        timeout 120 $b build-single/cudadent-bench $shape --check --iters 1 > "$out/c.log" 2>&1
+        case $mode in
+          large) b="$vl" d=build-single ;; choice) b="$vr" d=build-single ;;
+          hm-large) b="$hl" d=build-single-hm ;; *) b="$hr" d=build-single-hm ;;
+        esac
+        timeout 120 $b $d/cudadent-bench $shape --check --iters 1 > "$out/c.log" 2>&1
         note "check $mode ($shape): rc $? $(grep -E ' fwd +(pass|FAIL) ' "$out/c.log" | awk '{print $(NF-3)}') $(grep -E '^ +o +max_err' "$out/c.log" | head -1 | sed 's/^ *//')"
         { echo "==== $mode $shape"; cat "$out/c.log"; } >> "$out/check.log"
       done
@@ -116,8 +134,8 @@ for step in "${steps[@]}"; do
     time)
       for shape in "${timed[@]}"; do
         for rep in 1 2; do
-          for lab in library variant; do
-            b="$lib build-single-base/cudadent-bench"; [ $lab = variant ] && b="$vr build-single/cudadent-bench"
+          for lab in "${labels[@]}"; do
+            x=$(run_of $lab); b="${x%|*} ${x#*|}/cudadent-bench"
             r=$(timeout 60 $b $shape --dtype bf16 --iters 30 2>&1 | tee -a "$out/time.log" | tail -1 | awk '{print $(NF-2), $(NF-1)}')
             note "time $lab r$rep $shape: ms TFLOP/s $r"
           done
