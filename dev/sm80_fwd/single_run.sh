@@ -29,6 +29,8 @@
 #             d192 / 128 h10 b8 s2048.
 #   sanitize: compute-sanitizer racecheck and synccheck (the two barriers a key tile, the epilogue's
 #             staging in sQ) on the variant, large tile forced: d256 causal GQA ragged (bf16).
+# So that one 600 s call always reaches the timings: a tests filter starts only before 300 s
+# (SINGLE_TESTS_UNTIL), the sanitizers only before 480 s (SINGLE_SANITIZE_UNTIL); skips are noted.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-gpu-logs}
@@ -42,6 +44,9 @@ for step in "${steps[@]}"; do
   case $step in which|check|tests|time|sanitize) ;; *) note "single_run.sh: unknown step $step"; exit 2 ;; esac
 done
 t0=$(date +%s)
+# seconds after the start past which the tests' later filters and the sanitizers are skipped, so
+# that one 600 s call always times
+tests_until=${SINGLE_TESTS_UNTIL:-300} sanitize_until=${SINGLE_SANITIZE_UNTIL:-480}
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1) $(git log -1 --format=%h 2>/dev/null)"
 var=${SINGLE_VAR:-build-carry-single} base=${SINGLE_BASE:-build-carry} hm=${SINGLE_HM:-build-carry-singlehm}
 note "variant: $var, library: $base, hm: $hm, steps: ${steps[*]}"
@@ -125,7 +130,9 @@ for step in "${steps[@]}"; do
       rm -f "$out/c.log" ;;
     tests)
       for filter in gpu_dims_fwd gpu_varlen_fwd gpu_softcap_hopper_fwd gpu_fwd; do
-        timeout 150 $vl build-single/cudadent_tests $filter > "$out/t.log" 2>&1
+        # the time step needs ~150-200 s of the call's 600: later filters give way to it
+        if [ $(( $(date +%s) - t0 )) -gt $tests_until ]; then note "tests $filter: skipped (${tests_until} s passed)"; continue; fi
+        timeout 120 $vl build-single/cudadent_tests $filter > "$out/t.log" 2>&1
         note "tests (sm80 $filter, variant, large tile forced): rc $? $(tail -1 "$out/t.log")"
         grep -E '^\[ FAIL' -B8 "$out/t.log" | head -40 | tee -a "$summary"
         { echo "==== $filter"; cat "$out/t.log"; } >> "$out/tests.log"
@@ -142,6 +149,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     sanitize)
+      if [ $(( $(date +%s) - t0 )) -gt $sanitize_until ]; then note "sanitize: skipped (${sanitize_until} s passed)"; continue; fi
       shape="--batch 1 --seqlen-q 200 --heads 4 --heads-kv 2 --head-dim 256 --causal"
       for tool in racecheck synccheck; do
         timeout 150 $vl compute-sanitizer --tool $tool --error-exitcode 9 build-single/cudadent-bench \
