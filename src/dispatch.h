@@ -112,6 +112,22 @@ unsigned cudadent_bwd_features(const cudadent_attn_bwd_params_t *p);
 #define CUDADENT_SM80_FWD_WIDE8 1
 #endif
 
+/* 1 (with CUDADENT_SM80_FWD_WIDE8 at 1): the portable forward's widths 192 and 256 get FA2's own
+ * H200 configuration as their large tile instead of the 8-warp one (issue 27;
+ * docs/kernels/sm80_fwd.md section 11): 64 query rows x 64 keys, 4 warps of 16 rows, K and V
+ * single-buffered (Q + K + V: 72 KiB at W 192, 96 KiB at W 256), FA2's two-barrier pipeline per
+ * key tile (fwd_single.cuh), two CTAs per SM. Taken where the small-tile rule picks large tiles
+ * and the device's opt-in shared memory per block holds two such CTAs (sm_90 both widths; sm_80
+ * W 192 only: 2 x 96 KiB > 164); elsewhere, and for small grids, the 64 x 32 tile of gate 0.
+ * Dense and varlen, with and without softcap: it replaces the 8-warp tile's 16 kernels a GPU
+ * architecture with 16 others (the other kernels' SASS unchanged). 2: the same, with the grid
+ * running the query tiles of one (batch, head) consecutively (fwd_single.cuh; FA2's grid order,
+ * an L2 question of its own: sm80_fwd.md section 11.3). Built in session 33, not run on a GPU.
+ * 0 dispatches as before. */
+#ifndef CUDADENT_SM80_FWD_SINGLE_BUF
+#define CUDADENT_SM80_FWD_SINGLE_BUF 0
+#endif
+
 /* 1: the portable backward's width 256 gets a large tile (docs/kernels/sm80_bwd.md "W 256 with
  * 64 x 64"): 64 query rows x 64 keys, 8 warps (FA2's d256 backward tile, with the 32 x 64's warp layout:
  * FA2's spilled), against the 32 x 64 of gate 0, which pays ~24% more ldmatrix traffic and

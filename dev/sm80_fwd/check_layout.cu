@@ -19,6 +19,14 @@
  *      threads) write every chunk of the Q tile and of a K / V tile exactly once, at the
  *      swizzled offset, and the epilogue's 16-byte stores (lane + 32 it of a warp's ROWS_W rows)
  *      cover every chunk of the tile exactly once.
+ *   5. (session 33) the single-buffered pipeline of fwd_single.cuh (dispatch.h
+ *      CUDADENT_SM80_FWD_SINGLE_BUF): its shared-memory regions (Q, K, V as cd_sm80_fwd_body
+ *      places them with SINGLE) are disjoint and fill cd_sm80_fwd_smem_bytes<.., true>; and a
+ *      model of its cp.async / barrier order (written from the body's loop, 1-6 key tiles; the
+ *      double-buffered pipeline as a control) reads every K / V / Q tile after its load is waited
+ *      for and made visible by a barrier, never while a load into the same buffer is in flight,
+ *      and never in the barrier interval where another warp issues a load into it (three mutants
+ *      of the order must fail).
  * Exit status 1 on a failure.
  */
 #include <stdio.h>
@@ -148,6 +156,99 @@ template <int D, bool SMALL, bool SOFTCAP> static void check_tile() {
          ROWS_W, failures == before ? "ok" : "FAILED");
 }
 
+/* 5. the pipelines as event programs (every warp runs the same one; barriers align them) */
+enum { EV_ISSUE, EV_WAIT, EV_BAR, EV_READ };
+enum { BUF_Q, BUF_K0, BUF_K1, BUF_V0, BUF_V1, BUF_COUNT };
+typedef struct { int type, buf, tile; } event_t;
+enum { PIPE_DOUBLE, PIPE_SINGLE, MUT_K_EARLY, MUT_V_BEFORE_BAR, MUT_NO_MID_WAIT };
+/* the body's loop for key tiles n_last = tiles - 1 down to 0 (n_first), as events */
+static int pipeline_program(int pipe, int tiles, event_t *ev) {
+  int k = 0;
+#define EV(t, b, n) (ev[k].type = (t), ev[k].buf = (b), ev[k].tile = (n), ++k)
+  const int last = tiles - 1;
+  EV(EV_ISSUE, BUF_Q, 0);
+  EV(EV_ISSUE, BUF_K0, last);
+  if (pipe == PIPE_DOUBLE) EV(EV_ISSUE, BUF_V0, last);
+  for (int n = last, buf = 0; n >= 0; --n, buf ^= pipe == PIPE_DOUBLE) {
+    const int kb = pipe == PIPE_DOUBLE ? BUF_K0 + buf : BUF_K0;
+    const int vb = pipe == PIPE_DOUBLE ? BUF_V0 + buf : BUF_V0;
+    EV(EV_WAIT, 0, 0);
+    if (pipe == MUT_V_BEFORE_BAR) EV(EV_ISSUE, vb, n); /* while others may read V[n+1] */
+    EV(EV_BAR, 0, 0);
+    if (pipe == PIPE_DOUBLE) {
+      if (n > 0) EV(EV_ISSUE, BUF_K0 + (buf ^ 1), n - 1), EV(EV_ISSUE, BUF_V0 + (buf ^ 1), n - 1);
+    } else if (pipe != MUT_V_BEFORE_BAR) {
+      EV(EV_ISSUE, vb, n);
+    }
+    if (pipe == MUT_K_EARLY && n > 0) EV(EV_ISSUE, BUF_K0, n - 1); /* before S reads K[n] */
+    EV(EV_READ, BUF_Q, 0); /* S = Q K^T */
+    EV(EV_READ, kb, n);
+    if (pipe != PIPE_DOUBLE) {
+      if (pipe != MUT_NO_MID_WAIT) EV(EV_WAIT, 0, 0);
+      EV(EV_BAR, 0, 0);
+      if (n > 0 && pipe != MUT_K_EARLY) EV(EV_ISSUE, BUF_K0, n - 1);
+    }
+    EV(EV_READ, vb, n); /* O += P V */
+  }
+  EV(EV_WAIT, 0, 0);
+#undef EV
+  return k;
+}
+/* 0 if every read sees its tile, visible and with no load into its buffer in flight, and no
+ * barrier interval both reads a buffer and issues a load into it */
+static int pipeline_hazards(const event_t *ev, int count) {
+  int visible[BUF_COUNT], inflight[BUF_COUNT], waited[BUF_COUNT], read_seg[BUF_COUNT],
+      issue_seg[BUF_COUNT], bad = 0;
+  for (int b = 0; b < BUF_COUNT; ++b)
+    visible[b] = inflight[b] = -1, waited[b] = 0, read_seg[b] = issue_seg[b] = 0;
+  for (int i = 0; i < count; ++i) {
+    const event_t e = ev[i];
+    if (e.type == EV_ISSUE) {
+      bad += inflight[e.buf] >= 0 || read_seg[e.buf];
+      inflight[e.buf] = e.tile, waited[e.buf] = 0, issue_seg[e.buf] = 1;
+    } else if (e.type == EV_WAIT) {
+      for (int b = 0; b < BUF_COUNT; ++b) waited[b] = 1;
+    } else if (e.type == EV_BAR) {
+      for (int b = 0; b < BUF_COUNT; ++b) {
+        if (inflight[b] >= 0 && waited[b]) visible[b] = inflight[b], inflight[b] = -1;
+        read_seg[b] = issue_seg[b] = 0;
+      }
+    } else {
+      bad += visible[e.buf] != e.tile || inflight[e.buf] >= 0 || issue_seg[e.buf];
+      read_seg[e.buf] = 1;
+    }
+  }
+  return bad;
+}
+template <int D> static void check_single_layout() {
+  constexpr int BM = 64, BN = 64, ROW = D * 2;
+  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BM, BN, true>();
+  const int q0 = 0, k0 = q0 + BM * ROW, v0 = k0 + 1 * BN * ROW; /* as cd_sm80_fwd_body, SINGLE */
+  CHECK(v0 + BN * ROW == SMEM, "W%d single: Q + K + V end at %d, smem %d", D, v0 + BN * ROW, SMEM);
+  CHECK(k0 >= q0 + BM * ROW && v0 >= k0 + BN * ROW, "W%d single: regions overlap", D);
+}
+static void check_pipelines() {
+  const int before = failures;
+  static event_t ev[256];
+  check_single_layout<192>();
+  check_single_layout<256>();
+  constexpr int S256 = cd_sm80_fwd_smem_bytes<256, 64, 64, true>();
+  constexpr int S192 = cd_sm80_fwd_smem_bytes<192, 64, 64, true>();
+  CHECK(S256 == 96 * 1024 && S192 == 72 * 1024, "single-buffered tile sizes %d, %d", S256, S192);
+  CHECK(2 * S256 <= 227 * 1024 && 2 * S256 > 163 * 1024 && 2 * S192 <= 163 * 1024,
+        "two CTAs: W 256 on sm_90 only, W 192 on sm_80 and sm_90");
+  for (int tiles = 1; tiles <= 6; ++tiles) {
+    for (int pipe = PIPE_DOUBLE; pipe <= MUT_NO_MID_WAIT; ++pipe) {
+      const int bad = pipeline_hazards(ev, pipeline_program(pipe, tiles, ev));
+      const int mutant = pipe >= MUT_K_EARLY;
+      /* with one tile there is no K[n-1] to misplace, and no V[n+1] to overwrite */
+      if ((pipe == MUT_K_EARLY || pipe == MUT_V_BEFORE_BAR) && tiles == 1) continue;
+      CHECK(mutant ? bad > 0 : bad == 0, "pipeline %d, %d tiles: %d hazards", pipe, tiles, bad);
+    }
+  }
+  printf("single-buffered pipeline: layout and order %s\n", failures == before ? "ok" : "FAILED");
+}
+
 template <int D> static void check_tiles() {
   check_tile<D, false, false>();
   check_tile<D, false, true>();
@@ -168,6 +269,7 @@ int main() {
   check_tiles<128>();
   check_tiles<192>();
   check_tiles<256>();
+  check_pipelines();
   if (failures) fprintf(stderr, "%d failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -14,7 +14,9 @@
  * for calls with max(head_dim, head_dim_v) in (64, 96]); with CUDADENT_SM80_FWD_WIDE8 at 1, W 192 /
  * 256 have large (128 x 64, 8 warps) and small tiles as W 64 / 128 (8 more: 2 widths x {PAD,
  * PAD + SOFTCAP} x 2 dtypes), the large ones taken only where the device's shared memory holds
- * them (fwd_tiles.cuh). A softcap call with head_dim =
+ * them (fwd_tiles.cuh); with CUDADENT_SM80_FWD_SINGLE_BUF also at 1, that large tile is 64 x 64
+ * with 4 warps and K / V single buffered (fwd_single.cuh), taken where the device's shared memory
+ * holds two of it. A softcap call with head_dim =
  * head_dim_v = W runs the PAD + SOFTCAP kernel (its column predicates are then all true).
  * Masking is decided per key tile at run time, so no mask variants are compiled; the LSE is written
  * where the pointer is not NULL (run time).
@@ -49,7 +51,10 @@ static cudaError_t cd_sm80_fwd_dispatch(const cudadent_attn_fwd_params_t *p, int
                       LM == cd_sm80_fwd_tile<96, false, true>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<128, false, true>::BLOCK_M,
                   "one large BLOCK_M assumed");
-#if CUDADENT_SM80_FWD_WIDE8
+#if CUDADENT_SM80_FWD_WIDE8 && !CUDADENT_SM80_FWD_SINGLE_BUF
+    /* (with CUDADENT_SM80_FWD_SINGLE_BUF, W 192 / 256's large tile has 64 rows as the small
+     * one: the rule then only sizes the grid in LM-row tiles, and picks 64 x 32 for small grids
+     * as it did at gate 0) */
     static_assert(LM == cd_sm80_fwd_tile<192, false>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<192, false, true>::BLOCK_M &&
                       LM == cd_sm80_fwd_tile<256, false>::BLOCK_M &&

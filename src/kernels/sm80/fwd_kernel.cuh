@@ -35,7 +35,8 @@
  * logical chunk) hit 8 different 16-byte bank groups: conflict-free for every width.
  *
  * Pipeline (cp.async, one commit group per tile load), key tiles visited from the last to the
- * first (the partially masked diagonal / ragged-end tiles first):
+ * first (the partially masked diagonal / ragged-end tiles first); the body's SINGLE (fwd_single.cuh:
+ * K and V single buffered, FA2's two barriers a tile) differs only here, as its header says:
  *     prologue:  {Q, K[n_last]} {V[n_last]}
  *     iteration for tile n (buffer b):
  *         wait K[n], V[n]; barrier                      (also: all warps are done with b^1)
@@ -136,9 +137,13 @@ CUDADENT_DEVICE void cd_sm80_fwd_varlen_k(const cd_sm80_fwd_args_t &a,
   *len_k = len;
 }
 
-/* The kernel's body (the __global__ kernels below: dense and varlen). */
+/* The kernel's body (the __global__ kernels below: dense and varlen). SINGLE: K and V single
+ * buffered with FA2's two-barrier pipeline (fwd_single.cuh's kernels; its header comment);
+ * else the double-buffered one-barrier pipeline of this file's header. HEAD_MAJOR: the grid
+ * runs the query tiles of one (batch, head) consecutively (fwd_single.cuh), else the header's
+ * order. */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
-          bool VARLEN>
+          bool VARLEN, bool SINGLE = false, bool HEAD_MAJOR = false>
 __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                                                  const cd_sm80_fwd_varlen_args_t v) {
   constexpr int THREADS = WARPS * 32;
@@ -154,7 +159,8 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   extern __shared__ __align__(1024) unsigned char cd_smem[];
   const uint32_t sQ = cd_smem_addr(cd_smem);                         // [BLOCK_M][D]
   const uint32_t sK = sQ + BLOCK_M * D * 2;                          // [2][BLOCK_N][D]
-  const uint32_t sV = sK + 2 * BLOCK_N * D * 2;                      // [2][BLOCK_N][D]
+  const uint32_t sV = sK + (SINGLE ? 1 : 2) * BLOCK_N * D * 2;       // [2][BLOCK_N][D]
+                                                                     // (SINGLE: [1] both)
   constexpr uint32_t KV_TILE_BYTES = BLOCK_N * D * 2;
 
   const int tid = threadIdx.x;
@@ -166,8 +172,9 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- which tile: (batch, head) fastest, query tiles from the last. The launcher keeps
    * batch * heads_q * m_blocks below 2^31, so 32-bit unsigned division is exact. ---- */
   const unsigned bh_count = (unsigned)a.batch * (unsigned)a.heads_q;
-  const unsigned bh = blockIdx.x % bh_count;
-  const int m_block = a.m_blocks - 1 - (int)(blockIdx.x / bh_count);
+  const unsigned bh = HEAD_MAJOR ? blockIdx.x / (unsigned)a.m_blocks : blockIdx.x % bh_count;
+  const int m_block = a.m_blocks - 1 - (int)(HEAD_MAJOR ? blockIdx.x % (unsigned)a.m_blocks
+                                                        : blockIdx.x / bh_count);
   const int b = (int)(bh / (unsigned)a.heads_q);
   const int h = (int)(bh % (unsigned)a.heads_q);
   const int hk = (int)((unsigned)h / (unsigned)a.group);
@@ -214,7 +221,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   }
 
   if (n_last >= n_first) {
-    /* ---- prologue: {Q, K[n_last]} {V[n_last]} ---- */
+    /* ---- prologue: {Q, K[n_last]} {V[n_last]} (SINGLE: {Q, K[n_last]}) ---- */
     /* this thread's chunk of every tile load: row ld_r (+ passes), chunk ld_c; K/V pointers walk
      * down one tile per iteration */
     const int ld_r = tid / LC, ld_c = tid % LC;
@@ -229,9 +236,11 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
     cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sK + ld_off, kp, a.k_ss,
                                          seqlen_k - n_last * BLOCK_N - ld_r, qk_col_left, a.k);
     cd_cp_async_commit();
-    cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
-                                         seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
-    cd_cp_async_commit();
+    if constexpr (!SINGLE) {
+      cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                           seqlen_k - n_last * BLOCK_N - ld_r, v_col_left, a.v);
+      cd_cp_async_commit();
+    }
 
     /* Per-lane ldmatrix base addresses. A tile row is ROW_BYTES (a multiple of the swizzle
      * group's G * 16 bytes) and tiles start 128-byte aligned, so the swizzled chunk
@@ -249,10 +258,21 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
                             (((lane >> 4) ^ xk) * 16);          // B (V^T): k0-7,k8-15 | n0-7,n8-15
 
     int buf = 0;
-    for (int n = n_last; n >= n_first; --n, buf ^= 1) {
-      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed
-      __syncthreads();       // ...for every thread; and all warps left buffer buf^1
-      if (n > n_first) {
+    for (int n = n_last; n >= n_first; --n, buf ^= SINGLE ? 0 : 1) {
+      cd_cp_async_wait<0>(); // K[n], V[n] (and Q) landed; SINGLE: K[n] (and Q)
+      __syncthreads();       // ...for every thread; and all warps left buffer buf^1 (SINGLE: V)
+      if constexpr (SINGLE) {
+        /* V[n] into the one V buffer, under S = Q K^T; only the ragged last tile (n_last) has
+         * rows past seqlen_k: predicated there (zero-filled), as in the other pipeline's
+         * prologue, and not below it */
+        if (n == n_last)
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, true, PAD>(sV + ld_off, vp, a.v_ss,
+                                               seqlen_k - n * BLOCK_N - ld_r, v_col_left, a.v);
+        else
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sV + ld_off, vp, a.v_ss, 0,
+                                                                    v_col_left, a.v);
+        cd_cp_async_commit();
+      } else if (n > n_first) {
         /* tiles below n_last end before seqlen_k (the ragged last tile is >= n_last): no
          * predicates */
         kp -= (int64_t)BLOCK_N * a.k_ss;
@@ -327,6 +347,18 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
         }
       }
 
+      if constexpr (SINGLE) {
+        cd_cp_async_wait<0>(); // V[n] landed
+        __syncthreads();       // ...for every thread; and all warps left K[n]
+        if (n > n_first) {     // K[n-1] into the one K buffer, under the softmax and P V
+          kp -= (int64_t)BLOCK_N * a.k_ss;
+          vp -= (int64_t)BLOCK_N * a.v_ss;
+          cd_sm80_fwd_load_tile<T, BLOCK_N, D, THREADS, false, PAD>(sK + ld_off, kp, a.k_ss, 0,
+                                                                    qk_col_left, a.k);
+          cd_cp_async_commit();
+        }
+      }
+
       /* ---- online softmax: s becomes P (fp32), O and row_sum rescaled ---- */
       cd_sm80_fwd_softmax_online_step<M_TILES, S_TILES, O_TILES>(s, o, row_max, row_sum, a.scale_log2);
 
@@ -361,7 +393,7 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
   /* ---- epilogue: normalize, LSE, stage O in the warp's rows of sQ, 16-byte stores ---- */
   {
   /* (batch, head) again from blockIdx: cheaper than keeping them live across the loop */
-  const unsigned bh_e = blockIdx.x % bh_count;
+  const unsigned bh_e = HEAD_MAJOR ? blockIdx.x / (unsigned)a.m_blocks : blockIdx.x % bh_count;
   const int b_e = (int)(bh_e / (unsigned)a.heads_q), h_e = (int)(bh_e % (unsigned)a.heads_q);
   int seqlen_q_e = seqlen_q;
   int64_t q_first_e = 0;
@@ -421,9 +453,9 @@ __device__ __forceinline__ void cd_sm80_fwd_body(const cd_sm80_fwd_args_t a,
 }
 
 /* Dynamic shared memory of one CTA. */
-template <int D, int BLOCK_M, int BLOCK_N>
+template <int D, int BLOCK_M, int BLOCK_N, bool SINGLE = false>
 constexpr int cd_sm80_fwd_smem_bytes() {
-  return (BLOCK_M + 4 * BLOCK_N) * D * 2;
+  return (BLOCK_M + (SINGLE ? 2 : 4) * BLOCK_N) * D * 2;
 }
 
 /* The opt-in shared memory per block of the architecture being compiled (device code only):

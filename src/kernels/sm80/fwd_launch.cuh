@@ -7,16 +7,23 @@
 #define CUDADENT_SM80_FWD_LAUNCH_CUH
 
 #include "kernels/sm80/fwd_kernel.cuh"
+#include "kernels/sm80/fwd_single.cuh"
 
 /* Launch one configuration on the (normalized) params: fills the argument struct, raises the
- * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). */
+ * dynamic shared-memory limit once per device, launches, returns cudaGetLastError(). SINGLE:
+ * fwd_single.cuh's kernels (K and V single buffered), else fwd_kernel.cuh's. */
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int WARPS, bool PAD, bool SOFTCAP,
-          bool VARLEN>
+          bool VARLEN, bool SINGLE = false>
 static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStream_t stream) {
-  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N>();
+  constexpr int SMEM = cd_sm80_fwd_smem_bytes<D, BLOCK_M, BLOCK_N, SINGLE>();
   /* only the kernel of the call's kind is instantiated */
   const void *kernel;
-  if constexpr (VARLEN)
+  if constexpr (VARLEN && SINGLE)
+    kernel = (const void *)cd_sm80_fwd_single_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD,
+                                                            SOFTCAP>;
+  else if constexpr (SINGLE)
+    kernel = (const void *)cd_sm80_fwd_single_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
+  else if constexpr (VARLEN)
     kernel = (const void *)cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
   else
     kernel = (const void *)cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>;
@@ -75,8 +82,15 @@ static cudaError_t cd_sm80_fwd_run(const cudadent_attn_fwd_params_t *p, cudaStre
     v.seqused_k = p->seqused_k;
     v.total_q = p->total_q;
     v.total_k = p->total_k;
-    cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
-        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a, v);
+    if constexpr (SINGLE)
+      cd_sm80_fwd_single_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
+          <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a, v);
+    else
+      cd_sm80_fwd_varlen_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
+          <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a, v);
+  } else if constexpr (SINGLE) {
+    cd_sm80_fwd_single_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
+        <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);
   } else {
     cd_sm80_fwd_kernel<T, D, BLOCK_M, BLOCK_N, WARPS, PAD, SOFTCAP>
         <<<(unsigned)ctas, WARPS * 32, SMEM, stream>>>(a);

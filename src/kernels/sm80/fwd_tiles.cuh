@@ -87,12 +87,26 @@ template <bool SOFTCAP> struct cd_sm80_fwd_tile<96, true, SOFTCAP> {
  * (W 256: sm_90 only), one CTA per SM: cd_sm80_fwd_launch takes it only where the device's
  * opt-in shared memory holds it (cd_sm80_fwd_large_fits), else the small tile, gate 0's 64 x 32,
  * which also stays the small-grid tile. Softcap alike (no spill). */
+#if CUDADENT_SM80_FWD_SINGLE_BUF
+/* With dispatch.h CUDADENT_SM80_FWD_SINGLE_BUF (docs/kernels/sm80_fwd.md section 11): FA2's H200
+ * tile instead, 64 x 64, 4 warps of 16 rows, K and V single buffered (fwd_single.cuh;
+ * cd_sm80_fwd_single below): O 96 / 128 + S 32 accumulators a thread, 255 registers with
+ * __launch_bounds__(128, 2); 72 KiB (W 192) / 96 KiB (W 256), taken where the device holds two
+ * CTAs (cd_sm80_fwd_large_fits: sm_90 both, sm_80 W 192). Softcap alike. */
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<192, false, SOFTCAP> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
+};
+template <bool SOFTCAP> struct cd_sm80_fwd_tile<256, false, SOFTCAP> {
+  static constexpr int BLOCK_M = 64, BLOCK_N = 64, WARPS = 4;
+};
+#else
 template <bool SOFTCAP> struct cd_sm80_fwd_tile<192, false, SOFTCAP> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 8;
 };
 template <bool SOFTCAP> struct cd_sm80_fwd_tile<256, false, SOFTCAP> {
   static constexpr int BLOCK_M = 128, BLOCK_N = 64, WARPS = 8;
 };
+#endif
 template <bool SOFTCAP> struct cd_sm80_fwd_tile<192, true, SOFTCAP> {
   static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
 };
@@ -107,6 +121,13 @@ template <bool SMALL, bool SOFTCAP> struct cd_sm80_fwd_tile<256, SMALL, SOFTCAP>
   static constexpr int BLOCK_M = 64, BLOCK_N = 32, WARPS = 4;
 };
 #endif
+
+/* 1 where width W's tile (SMALL: its small tile) is dispatch.h CUDADENT_SM80_FWD_SINGLE_BUF's
+ * single-buffered one (fwd_single.cuh): W 192 / 256 large tiles with that gate and WIDE8. */
+template <int W, bool SMALL> struct cd_sm80_fwd_single {
+  static constexpr bool VALUE =
+      CUDADENT_SM80_FWD_WIDE8 && CUDADENT_SM80_FWD_SINGLE_BUF && W > 128 && !SMALL;
+};
 
 /* 1 where width W's large tile may need more shared memory than a device the width runs on
  * offers (CUDADENT_SM80_FWD_WIDE8's W 192 / 256 rows): the launcher then checks the device
@@ -150,10 +171,17 @@ static int cd_sm80_fwd_width(const cudadent_attn_fwd_params_t *p) {
 #if CUDADENT_SM80_FWD_WIDE8
 /* 1 if the current device's opt-in shared memory per block holds width W's large tile (always
  * where the width's supports() check covers it: cd_sm80_fwd_smem_need); 0 if not, or if the
- * device cannot be asked (the small tile's launch then reports the error). */
+ * device cannot be asked (the small tile's launch then reports the error). The single-buffered
+ * tile (cd_sm80_fwd_single) needs room for CD_SM80_FWD_SINGLE_MIN_CTAS of it, the configuration
+ * it is built for: an SM holds the opt-in maximum per block plus 1 KiB (sm_80 163 + 1, sm_90 227
+ * + 1), and each CTA reserves 1 KiB, so two tiles in the opt-in maximum per block is a little
+ * stricter than two CTAs an SM (96 KiB at W 256: sm_90 yes, sm_80 no; 72 KiB at W 192: both;
+ * sm_86 / sm_89: neither). */
 template <int W, bool SOFTCAP> static int cd_sm80_fwd_large_fits() {
   typedef cd_sm80_fwd_tile<W, false, SOFTCAP> L;
-  constexpr int NEED = cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N>();
+  constexpr bool SINGLE = cd_sm80_fwd_single<W, false>::VALUE;
+  constexpr int NEED = cd_sm80_fwd_smem_bytes<W, L::BLOCK_M, L::BLOCK_N, SINGLE>() *
+                       (SINGLE ? CD_SM80_FWD_SINGLE_MIN_CTAS : 1);
   if constexpr (NEED <= cd_sm80_fwd_smem_need<W>()) {
     return 1;
   } else {
@@ -174,8 +202,8 @@ static cudaError_t cd_sm80_fwd_launch(const cudadent_attn_fwd_params_t *p, int s
 #endif
   return small ? cd_sm80_fwd_run<T, W, S::BLOCK_M, S::BLOCK_N, S::WARPS, PAD, SOFTCAP, VARLEN>(
                      p, stream)
-               : cd_sm80_fwd_run<T, W, L::BLOCK_M, L::BLOCK_N, L::WARPS, PAD, SOFTCAP, VARLEN>(
-                     p, stream);
+               : cd_sm80_fwd_run<T, W, L::BLOCK_M, L::BLOCK_N, L::WARPS, PAD, SOFTCAP, VARLEN,
+                                 cd_sm80_fwd_single<W, false>::VALUE>(p, stream);
 }
 
 /* The variant of width W: softcap -> PAD + SOFTCAP; head dims below W (or W > 128, where no
