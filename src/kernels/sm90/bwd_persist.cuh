@@ -45,7 +45,13 @@
  * PDL (config.cuh SM90_BWD_PDL): launch_dependents once at the start (the post's griddepcontrol.wait
  * waits for this grid's completion, bwd_prepost.cuh); griddepcontrol.wait once by the producer
  * after its first K / V loads and once by every consumer thread after setmaxnreg, as the library.
- * The block trace (SM90_BWD_TRACE) is per CTA and is not supported with the knob (#error).
+ * The block trace (SM90_BWD_TRACE, a dev build's; bwd_trace.cuh's SM90_BWD_TRACE_PU_* macros): each
+ * unit is traced as the library's CTA of its launch index would be (its header: %smid, its work,
+ * start / end; its block records by the unit's own walk index it - it0, the stamp slots by the ring
+ * position it), so that a trace of the library's grid (CUDADENT_SM90_BWD_PERSISTENT=0, the same
+ * build) and one of the persistent CTAs have one layout. The producer copies a unit's last two
+ * blocks' stamps after its last load (knob 1) or after the next unit's fetch (knob 2), waiting for
+ * their release as it would before its next load anyway. At SM90_BWD_TRACE 0 the macros are empty.
  *
  * Knob 2, the dynamic scheduler (d64, d96, d128 at 64 rows; the 80-row tile, whose calls are all
  * unmasked, keeps the stride above: with an atomic in its producer ptxas serialized its wgmmas).
@@ -91,9 +97,7 @@
 #include "kernels/sm90/bwd_parts.cuh"
 #include "kernels/sm90/bwd_unit.cuh"
 
-#if SM90_BWD_TRACE
-#error "SM90_BWD_PERSISTENT: the block trace (SM90_BWD_TRACE) is per CTA; build one or the other"
-#endif
+#include "kernels/sm90/bwd_trace.cuh"
 
 /* The shared memory of the persistent kernel: the library kernel's (cd_sm90_bwd_smem, one dQ
  * staging buffer) and its two extra barriers after the others (before the alignment slack). */
@@ -176,15 +180,19 @@ template <int D, int BM, int BN, int ST, typename L, bool kLean = false>
 __device__ __forceinline__ void cd_sm90_bwd_persist_load_q(const cd_sm90_bwd_args &args, const CUtensorMap &tm_q,
                                                            const CUtensorMap &tm_do, uint32_t base,
                                                            uint32_t bar_q_full, uint32_t bar_q_empty, int m_lo,
-                                                           int m_hi, int hk, int b, uint32_t &it) {
+                                                           int m_hi, int hk, int b, uint32_t &it,
+                                                           int64_t trace_unit = 0) {
   typedef cd_sm90_bwd_ops<D, BM, BN> O;
   constexpr int QV_BLOCKS = D / O::QV_COLS;
   const uint32_t sQ = base + L::Q_OFF, sDO = base + L::DO_OFF;
   const int h_lo = hk * args.group, h_hi = h_lo + args.group;
+  SM90_BWD_TRACE_PU_UNIT(trace_unit, it);
   for (int h = h_lo; h < h_hi; ++h)
     for (int m = m_lo; m < m_hi; ++m, ++it) {
       const uint32_t s = it % ST, ph = (it / ST) & 1;
+      SM90_BWD_TRACE_PU_WAIT(it);
       cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+      SM90_BWD_TRACE_PU_LOAD(it);
       const uint32_t full = bar_q_full + 8 * s;
       cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
@@ -198,7 +206,9 @@ __device__ __forceinline__ void cd_sm90_bwd_persist_load_q(const cd_sm90_bwd_arg
                 : ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
       cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
       cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+      SM90_BWD_TRACE_PU_COPY(it);
     }
+  SM90_BWD_TRACE_PU_HDR(trace_unit, CD_SM90_BWD_TRACE_C_P_END);
 }
 
 template <int D, bool kFp16, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
@@ -245,6 +255,7 @@ __global__ void __launch_bounds__(384, 1)
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
+    SM90_BWD_TRACE_PU_CLEAR();
     uint32_t it = 0;   /* ring position, continued across units (wraps harmlessly: ST divides 2^32) */
     uint32_t kv_n = 0; /* non-empty units loaded so far: kv_full's phase */
     int n_block, hk, b, m_lo, m_hi;
@@ -261,6 +272,7 @@ __global__ void __launch_bounds__(384, 1)
         if (m_hi > m_lo) { /* K / V under the previous unit's epilogue, as at knob 1 (invalid: 0, 0) */
           if (phases & 2) cd_mbar_wait(bar_kv_empty, (phases & 1) ^ 1); /* phase kv_n - 1 */
           cd_sm90_bwd_persist_load_kv<D, BM, BN, L>(tm_k, tm_v, sK, sV, bar_kv, n_block * BN, hk, b);
+          SM90_BWD_TRACE_PU_HDR(idx, CD_SM90_BWD_TRACE_C_P_START);
           phases = (phases ^ 1) | 2; /* ++kv_n */
         }
         if (phases & 8) { /* k > 0 */
@@ -277,7 +289,7 @@ __global__ void __launch_bounds__(384, 1)
         }
         if (!valid) return; /* the end marker is published: the consumers stop too */
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L, true>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi,
-                                                           hk, b, it);
+                                                           hk, b, it, idx);
         phases = (phases ^ 4) | 8; /* ++k */
         /* unit k + 1's index, fetched once unit k's Q / dO are issued (close to when this CTA frees:
          * ~ST blocks and an epilogue before); its latency hides behind the next step's kv_empty /
@@ -289,6 +301,7 @@ __global__ void __launch_bounds__(384, 1)
         asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(cd_sm90_bwd_unit_counter(delta, bt2, hq, sqp))
                      : "memory");
         idx = (int)cd_sm90_bwd_dyn_unit(grid, old);
+        SM90_BWD_TRACE_PU_FLUSH(it);
       }
     } else {
       for (int k = 0; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b,
@@ -299,6 +312,7 @@ __global__ void __launch_bounds__(384, 1)
          * completed; under the previous unit's epilogue */
         if (kv_n > 0) cd_mbar_wait(bar_kv_empty, (kv_n - 1) & 1);
         cd_sm90_bwd_persist_load_kv<D, BM, BN, L>(tm_k, tm_v, sK, sV, bar_kv, n_block * BN, hk, b);
+        SM90_BWD_TRACE_PU_HDR(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), CD_SM90_BWD_TRACE_C_P_START);
 #if SM90_BWD_PDL
         if (kv_n == 0) cd_griddep_wait(); /* once: LSE2 / delta below are the pre kernel's */
 #endif
@@ -306,7 +320,8 @@ __global__ void __launch_bounds__(384, 1)
         /* the Q / dO stages hold the previous unit's dK / dV staging until its epilogue is done */
         if (k > 0) cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi, hk,
-                                                     b, it);
+                                                     b, it, cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x));
+        SM90_BWD_TRACE_PU_FLUSH(it);
       }
     }
     return;
@@ -327,9 +342,11 @@ __global__ void __launch_bounds__(384, 1)
     for (uint32_t k = 0;
          cd_sm90_bwd_dyn_work<BM, BN>(args, idx, n_blocks, heads_kv, batch, &n_block, &hk, &b, &m_lo, &m_hi);
          ++k) { /* false: the end marker */
+      SM90_BWD_TRACE_PU_BEGIN(idx, n_block, hk, b, args.group * (m_hi - m_lo));
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);
+      SM90_BWD_TRACE_PU_END(idx, cw, ct);
       if (m_hi > m_lo) ++kv_n;
       /* unit k + 1's index: unit_full's phase k (every consumer thread waits), slot (k + 1) & 1 */
       cd_mbar_wait(bar_unit_full, k & 1);
@@ -339,9 +356,12 @@ __global__ void __launch_bounds__(384, 1)
     for (int k = 0;
          cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b, &m_lo, &m_hi);
          ++k) {
+      SM90_BWD_TRACE_PU_BEGIN(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), n_block, hk, b,
+                              args.group * (m_hi - m_lo));
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);
+      SM90_BWD_TRACE_PU_END(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), cw, ct);
       if (m_hi > m_lo) ++kv_n;
     }
   }
