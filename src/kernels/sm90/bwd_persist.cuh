@@ -51,10 +51,13 @@
  * position it), so that a trace of the library's grid (CUDADENT_SM90_BWD_PERSISTENT=0, the same
  * build) and one of the persistent CTAs have one layout. The producer copies a unit's last two
  * blocks' stamps after its last load (knob 1) or after the next unit's fetch (knob 2), waiting for
- * their release as it would before its next load anyway. At SM90_BWD_TRACE 0 the macros are empty.
+ * their release as it would before its next load anyway, and stamps a unit's end once its epi_done
+ * wait for the unit passes (knob 1's last unit: a wait after its loop, the trace build's only).
+ * At SM90_BWD_TRACE 0 the macros are empty.
  *
  * Knob 2, the dynamic scheduler (d64, d96, d128 at 64 rows; the 80-row tile, whose calls are all
- * unmasked, keeps the stride above: with an atomic in its producer ptxas serialized its wgmmas).
+ * unmasked, keeps the stride above: with an atomic in its producer ptxas serialized its wgmmas;
+ * with config.cuh SM90_BWD_PERSIST_FETCH 1, the fetch a consumer's, it takes the scheduler too).
  * Scope: knob 1's plus masks (causal, windows). Units are fetched in the library's launch order
  * (bwd_schedule.cuh cd_sm90_bwd_order_work: SM90_BWD_LPT_GROUP chains a group, key blocks
  * ascending, where window_right >= 0; chain by chain otherwise): CTA c's unit 0 is launch index c;
@@ -81,6 +84,13 @@
  *   kv_full / kv_empty / the ring: as above (kv_n counts non-empty units on both sides).
  * Registers: the producer's 24 hold kv_n and k as four bits (parities, non-zero), decode in 32 bits
  * and re-read the decode's inputs from the parameters every unit (cd_sm90_bwd_dyn_work).
+ * config.cuh SM90_BWD_PERSIST_FETCH 1 (dev, session 32): the fetch moves to consumer thread 128,
+ * after its unit k (its epilogue and epi_done arrival): it stores unit k + 1's index in slot
+ * (k + 1) & 1 of two more and arrives on fetch_full (count 1); the producer, in place of its
+ * atomic, waits fetch_full's phase k (parity k & 1) and reads the slot. Never two phases ahead:
+ * unit k + 1 ends only after its loads, which follow that wait; a slot is rewritten two units on,
+ * after the producer's read. The next unit's K / V then load after the epilogue, not under it; the
+ * 80-row tile takes the dynamic scheduler too (the atomic out of its producer: no C7512).
  */
 #ifndef CUDADENT_SM90_BWD_PERSIST_CUH
 #define CUDADENT_SM90_BWD_PERSIST_CUH
@@ -107,7 +117,11 @@ template <int D, int BM_> struct cd_sm90_bwd_persist_smem {
   static constexpr int EPI_DONE_OFF = KV_EMPTY_OFF + 8;
   /* knob 2: the unit_full barrier and the two index slots (int, slot k & 1 holds unit k's) */
   static constexpr int UNIT_FULL_OFF = EPI_DONE_OFF + 8, SLOT_OFF = UNIT_FULL_OFF + 8;
-  static constexpr int BYTES = L::BYTES + (SM90_BWD_PERSISTENT == 2 ? 32 : 16);
+  /* config.cuh SM90_BWD_PERSIST_FETCH 1: the fetch_full barrier and its two slots (slot k & 1 holds
+   * the index fetched during unit k - 1) */
+  static constexpr int FETCH_FULL_OFF = SLOT_OFF + 8, FETCH_SLOT_OFF = FETCH_FULL_OFF + 8;
+  static constexpr int BYTES =
+      L::BYTES + (SM90_BWD_PERSISTENT != 2 ? 16 : SM90_BWD_PERSIST_FETCH == 1 ? 48 : 32);
   static_assert(KV_EMPTY_OFF % 8 == 0, "mbarriers 8-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
@@ -145,6 +159,19 @@ __device__ __forceinline__ bool cd_sm90_bwd_dyn_work(const cd_sm90_bwd_args &arg
   cd_sm90_bwd_order_work<int>(idx, n_blocks, heads_kv, heads_kv * batch, a.window_right, n_block, hk, b);
   cd_sm90_bwd_q_blocks<BM, BN>(a, *n_block, m_lo, m_hi);
   return true;
+}
+
+/* Knob 2's fetch: the next launch index, grid + atomicAdd(the workspace's unit counter, 1)
+ * (bwd_schedule.cuh cd_sm90_bwd_dyn_unit); its inputs re-read from the parameters (the empty asm) so
+ * that no address stays live across a unit */
+__device__ __forceinline__ int cd_sm90_bwd_dyn_fetch(const cd_sm90_bwd_args &args, int batch) {
+  const float *delta = args.delta;
+  int hq = args.heads_q, sqp = args.sq_pad, grid, old;
+  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(grid));
+  asm volatile("" : "+l"(delta), "+r"(hq), "+r"(sqp), "+r"(batch));
+  asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(cd_sm90_bwd_unit_counter(delta, batch, hq, sqp))
+               : "memory");
+  return (int)cd_sm90_bwd_dyn_unit(grid, old);
 }
 
 /* The producer's K / V of key block n_block (rows from k0) of chain (hk, b) on bar_kv, which expects
@@ -223,8 +250,10 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   /* knob 2's dynamic scheduler; not on the 80-row tile, whose calls are unmasked (bwd_launch.cuh
    * cd_sm90_bwd_takes_bm80) and whose kernel, with any atom.global in its producer, had ptxas
-   * serialize its wgmmas (C7512): it keeps knob 1's static stride */
-  constexpr bool kDyn = SM90_BWD_PERSISTENT == 2 && BM_ != 80;
+   * serialize its wgmmas (C7512): it keeps knob 1's static stride, unless the consumers fetch
+   * (config.cuh SM90_BWD_PERSIST_FETCH 1: the atomic in consumer thread 128 compiles clean) */
+  constexpr bool kFetchC = SM90_BWD_PERSIST_FETCH == 1;
+  constexpr bool kDyn = SM90_BWD_PERSISTENT == 2 && (BM_ != 80 || kFetchC);
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
   static_assert(cd_sm90_regs_fit(tile::PRODUCER_REGS, 2, tile::CONSUMER_REGS),
                 "setmaxnreg budgets within the launch allocation (reg_budget.cuh)");
@@ -239,6 +268,9 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv_empty = base + P::KV_EMPTY_OFF, bar_epi_done = base + P::EPI_DONE_OFF;
   const uint32_t bar_unit_full = base + P::UNIT_FULL_OFF; /* knob 2 */
   const uint32_t slots = base + P::SLOT_OFF; /* knob 2: int [2] */
+  /* kFetchC: as offsets from slots (one register for the three) */
+  const uint32_t bar_fetch_full = slots + (P::FETCH_FULL_OFF - P::SLOT_OFF);
+  const uint32_t fetch_slots = slots + (P::FETCH_SLOT_OFF - P::SLOT_OFF);
   const int64_t chains = (int64_t)heads_kv * batch;
 
 #if SM90_BWD_PDL
@@ -248,6 +280,7 @@ __global__ void __launch_bounds__(384, 1)
     cd_mbar_init(bar_kv_empty, 8); /* lane 0 of each consumer warp, once a non-empty unit */
     cd_mbar_init(bar_epi_done, 8); /* likewise, once a unit */
     if constexpr (kDyn) cd_mbar_init(bar_unit_full, 1); /* the producer, once a fetched index */
+    if constexpr (kDyn && kFetchC) cd_mbar_init(bar_fetch_full, 1); /* consumer thread 128, once a unit */
   }
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
@@ -279,6 +312,7 @@ __global__ void __launch_bounds__(384, 1)
           /* every unit's phase in order, empty ones too: unit k's index is published only after
            * phase k - 1, and the consumers cannot complete unit k before reading it */
           cd_mbar_wait(bar_epi_done, ((phases >> 2) & 1) ^ 1); /* phase k - 1 */
+          SM90_BWD_TRACE_PU_END(); /* unit k - 1's */
           /* slot k & 1: its previous index, unit k - 2's, was read before unit k - 2 began */
           asm volatile("st.shared.b32 [%0], %1;" ::"r"(slots + 4 * ((phases >> 2) & 1)), "r"(idx) : "memory");
           cd_mbar_arrive(bar_unit_full); /* release: the slot's store before the arrival */
@@ -291,21 +325,24 @@ __global__ void __launch_bounds__(384, 1)
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L, true>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi,
                                                            hk, b, it, idx);
         phases = (phases ^ 4) | 8; /* ++k */
-        /* unit k + 1's index, fetched once unit k's Q / dO are issued (close to when this CTA frees:
-         * ~ST blocks and an epilogue before); its latency hides behind the next step's kv_empty /
-         * epi_done waits */
-        const float *delta = args.delta;
-        int hq = args.heads_q, sqp = args.sq_pad, bt2 = batch, grid, old;
-        asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(grid));
-        asm volatile("" : "+l"(delta), "+r"(hq), "+r"(sqp), "+r"(bt2));
-        asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(cd_sm90_bwd_unit_counter(delta, bt2, hq, sqp))
-                     : "memory");
-        idx = (int)cd_sm90_bwd_dyn_unit(grid, old);
+        if constexpr (kFetchC) {
+          /* unit k + 1's index, fetched by consumer thread 128 after its unit k (the CTA's end, as
+           * the hardware dispatches the library's grid): fetch_full's phase k, parity k & 1 (bit 2
+           * now holds (k + 1) & 1), slot (k + 1) & 1. Never two phases ahead: the consumers end
+           * unit k + 1 only after its loads, issued after this wait */
+          cd_mbar_wait(bar_fetch_full, ((phases >> 2) & 1) ^ 1);
+          asm volatile("ld.shared.b32 %0, [%1];" : "=r"(idx) : "r"(fetch_slots + 4 * ((phases >> 2) & 1)) : "memory");
+        } else {
+          /* unit k + 1's index, fetched once unit k's Q / dO are issued (close to when this CTA
+           * frees: ~ST blocks and an epilogue before); its latency hides behind the next step's
+           * kv_empty / epi_done waits */
+          idx = cd_sm90_bwd_dyn_fetch(args, batch);
+        }
         SM90_BWD_TRACE_PU_FLUSH(it);
       }
     } else {
-      for (int k = 0; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b,
-                                                       &m_lo, &m_hi);
+      int k = 0;
+      for (; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b, &m_lo, &m_hi);
            ++k) {
         if (m_hi == m_lo) continue; /* nothing to load; the consumers write zero dK / dV */
         /* K / V of this unit once every consumer warp's last K / V product of the previous one has
@@ -318,11 +355,20 @@ __global__ void __launch_bounds__(384, 1)
 #endif
         ++kv_n;
         /* the Q / dO stages hold the previous unit's dK / dV staging until its epilogue is done */
-        if (k > 0) cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+        if (k > 0) {
+          cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+          SM90_BWD_TRACE_PU_END(); /* unit k - 1's */
+        }
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi, hk,
                                                      b, it, cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x));
         SM90_BWD_TRACE_PU_FLUSH(it);
       }
+#if SM90_BWD_TRACE
+      if (k > 0) { /* the last unit's end (phase k - 1: no later unit, so none ahead) */
+        cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+        SM90_BWD_TRACE_PU_END();
+      }
+#endif
     }
     return;
   }
@@ -346,8 +392,14 @@ __global__ void __launch_bounds__(384, 1)
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);
-      SM90_BWD_TRACE_PU_END(idx, cw, ct);
       if (m_hi > m_lo) ++kv_n;
+      if constexpr (kFetchC) {
+        if (threadIdx.x == 128) { /* unit k + 1's index for the producer: fetch_full's phase k */
+          asm volatile("st.shared.b32 [%0], %1;" ::"r"(fetch_slots + 4 * ((k + 1) & 1)),
+                       "r"(cd_sm90_bwd_dyn_fetch(args, batch)) : "memory");
+          cd_mbar_arrive(bar_fetch_full); /* release: the slot's store before the arrival */
+        }
+      }
       /* unit k + 1's index: unit_full's phase k (every consumer thread waits), slot (k + 1) & 1 */
       cd_mbar_wait(bar_unit_full, k & 1);
       asm volatile("ld.shared.b32 %0, [%1];" : "=r"(idx) : "r"(slots + 4 * ((k + 1) & 1)) : "memory");
@@ -361,7 +413,6 @@ __global__ void __launch_bounds__(384, 1)
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);
-      SM90_BWD_TRACE_PU_END(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), cw, ct);
       if (m_hi > m_lo) ++kv_n;
     }
   }

@@ -313,10 +313,14 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
  *                                        blocks' release and copies them (the wait the producer
  *                                        makes anyway before its next load; the next unit's K / V
  *                                        wait, kv_empty, completes after it)
+ *   SM90_BWD_TRACE_PU_END()              the producer, right after its epi_done wait for the unit
+ *                                        the slots hold (before the next unit's SM90_BWD_TRACE_PU_UNIT,
+ *                                        knob 1's last unit after its loop): the unit's end, END =
+ *                                        END1 (the later consumer's epilogue; a consumer's own stamp
+ *                                        there made the 80-row tile's consumers spill 76 B)
  *   SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks) consumer 0's thread 0, before the unit's
  *                                        consumer work: start, %smid, work, blocks (its walk: so
  *                                        that no unit bound stays live across the block loop)
- *   SM90_BWD_TRACE_PU_END(unit, cw, ct)  a consumer's end of the unit (after its epi_done)
  * The records' pointers come from cd_sm90_bwd_trace_*_fresh (no walk check: a unit's walk is at
  * most the file's max_blocks by construction, cudadent_dev_sm90_bwd_trace_set). */
 __device__ __forceinline__ void cd_sm90_bwd_trace_pu_set(uint32_t slots, uint32_t unit, uint32_t it0) {
@@ -336,6 +340,17 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_pu_copy(uint32_t slots, uint32
   uint32_t unit, it0;
   cd_sm90_bwd_trace_pu_get(slots, unit, it0);
   if (it - it0 < 0x80000000u) cd_sm90_bwd_trace_copy_at(cd_sm90_bwd_trace_rec_fresh(unit, 0), slots, it - it0, it);
+}
+/* the end of the unit whose index the slots hold: clock64 into its header's END and END1, its
+ * %globaltimer into END_NS (the producer, once its epi_done wait for the unit has passed) */
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_end(uint32_t slots) {
+  uint32_t unit, it0;
+  cd_sm90_bwd_trace_pu_get(slots, unit, it0);
+  unsigned long long *const h = cd_sm90_bwd_trace_hdr_fresh(unit);
+  if (h == nullptr) return;
+  cd_sm90_bwd_trace_stamp(h + CD_SM90_BWD_TRACE_C_END);
+  h[CD_SM90_BWD_TRACE_C_END_NS] = cd_sm90_bwd_trace_ns();
+  h[CD_SM90_BWD_TRACE_C_END1] = h[CD_SM90_BWD_TRACE_C_END];
 }
 #define SM90_BWD_TRACE_PU_SLOTS_ (bar_q_full + (L::TRACE_OFF - L::BAR_OFF - 8))
 #define SM90_BWD_TRACE_PU_CLEAR()                  \
@@ -373,14 +388,7 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_pu_copy(uint32_t slots, uint32
       trace_h_[CD_SM90_BWD_TRACE_C_BLOCKS] = (blocks);                                                \
     }                                                                                                 \
   }
-#define SM90_BWD_TRACE_PU_END(unit, cw, ct)                                                           \
-  do {                                                                                                \
-    unsigned long long *const trace_h_ = (ct) == 0 ? cd_sm90_bwd_trace_hdr_fresh(unit) : nullptr;     \
-    if (trace_h_ != nullptr) {                                                                        \
-      cd_sm90_bwd_trace_stamp(trace_h_ + ((cw) == 0 ? CD_SM90_BWD_TRACE_C_END : CD_SM90_BWD_TRACE_C_END1)); \
-      if ((cw) == 0) trace_h_[CD_SM90_BWD_TRACE_C_END_NS] = cd_sm90_bwd_trace_ns();                    \
-    }                                                                                                 \
-  } while (0)
+#define SM90_BWD_TRACE_PU_END() cd_sm90_bwd_trace_pu_end(SM90_BWD_TRACE_PU_SLOTS_)
 #else
 #define SM90_BWD_TRACE_PU_CLEAR()
 #define SM90_BWD_TRACE_PU_HDR(unit, word)
@@ -390,7 +398,7 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_pu_copy(uint32_t slots, uint32
 #define SM90_BWD_TRACE_PU_COPY(it)
 #define SM90_BWD_TRACE_PU_FLUSH(it)
 #define SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks)
-#define SM90_BWD_TRACE_PU_END(unit, cw, ct)
+#define SM90_BWD_TRACE_PU_END()
 #define SM90_BWD_TRACE_BEGIN(n, hk, b)
 #define SM90_BWD_TRACE_PRODUCER_BEGIN(walk)
 #define SM90_BWD_TRACE_PRODUCER_WAIT(it)
