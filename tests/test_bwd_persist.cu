@@ -128,7 +128,10 @@ static int bwd_persist_dynamic(void) {
  * reads unit k's index from slot k & 1 (not overwritten), the producer's K / V loads wait for every
  * warp past the previous non-empty unit's K / V readers, its Q / dO loads for every warp past the
  * previous unit's epilogue, and nothing deadlocks. Mutant: the producer publishing unit k's index
- * before waiting epi_done phase k - 1 (or skipping that wait for empty units) fails. */
+ * before waiting epi_done phase k - 1 (or skipping that wait for empty units) fails. Both fetch
+ * modes (config.cuh SM90_BWD_PERSIST_FETCH): 0 the producer's, after its Q loop; 1 consumer warp
+ * 0's, after its unit's epilogue, into slot (k + 1) & 1 and fetch_full, which the producer waits
+ * (phase k) in place of its fetch and whose slot it checks. */
 namespace persist_model {
 struct bar {
   int done = 0, count = 0, need = 1;
@@ -145,18 +148,20 @@ static int bwd_persist_barriers(void) {
     seed = seed * 1103515245u + 12345u;
     return (int)((seed >> 8) % (unsigned)n);
   };
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 800; ++trial) {
+    const bool fetch_c = trial % 2 == 1; /* SM90_BWD_PERSIST_FETCH 1 */
     const int units = 1 + rnd(12);
     std::vector<int> blocks((size_t)units);
     for (int &bl : blocks) bl = rnd(3) == 0 ? 0 : rnd(4); /* runs of empty units */
-    bar kv_full, kv_empty, epi_done, unit_full, q_full[2], q_empty[2];
+    bar kv_full, kv_empty, epi_done, unit_full, fetch_full, q_full[2], q_empty[2];
     kv_empty.need = epi_done.need = W;
     for (int s = 0; s < ST; ++s) q_empty[s].need = W;
-    int slot[2] = {-1, -1};
+    int slot[2] = {-1, -1}, fslot[2] = {-1, -1};
     /* producer: pc 0 decode / K / V, 1 epi_done + publish, 2 Q loop, 3 fetch; k, kv_n, it, m */
     int p_pc = 0, p_k = 0, p_kv = 0, p_it = 0, p_m = 0;
     bool p_done = false;
-    /* consumers: pc 0 index, 1 K / V wait, 2 block loop, 3 kv_empty, 4 epilogue */
+    /* consumers: pc 0 index, 1 K / V wait, 2 block loop, 3 kv_empty, 4 epilogue, 5 the fetch (warp 0
+     * at fetch mode 1) */
     std::vector<int> c_pc((size_t)W, 0), c_k((size_t)W, 0), c_kv((size_t)W, 0), c_it((size_t)W, 0),
         c_m((size_t)W, 0), c_idx((size_t)W, 0);
     std::vector<char> c_done((size_t)W, 0);
@@ -211,6 +216,11 @@ static int bwd_persist_barriers(void) {
               ++p_it, ++p_m;
             }
           } else {
+            if (fetch_c) { /* unit p_k + 1's index from consumer warp 0: fetch_full's phase p_k */
+              if (!check_wait(fetch_full, p_k, "producer fetch_full")) continue;
+              T_CHECK(fslot[(p_k + 1) & 1] == p_k + 1, "trial %d: producer read %d for unit %d", trial,
+                      fslot[(p_k + 1) & 1], p_k + 1);
+            }
             ++p_k, p_pc = 0; /* the fetch: this model's CTA takes the units in order */
           }
           moved = true;
@@ -245,9 +255,17 @@ static int bwd_persist_barriers(void) {
           } else if (c_pc[w] == 3) {
             if (blocks[(size_t)k] > 0) kv_empty.arrive(), ++c_kv[w], kv_units[w] = c_kv[w];
             c_pc[w] = 4;
-          } else {
+          } else if (c_pc[w] == 4) {
             epi_done.arrive();
             epi_units[w] = k + 1;
+            if (fetch_c && a == 0) {
+              c_pc[w] = 5;
+            } else {
+              ++c_k[w], c_pc[w] = 0;
+            }
+          } else { /* the fetch of unit k + 1's index (k + 1 == units: the end marker) */
+            fslot[(k + 1) & 1] = k + 1;
+            fetch_full.arrive();
             ++c_k[w], c_pc[w] = 0;
           }
           moved = true;

@@ -33,7 +33,10 @@
 #   libraries are taken from the carried folders): $out/bwdtrace.txt.
 #   The wide rows (M2 of docs/kernels/sm90_bwd_wide_next.md; either build traces them):
 #   TRACE_TAGS="t64" (the builds, default "t64 t80"), TRACE_CHECKS / TRACE_SHAPES: ';'-separated
-#   bwd_trace_run arguments replacing the step's checks / timed shapes.
+#   bwd_trace_run arguments replacing the step's checks / timed shapes; TRACE_ENVS: space-separated
+#   VAR=VALUE, each timed shape traced once under each (e.g. "CUDADENT_SM90_BWD_PERSISTENT=0
+#   CUDADENT_SM90_BWD_PERSISTENT=1": a persistent trace build's library grid, then its persistent
+#   CTAs; docs/kernels/sm90_bwd_next.md section 10, session 32).
 # The device's git shows the landed main, not this tree: set CUDADENT_GIT_COMMIT=<hash> for the
 # package bench's reports.
 # ab: the backward of build-base/ (a tree made with
@@ -439,9 +442,11 @@ step_bwdtrace() {
     [ $tag = t64 ] && shapes+=("--batch 8 --seqlen-q 2048 --heads 32 --head-dim 64")
     [ -n "${TRACE_SHAPES:-}" ] && IFS=';' read -ra shapes <<< "$TRACE_SHAPES"
     for shape in "${shapes[@]}"; do
-      label="$tag $(echo "$shape" | awk '{print "d" $8 " " $4 " b" $2}')"
-      [ -n "${TRACE_SHAPES:-}" ] && label="$tag $(echo $shape | sed 's/--//g')"
-      timeout 120 $tb $shape --dtype bf16 --iters 10 --seed 7 --trace /tmp/bwdtrace.bin > "$logs/r.log" 2>&1
+     for tenv in ${TRACE_ENVS:-_}; do
+      [ "$tenv" = _ ] && tenv=
+      label="$tag $(echo "$shape" | awk '{print "d" $8 " " $4 " b" $2}')${tenv:+ $tenv}"
+      [ -n "${TRACE_SHAPES:-}" ] && label="$tag $(echo $shape | sed 's/--//g')${tenv:+ $tenv}"
+      timeout 120 env $tenv $tb $shape --dtype bf16 --iters 10 --seed 7 --trace /tmp/bwdtrace.bin > "$logs/r.log" 2>&1
       rc=$?
       { echo "==== $label"; cat "$logs/r.log"; } >> "$logs/bwdtrace_runs.log"
       r=$(grep -E ' bwd ' "$logs/r.log" | tail -1)
@@ -452,9 +457,10 @@ step_bwdtrace() {
       note "bwdtrace $label: script rc $?"
       echo >> "$out/bwdtrace.txt"
       rm -f /tmp/bwdtrace.bin
+     done
     done
   done
-  grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^producer|^CTA: [0-9]|^tail" "$out/bwdtrace.txt" | cut -c1-160 | tee -a "$summary"
+  grep -E "^====|^block|^    block|^A |^B |^C |^E |^H |^J |^sum|^producer|^CTA: [0-9]|^tail|^SMs:" "$out/bwdtrace.txt" | cut -c1-220 | tee -a "$summary"
 }
 step_pytest() {
   CUDADENT_LIBRARY=$PWD/build-gpu/libcudadent.so PYTHONPATH=$PWD/python CUDADENT_TEST_STRICT=1 \

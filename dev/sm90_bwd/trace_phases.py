@@ -206,7 +206,8 @@ def analyze(tr, skip_first=1, max_blocks=32768):
         if not start or not end:
             continue
         nb = tr.cta(c, C_BLOCKS)
-        ctas.append({"smid": tr.cta(c, C_SMID), "start": start, "end": end,
+        ctas.append({"smid": tr.cta(c, C_SMID), "start": start, "end": end, "idx": c,
+                     "chain": tr.cta(c, C_WORK) >> 24,
                      "start_ns": tr.cta(c, C_START_NS), "end_ns": tr.cta(c, C_END_NS), "blocks": nb,
                      # consumer 0's first q_full and last dK wait (32-bit stamps), 0 where none
                      "q_first": tr.ev(c, 0, 0, Q_FULL) if nb else 0,
@@ -247,6 +248,21 @@ def analyze(tr, skip_first=1, max_blocks=32768):
         "gap_between_ctas_ns": stats(gaps),
         "waves": len(ctas) / len(sms),
     }
+    # SM speed and the set of units in flight (docs/kernels/sm90_bwd_next.md section 10, session
+    # 32: a persistent CTA's static stride cannot rebalance SMs of unequal speed): per SM its ns a
+    # block over its CTAs (units); at 64 instants of the span, the launch indices in flight (max -
+    # min + 1) and the distinct chains (KV head, batch) among them
+    per_sm = [sum(c["end_ns"] - c["start_ns"] for c in v) / sum(c["blocks"] for c in v)
+              for v in sms.values() if sum(c["blocks"] for c in v)]
+    spread, chains = [], []
+    for k in range(1, 65):
+        t = t0 + span * k / 65
+        live = [c for c in ctas if c["start_ns"] <= t < c["end_ns"]]
+        if live:
+            spread.append(max(c["idx"] for c in live) - min(c["idx"] for c in live) + 1)
+            chains.append(len(set(c["chain"] for c in live)))
+    out["in_flight"] = {"sm_ns_per_block": stats(per_sm), "index_spread": stats(spread),
+                        "chains": stats(chains)}
     return out
 
 
@@ -320,6 +336,15 @@ def report(res, label=""):
       "SM's last CTA %s%%; SMs' last CTA ends median %s us" % (
           fmt(tl["tail_us"], 1), fmt(100 * tl["tail_share"], 1), fmt(100 * tl["idle_after_last_share"], 1),
           fmt(tl["sm_last_end_us"]["median"], 1)))
+    fl = res.get("in_flight")
+    if fl and fl["sm_ns_per_block"]["n"]:
+        sp = fl["sm_ns_per_block"]
+        p("SMs: ns a block min %s p10 %s median %s p90 %s max %s (max / min %s); SMs' last CTA ends min %s "
+          "max %s us; in flight: launch-index spread median %s max %s, chains median %s max %s" % (
+              fmt(sp["min"], 1), fmt(sp["p10"], 1), fmt(sp["median"], 1), fmt(sp["p90"], 1), fmt(sp["max"], 1),
+              fmt(sp["max"] / sp["min"], 3) if sp["min"] else "-", fmt(tl["sm_last_end_us"]["min"], 1),
+              fmt(tl["sm_last_end_us"]["max"], 1), fmt(fl["index_spread"]["median"]),
+              fmt(fl["index_spread"]["max"]), fmt(fl["chains"]["median"]), fmt(fl["chains"]["max"])))
     return "\n".join(lines)
 
 
@@ -448,6 +473,9 @@ def selftest():
                     ends[tr.cta(c, C_SMID)] = max(ends.get(tr.cta(c, C_SMID), 0), tr.cta(c, C_END_NS))
             want_tail = (max(ends.values()) - min(ends.values())) / 1e3
             check(abs(res["timeline"]["tail_us"] - want_tail) < 1e-9, "tail %s want %s" % (res["timeline"]["tail_us"], want_tail))
+            fl = res["in_flight"]
+            check(fl["index_spread"]["n"] > 0 and fl["index_spread"]["max"] <= tr.ctas and fl["chains"]["min"] >= 1,
+                  "in flight %s" % fl)
             # every 3rd CTA (the phases' sample): the same medians, fewer blocks
             with open(path, "rb") as f:
                 sub = analyze(Trace(f.read()), skip_first=1, max_blocks=50)

@@ -45,10 +45,19 @@
  * PDL (config.cuh SM90_BWD_PDL): launch_dependents once at the start (the post's griddepcontrol.wait
  * waits for this grid's completion, bwd_prepost.cuh); griddepcontrol.wait once by the producer
  * after its first K / V loads and once by every consumer thread after setmaxnreg, as the library.
- * The block trace (SM90_BWD_TRACE) is per CTA and is not supported with the knob (#error).
+ * The block trace (SM90_BWD_TRACE, a dev build's; bwd_trace.cuh's SM90_BWD_TRACE_PU_* macros): each
+ * unit is traced as the library's CTA of its launch index would be (its header: %smid, its work,
+ * start / end; its block records by the unit's own walk index it - it0, the stamp slots by the ring
+ * position it), so that a trace of the library's grid (CUDADENT_SM90_BWD_PERSISTENT=0, the same
+ * build) and one of the persistent CTAs have one layout. The producer copies a unit's last two
+ * blocks' stamps after its last load (knob 1) or after the next unit's fetch (knob 2), waiting for
+ * their release as it would before its next load anyway, and stamps a unit's end once its epi_done
+ * wait for the unit passes (knob 1's last unit: a wait after its loop, the trace build's only).
+ * At SM90_BWD_TRACE 0 the macros are empty.
  *
  * Knob 2, the dynamic scheduler (d64, d96, d128 at 64 rows; the 80-row tile, whose calls are all
- * unmasked, keeps the stride above: with an atomic in its producer ptxas serialized its wgmmas).
+ * unmasked, keeps the stride above: with an atomic in its producer ptxas serialized its wgmmas;
+ * with config.cuh SM90_BWD_PERSIST_FETCH 1, the fetch a consumer's, it takes the scheduler too).
  * Scope: knob 1's plus masks (causal, windows). Units are fetched in the library's launch order
  * (bwd_schedule.cuh cd_sm90_bwd_order_work: SM90_BWD_LPT_GROUP chains a group, key blocks
  * ascending, where window_right >= 0; chain by chain otherwise): CTA c's unit 0 is launch index c;
@@ -75,6 +84,13 @@
  *   kv_full / kv_empty / the ring: as above (kv_n counts non-empty units on both sides).
  * Registers: the producer's 24 hold kv_n and k as four bits (parities, non-zero), decode in 32 bits
  * and re-read the decode's inputs from the parameters every unit (cd_sm90_bwd_dyn_work).
+ * config.cuh SM90_BWD_PERSIST_FETCH 1 (dev, session 32): the fetch moves to consumer thread 128,
+ * after its unit k (its epilogue and epi_done arrival): it stores unit k + 1's index in slot
+ * (k + 1) & 1 of two more and arrives on fetch_full (count 1); the producer, in place of its
+ * atomic, waits fetch_full's phase k (parity k & 1) and reads the slot. Never two phases ahead:
+ * unit k + 1 ends only after its loads, which follow that wait; a slot is rewritten two units on,
+ * after the producer's read. The next unit's K / V then load after the epilogue, not under it; the
+ * 80-row tile takes the dynamic scheduler too (the atomic out of its producer: no C7512).
  */
 #ifndef CUDADENT_SM90_BWD_PERSIST_CUH
 #define CUDADENT_SM90_BWD_PERSIST_CUH
@@ -91,9 +107,7 @@
 #include "kernels/sm90/bwd_parts.cuh"
 #include "kernels/sm90/bwd_unit.cuh"
 
-#if SM90_BWD_TRACE
-#error "SM90_BWD_PERSISTENT: the block trace (SM90_BWD_TRACE) is per CTA; build one or the other"
-#endif
+#include "kernels/sm90/bwd_trace.cuh"
 
 /* The shared memory of the persistent kernel: the library kernel's (cd_sm90_bwd_smem, one dQ
  * staging buffer) and its two extra barriers after the others (before the alignment slack). */
@@ -103,7 +117,11 @@ template <int D, int BM_> struct cd_sm90_bwd_persist_smem {
   static constexpr int EPI_DONE_OFF = KV_EMPTY_OFF + 8;
   /* knob 2: the unit_full barrier and the two index slots (int, slot k & 1 holds unit k's) */
   static constexpr int UNIT_FULL_OFF = EPI_DONE_OFF + 8, SLOT_OFF = UNIT_FULL_OFF + 8;
-  static constexpr int BYTES = L::BYTES + (SM90_BWD_PERSISTENT == 2 ? 32 : 16);
+  /* config.cuh SM90_BWD_PERSIST_FETCH 1: the fetch_full barrier and its two slots (slot k & 1 holds
+   * the index fetched during unit k - 1) */
+  static constexpr int FETCH_FULL_OFF = SLOT_OFF + 8, FETCH_SLOT_OFF = FETCH_FULL_OFF + 8;
+  static constexpr int BYTES =
+      L::BYTES + (SM90_BWD_PERSISTENT != 2 ? 16 : SM90_BWD_PERSIST_FETCH == 1 ? 48 : 32);
   static_assert(KV_EMPTY_OFF % 8 == 0, "mbarriers 8-byte aligned");
   static_assert(BYTES <= 227 * 1024, "shared memory over the sm_90 limit");
 };
@@ -143,6 +161,19 @@ __device__ __forceinline__ bool cd_sm90_bwd_dyn_work(const cd_sm90_bwd_args &arg
   return true;
 }
 
+/* Knob 2's fetch: the next launch index, grid + atomicAdd(the workspace's unit counter, 1)
+ * (bwd_schedule.cuh cd_sm90_bwd_dyn_unit); its inputs re-read from the parameters (the empty asm) so
+ * that no address stays live across a unit */
+__device__ __forceinline__ int cd_sm90_bwd_dyn_fetch(const cd_sm90_bwd_args &args, int batch) {
+  const float *delta = args.delta;
+  int hq = args.heads_q, sqp = args.sq_pad, grid, old;
+  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(grid));
+  asm volatile("" : "+l"(delta), "+r"(hq), "+r"(sqp), "+r"(batch));
+  asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(cd_sm90_bwd_unit_counter(delta, batch, hq, sqp))
+               : "memory");
+  return (int)cd_sm90_bwd_dyn_unit(grid, old);
+}
+
 /* The producer's K / V of key block n_block (rows from k0) of chain (hk, b) on bar_kv, which expects
  * their bytes (issued here). */
 template <int D, int BM, int BN, typename L>
@@ -176,15 +207,19 @@ template <int D, int BM, int BN, int ST, typename L, bool kLean = false>
 __device__ __forceinline__ void cd_sm90_bwd_persist_load_q(const cd_sm90_bwd_args &args, const CUtensorMap &tm_q,
                                                            const CUtensorMap &tm_do, uint32_t base,
                                                            uint32_t bar_q_full, uint32_t bar_q_empty, int m_lo,
-                                                           int m_hi, int hk, int b, uint32_t &it) {
+                                                           int m_hi, int hk, int b, uint32_t &it,
+                                                           int64_t trace_unit = 0) {
   typedef cd_sm90_bwd_ops<D, BM, BN> O;
   constexpr int QV_BLOCKS = D / O::QV_COLS;
   const uint32_t sQ = base + L::Q_OFF, sDO = base + L::DO_OFF;
   const int h_lo = hk * args.group, h_hi = h_lo + args.group;
+  SM90_BWD_TRACE_PU_UNIT(trace_unit, it);
   for (int h = h_lo; h < h_hi; ++h)
     for (int m = m_lo; m < m_hi; ++m, ++it) {
       const uint32_t s = it % ST, ph = (it / ST) & 1;
+      SM90_BWD_TRACE_PU_WAIT(it);
       cd_mbar_wait(bar_q_empty + 8 * s, ph ^ 1);
+      SM90_BWD_TRACE_PU_LOAD(it);
       const uint32_t full = bar_q_full + 8 * s;
       cd_mbar_arrive_expect_tx(full, 2 * L::QT_BYTES + 2 * L::ROW_BYTES);
 #pragma unroll
@@ -198,7 +233,9 @@ __device__ __forceinline__ void cd_sm90_bwd_persist_load_q(const cd_sm90_bwd_arg
                 : ((int64_t)b * args.heads_q + h) * args.sq_pad + (int64_t)m * BM;
       cd_bulk_load_1d(base + L::LSE_OFF + s * L::ROW_BYTES, args.lse2 + row0, L::ROW_BYTES, full);
       cd_bulk_load_1d(base + L::DELTA_OFF + s * L::ROW_BYTES, args.delta + row0, L::ROW_BYTES, full);
+      SM90_BWD_TRACE_PU_COPY(it);
     }
+  SM90_BWD_TRACE_PU_HDR(trace_unit, CD_SM90_BWD_TRACE_C_P_END);
 }
 
 template <int D, bool kFp16, int BM_ = cd_sm90_bwd_tile<D>::BLOCK_M>
@@ -213,8 +250,10 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int BM = BM_, BN = tile::BLOCK_N, ST = tile::STAGES;
   /* knob 2's dynamic scheduler; not on the 80-row tile, whose calls are unmasked (bwd_launch.cuh
    * cd_sm90_bwd_takes_bm80) and whose kernel, with any atom.global in its producer, had ptxas
-   * serialize its wgmmas (C7512): it keeps knob 1's static stride */
-  constexpr bool kDyn = SM90_BWD_PERSISTENT == 2 && BM_ != 80;
+   * serialize its wgmmas (C7512): it keeps knob 1's static stride, unless the consumers fetch
+   * (config.cuh SM90_BWD_PERSIST_FETCH 1: the atomic in consumer thread 128 compiles clean) */
+  constexpr bool kFetchC = SM90_BWD_PERSIST_FETCH == 1;
+  constexpr bool kDyn = SM90_BWD_PERSISTENT == 2 && (BM_ != 80 || kFetchC);
   static_assert((ST & (ST - 1)) == 0, "the ring position wraps at 2^32: ST a power of two");
   static_assert(cd_sm90_regs_fit(tile::PRODUCER_REGS, 2, tile::CONSUMER_REGS),
                 "setmaxnreg budgets within the launch allocation (reg_budget.cuh)");
@@ -229,6 +268,9 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bar_kv_empty = base + P::KV_EMPTY_OFF, bar_epi_done = base + P::EPI_DONE_OFF;
   const uint32_t bar_unit_full = base + P::UNIT_FULL_OFF; /* knob 2 */
   const uint32_t slots = base + P::SLOT_OFF; /* knob 2: int [2] */
+  /* kFetchC: as offsets from slots (one register for the three) */
+  const uint32_t bar_fetch_full = slots + (P::FETCH_FULL_OFF - P::SLOT_OFF);
+  const uint32_t fetch_slots = slots + (P::FETCH_SLOT_OFF - P::SLOT_OFF);
   const int64_t chains = (int64_t)heads_kv * batch;
 
 #if SM90_BWD_PDL
@@ -238,6 +280,7 @@ __global__ void __launch_bounds__(384, 1)
     cd_mbar_init(bar_kv_empty, 8); /* lane 0 of each consumer warp, once a non-empty unit */
     cd_mbar_init(bar_epi_done, 8); /* likewise, once a unit */
     if constexpr (kDyn) cd_mbar_init(bar_unit_full, 1); /* the producer, once a fetched index */
+    if constexpr (kDyn && kFetchC) cd_mbar_init(bar_fetch_full, 1); /* consumer thread 128, once a unit */
   }
   const int wg = cd_sm90_bwd_setup<ST>(tm_q, tm_k, tm_v, tm_do, bar_kv, bar_q_full, bar_q_empty);
 
@@ -245,6 +288,7 @@ __global__ void __launch_bounds__(384, 1)
     /* ================================ producer ================================ */
     cd_setmaxnreg_dec<tile::PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
+    SM90_BWD_TRACE_PU_CLEAR();
     uint32_t it = 0;   /* ring position, continued across units (wraps harmlessly: ST divides 2^32) */
     uint32_t kv_n = 0; /* non-empty units loaded so far: kv_full's phase */
     int n_block, hk, b, m_lo, m_hi;
@@ -261,12 +305,14 @@ __global__ void __launch_bounds__(384, 1)
         if (m_hi > m_lo) { /* K / V under the previous unit's epilogue, as at knob 1 (invalid: 0, 0) */
           if (phases & 2) cd_mbar_wait(bar_kv_empty, (phases & 1) ^ 1); /* phase kv_n - 1 */
           cd_sm90_bwd_persist_load_kv<D, BM, BN, L>(tm_k, tm_v, sK, sV, bar_kv, n_block * BN, hk, b);
+          SM90_BWD_TRACE_PU_HDR(idx, CD_SM90_BWD_TRACE_C_P_START);
           phases = (phases ^ 1) | 2; /* ++kv_n */
         }
         if (phases & 8) { /* k > 0 */
           /* every unit's phase in order, empty ones too: unit k's index is published only after
            * phase k - 1, and the consumers cannot complete unit k before reading it */
           cd_mbar_wait(bar_epi_done, ((phases >> 2) & 1) ^ 1); /* phase k - 1 */
+          SM90_BWD_TRACE_PU_END(); /* unit k - 1's */
           /* slot k & 1: its previous index, unit k - 2's, was read before unit k - 2 began */
           asm volatile("st.shared.b32 [%0], %1;" ::"r"(slots + 4 * ((phases >> 2) & 1)), "r"(idx) : "memory");
           cd_mbar_arrive(bar_unit_full); /* release: the slot's store before the arrival */
@@ -277,37 +323,52 @@ __global__ void __launch_bounds__(384, 1)
         }
         if (!valid) return; /* the end marker is published: the consumers stop too */
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L, true>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi,
-                                                           hk, b, it);
+                                                           hk, b, it, idx);
         phases = (phases ^ 4) | 8; /* ++k */
-        /* unit k + 1's index, fetched once unit k's Q / dO are issued (close to when this CTA frees:
-         * ~ST blocks and an epilogue before); its latency hides behind the next step's kv_empty /
-         * epi_done waits */
-        const float *delta = args.delta;
-        int hq = args.heads_q, sqp = args.sq_pad, bt2 = batch, grid, old;
-        asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(grid));
-        asm volatile("" : "+l"(delta), "+r"(hq), "+r"(sqp), "+r"(bt2));
-        asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(cd_sm90_bwd_unit_counter(delta, bt2, hq, sqp))
-                     : "memory");
-        idx = (int)cd_sm90_bwd_dyn_unit(grid, old);
+        if constexpr (kFetchC) {
+          /* unit k + 1's index, fetched by consumer thread 128 after its unit k (the CTA's end, as
+           * the hardware dispatches the library's grid): fetch_full's phase k, parity k & 1 (bit 2
+           * now holds (k + 1) & 1), slot (k + 1) & 1. Never two phases ahead: the consumers end
+           * unit k + 1 only after its loads, issued after this wait */
+          cd_mbar_wait(bar_fetch_full, ((phases >> 2) & 1) ^ 1);
+          asm volatile("ld.shared.b32 %0, [%1];" : "=r"(idx) : "r"(fetch_slots + 4 * ((phases >> 2) & 1)) : "memory");
+        } else {
+          /* unit k + 1's index, fetched once unit k's Q / dO are issued (close to when this CTA
+           * frees: ~ST blocks and an epilogue before); its latency hides behind the next step's
+           * kv_empty / epi_done waits */
+          idx = cd_sm90_bwd_dyn_fetch(args, batch);
+        }
+        SM90_BWD_TRACE_PU_FLUSH(it);
       }
     } else {
-      for (int k = 0; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b,
-                                                       &m_lo, &m_hi);
+      int k = 0;
+      for (; cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b, &m_lo, &m_hi);
            ++k) {
         if (m_hi == m_lo) continue; /* nothing to load; the consumers write zero dK / dV */
         /* K / V of this unit once every consumer warp's last K / V product of the previous one has
          * completed; under the previous unit's epilogue */
         if (kv_n > 0) cd_mbar_wait(bar_kv_empty, (kv_n - 1) & 1);
         cd_sm90_bwd_persist_load_kv<D, BM, BN, L>(tm_k, tm_v, sK, sV, bar_kv, n_block * BN, hk, b);
+        SM90_BWD_TRACE_PU_HDR(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), CD_SM90_BWD_TRACE_C_P_START);
 #if SM90_BWD_PDL
         if (kv_n == 0) cd_griddep_wait(); /* once: LSE2 / delta below are the pre kernel's */
 #endif
         ++kv_n;
         /* the Q / dO stages hold the previous unit's dK / dV staging until its epilogue is done */
-        if (k > 0) cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+        if (k > 0) {
+          cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+          SM90_BWD_TRACE_PU_END(); /* unit k - 1's */
+        }
         cd_sm90_bwd_persist_load_q<D, BM, BN, ST, L>(args, tm_q, tm_do, base, bar_q_full, bar_q_empty, m_lo, m_hi, hk,
-                                                     b, it);
+                                                     b, it, cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x));
+        SM90_BWD_TRACE_PU_FLUSH(it);
       }
+#if SM90_BWD_TRACE
+      if (k > 0) { /* the last unit's end (phase k - 1: no later unit, so none ahead) */
+        cd_mbar_wait(bar_epi_done, (uint32_t)(k - 1) & 1);
+        SM90_BWD_TRACE_PU_END();
+      }
+#endif
     }
     return;
   }
@@ -327,10 +388,18 @@ __global__ void __launch_bounds__(384, 1)
     for (uint32_t k = 0;
          cd_sm90_bwd_dyn_work<BM, BN>(args, idx, n_blocks, heads_kv, batch, &n_block, &hk, &b, &m_lo, &m_hi);
          ++k) { /* false: the end marker */
+      SM90_BWD_TRACE_PU_BEGIN(idx, n_block, hk, b, args.group * (m_hi - m_lo));
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);
       if (m_hi > m_lo) ++kv_n;
+      if constexpr (kFetchC) {
+        if (threadIdx.x == 128) { /* unit k + 1's index for the producer: fetch_full's phase k */
+          asm volatile("st.shared.b32 [%0], %1;" ::"r"(fetch_slots + 4 * ((k + 1) & 1)),
+                       "r"(cd_sm90_bwd_dyn_fetch(args, batch)) : "memory");
+          cd_mbar_arrive(bar_fetch_full); /* release: the slot's store before the arrival */
+        }
+      }
       /* unit k + 1's index: unit_full's phase k (every consumer thread waits), slot (k + 1) & 1 */
       cd_mbar_wait(bar_unit_full, k & 1);
       asm volatile("ld.shared.b32 %0, [%1];" : "=r"(idx) : "r"(slots + 4 * ((k + 1) & 1)) : "memory");
@@ -339,6 +408,8 @@ __global__ void __launch_bounds__(384, 1)
     for (int k = 0;
          cd_sm90_bwd_persist_work<BM, BN>(args, k, n_blocks, heads_kv, chains, &n_block, &hk, &b, &m_lo, &m_hi);
          ++k) {
+      SM90_BWD_TRACE_PU_BEGIN(cd_sm90_bwd_persist_unit((int)blockIdx.x, k, (int)gridDim.x), n_block, hk, b,
+                              args.group * (m_hi - m_lo));
       cd_sm90_bwd_consumer_unit<D, kFp16, CD_SM90_BWD_NONDET, false, BM_, false, true>(
           args, base, gbase, n_block, hk, b, m_lo, m_hi, 0, 0, cw, warp, lane, head_dim, head_dim_v, 0.f, kv_n & 1,
           it, bar_kv_empty, bar_epi_done);

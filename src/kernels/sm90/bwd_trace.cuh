@@ -126,20 +126,44 @@ __device__ __forceinline__ unsigned cd_sm90_bwd_trace_smid(void) {
 __device__ __forceinline__ long long cd_sm90_bwd_trace_linear(void) {
   return blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
 }
-/* The CTA's header (NULL where the trace is off or the CTA past the buffer's CTAs) and its first
- * block record (NULL also where the CTA walks more blocks than it holds) */
-__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_hdr(void) {
+/* The header of unit l (a launch index: the CTA's own, or a persistent CTA's unit; NULL where the
+ * trace is off or l past the buffer's CTAs) and its first block record (NULL also where the unit
+ * walks more blocks than it holds); _hdr() / _rec() are the CTA's own */
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_hdr_at(long long l) {
   const cd_sm90_bwd_trace_state s = cd_sm90_bwd_trace_dev;
-  const long long l = cd_sm90_bwd_trace_linear();
   return s.buf == nullptr || l >= s.ctas ? nullptr : s.buf + CD_SM90_BWD_TRACE_HDR + CD_SM90_BWD_TRACE_HDR * l;
 }
-__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_rec(int walk) {
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_rec_at(long long l, int walk) {
   const cd_sm90_bwd_trace_state s = cd_sm90_bwd_trace_dev;
-  const long long l = cd_sm90_bwd_trace_linear();
   return s.buf == nullptr || l >= s.ctas || walk > s.max_blocks
              ? nullptr
              : s.buf + CD_SM90_BWD_TRACE_HDR + CD_SM90_BWD_TRACE_HDR * s.ctas +
                    (long long)CD_SM90_BWD_TRACE_REC * s.max_blocks * l;
+}
+/* _hdr_at / _rec_at with the state read through an opaque pointer at every call (the persistent
+ * kernel's: its unit loops would otherwise keep the state, a loop invariant, in registers across
+ * the block loop: the 80-row tile's consumers spilled 84 B, knob 2's 24-register producer 64-80) */
+__device__ __forceinline__ cd_sm90_bwd_trace_state cd_sm90_bwd_trace_fresh(void) {
+  const cd_sm90_bwd_trace_state *sp = &cd_sm90_bwd_trace_dev;
+  asm volatile("" : "+l"(sp));
+  return *sp;
+}
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_hdr_fresh(long long l) {
+  const cd_sm90_bwd_trace_state s = cd_sm90_bwd_trace_fresh();
+  return s.buf == nullptr || l >= s.ctas ? nullptr : s.buf + CD_SM90_BWD_TRACE_HDR + CD_SM90_BWD_TRACE_HDR * l;
+}
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_rec_fresh(long long l, int walk) {
+  const cd_sm90_bwd_trace_state s = cd_sm90_bwd_trace_fresh();
+  return s.buf == nullptr || l >= s.ctas || walk > s.max_blocks
+             ? nullptr
+             : s.buf + CD_SM90_BWD_TRACE_HDR + CD_SM90_BWD_TRACE_HDR * s.ctas +
+                   (long long)CD_SM90_BWD_TRACE_REC * s.max_blocks * l;
+}
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_hdr(void) {
+  return cd_sm90_bwd_trace_hdr_at(cd_sm90_bwd_trace_linear());
+}
+__device__ __forceinline__ unsigned long long *cd_sm90_bwd_trace_rec(int walk) {
+  return cd_sm90_bwd_trace_rec_at(cd_sm90_bwd_trace_linear(), walk);
 }
 /* clock64 (or v) into p where p is not NULL, branch-free (a predicated store) */
 __device__ __forceinline__ void cd_sm90_bwd_trace_stamp(unsigned long long *p) {
@@ -172,17 +196,23 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_ev(uint32_t bar, uint32_t it, 
 /* The producer: copies block b's consumer stamps (slot b % 3) to its record, words 1.. 22. Called
  * for block it - 2 after block it's loads are issued: block it - 2 has released its stage (the
  * producer waited for that before the issue), and slot (it - 2) % 3 is next written by block
- * it + 1, whose loads this thread issues only after the copy. */
-__device__ __forceinline__ void cd_sm90_bwd_trace_copy(unsigned long long *rec, uint32_t slots, uint32_t b) {
+ * it + 1, whose loads this thread issues only after the copy. _at: record b from the slot of ring
+ * position it (a persistent CTA's ring position continues across units: b = it - the unit's first
+ * position); cd_sm90_bwd_trace_copy: the CTA's own walk, b = it. */
+__device__ __forceinline__ void cd_sm90_bwd_trace_copy_at(unsigned long long *rec, uint32_t slots, uint32_t b,
+                                                          uint32_t it) {
   if (rec == nullptr) return;
   unsigned long long *const r = rec + (long long)CD_SM90_BWD_TRACE_REC * b + 1;
-  const uint32_t src = slots + (b % 3) * 128;
+  const uint32_t src = slots + (it % 3) * 128;
 #pragma unroll 1
   for (int e = 0; e < 2 * CD_BWD_EV_COUNT; ++e) {
     uint32_t v;
     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(src + 64 * (e / CD_BWD_EV_COUNT) + 4 * (e % CD_BWD_EV_COUNT)) : "memory");
     r[e] = v;
   }
+}
+__device__ __forceinline__ void cd_sm90_bwd_trace_copy(unsigned long long *rec, uint32_t slots, uint32_t b) {
+  cd_sm90_bwd_trace_copy_at(rec, slots, b, b);
 }
 /* The producer's start: clears the stamp slots (the unused word stays 0), stamps the K / V issue */
 __device__ __forceinline__ void cd_sm90_bwd_trace_producer_begin(uint32_t slots, int bytes) {
@@ -264,7 +294,111 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
       }                                                                                             \
     }                                                                                               \
   } while (0)
+/* The persistent kernel's (bwd_persist.cuh, config.cuh SM90_BWD_PERSISTENT; each unit traced as
+ * the CTA of its launch index would be, so that one file layout and trace_phases.py serve both;
+ * the CTA header's start / end are then the unit's, and "the gap between an SM's CTAs" the
+ * transition between its units). The producer keeps the current unit's index and first ring
+ * position (its record 0) in shared memory, words 12-13 of the stamp slots (consumer 0's half of
+ * slot 0: past the 11 event words, never copied), and re-reads them at each use: held in registers
+ * they spilled knob 2's 24-register producer (72-88 B, in its Q loop). Each one line:
+ *   SM90_BWD_TRACE_PU_CLEAR()            the producer, once: clears the stamp slots
+ *   SM90_BWD_TRACE_PU_HDR(unit, word)    the producer: clock64 into unit's header word (P_START
+ *                                        after its K / V issue, P_END after its last load)
+ *   SM90_BWD_TRACE_PU_UNIT(unit, it)     the producer, before the unit's first Q / dO wait
+ *   SM90_BWD_TRACE_PU_WAIT(it)           as SM90_BWD_TRACE_PRODUCER_WAIT (in the unit's Q loop)
+ *   SM90_BWD_TRACE_PU_LOAD(it)           as SM90_BWD_TRACE_PRODUCER: the unit's record it - it0
+ *   SM90_BWD_TRACE_PU_COPY(it)           as SM90_BWD_TRACE_PRODUCER_COPY, within the unit
+ *   SM90_BWD_TRACE_PU_FLUSH(it)          after the unit's last load (it: one past it), at knob 2
+ *                                        after the next unit's fetch: waits for its last two
+ *                                        blocks' release and copies them (the wait the producer
+ *                                        makes anyway before its next load; the next unit's K / V
+ *                                        wait, kv_empty, completes after it)
+ *   SM90_BWD_TRACE_PU_END()              the producer, right after its epi_done wait for the unit
+ *                                        the slots hold (before the next unit's SM90_BWD_TRACE_PU_UNIT,
+ *                                        knob 1's last unit after its loop): the unit's end, END =
+ *                                        END1 (the later consumer's epilogue; a consumer's own stamp
+ *                                        there made the 80-row tile's consumers spill 76 B)
+ *   SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks) consumer 0's thread 0, before the unit's
+ *                                        consumer work: start, %smid, work, blocks (its walk: so
+ *                                        that no unit bound stays live across the block loop)
+ * The records' pointers come from cd_sm90_bwd_trace_*_fresh (no walk check: a unit's walk is at
+ * most the file's max_blocks by construction, cudadent_dev_sm90_bwd_trace_set). */
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_set(uint32_t slots, uint32_t unit, uint32_t it0) {
+  asm volatile("st.shared.v2.u32 [%0+48], {%1, %2};\n" ::"r"(slots), "r"(unit), "r"(it0) : "memory");
+}
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_get(uint32_t slots, uint32_t &unit, uint32_t &it0) {
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2+48];\n" : "=r"(unit), "=r"(it0) : "r"(slots) : "memory");
+}
+/* the producer's stamp of ring position it's load issue into its unit's record it - it0 */
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_load(uint32_t slots, uint32_t it) {
+  uint32_t unit, it0;
+  cd_sm90_bwd_trace_pu_get(slots, unit, it0);
+  cd_sm90_bwd_trace_load(cd_sm90_bwd_trace_rec_fresh(unit, 0), it - it0);
+}
+/* the copy of ring position it's stamps (a block of the current unit) to its record */
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_copy(uint32_t slots, uint32_t it) {
+  uint32_t unit, it0;
+  cd_sm90_bwd_trace_pu_get(slots, unit, it0);
+  if (it - it0 < 0x80000000u) cd_sm90_bwd_trace_copy_at(cd_sm90_bwd_trace_rec_fresh(unit, 0), slots, it - it0, it);
+}
+/* the end of the unit whose index the slots hold: clock64 into its header's END and END1, its
+ * %globaltimer into END_NS (the producer, once its epi_done wait for the unit has passed) */
+__device__ __forceinline__ void cd_sm90_bwd_trace_pu_end(uint32_t slots) {
+  uint32_t unit, it0;
+  cd_sm90_bwd_trace_pu_get(slots, unit, it0);
+  unsigned long long *const h = cd_sm90_bwd_trace_hdr_fresh(unit);
+  if (h == nullptr) return;
+  cd_sm90_bwd_trace_stamp(h + CD_SM90_BWD_TRACE_C_END);
+  h[CD_SM90_BWD_TRACE_C_END_NS] = cd_sm90_bwd_trace_ns();
+  h[CD_SM90_BWD_TRACE_C_END1] = h[CD_SM90_BWD_TRACE_C_END];
+}
+#define SM90_BWD_TRACE_PU_SLOTS_ (bar_q_full + (L::TRACE_OFF - L::BAR_OFF - 8))
+#define SM90_BWD_TRACE_PU_CLEAR()                  \
+  for (int e_ = 0; e_ < L::TRACE_BYTES / 4; ++e_) \
+  asm volatile("st.shared.u32 [%0], 0;\n" ::"r"(SM90_BWD_TRACE_PU_SLOTS_ + 4 * e_) : "memory")
+#define SM90_BWD_TRACE_PU_HDR(unit, word)                                                \
+  do {                                                                                   \
+    unsigned long long *const trace_h_ = cd_sm90_bwd_trace_hdr_fresh(unit);              \
+    cd_sm90_bwd_trace_stamp(trace_h_ != nullptr ? trace_h_ + (word) : nullptr);          \
+  } while (0)
+#define SM90_BWD_TRACE_PU_UNIT(unit, it) cd_sm90_bwd_trace_pu_set(SM90_BWD_TRACE_PU_SLOTS_, (uint32_t)(unit), (it))
+#define SM90_BWD_TRACE_PU_WAIT(it) cd_sm90_bwd_trace_pstamp<1>(SM90_BWD_TRACE_PU_SLOTS_, (it))
+#define SM90_BWD_TRACE_PU_LOAD(it) cd_sm90_bwd_trace_pu_load(SM90_BWD_TRACE_PU_SLOTS_, (it))
+#define SM90_BWD_TRACE_PU_COPY(it)                                 \
+  cd_sm90_bwd_trace_pstamp<0>(SM90_BWD_TRACE_PU_SLOTS_, (it));    \
+  cd_sm90_bwd_trace_pu_copy(SM90_BWD_TRACE_PU_SLOTS_, (it) - 2)
+#define SM90_BWD_TRACE_PU_FLUSH(it)                                     \
+  for (uint32_t t_ = (it); t_ < (it) + 2; ++t_) {                      \
+    uint32_t u_, i0_;                                                  \
+    cd_sm90_bwd_trace_pu_get(SM90_BWD_TRACE_PU_SLOTS_, u_, i0_);       \
+    if (t_ - 2 - i0_ < 0x80000000u) {                                  \
+      cd_mbar_wait(bar_q_empty + 8 * (t_ % ST), ((t_ / ST) & 1) ^ 1);  \
+      cd_sm90_bwd_trace_pu_copy(SM90_BWD_TRACE_PU_SLOTS_, t_ - 2);     \
+    }                                                                  \
+  }
+#define SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks)                                               \
+  if (threadIdx.x == 128) {                                                                           \
+    unsigned long long *const trace_h_ = cd_sm90_bwd_trace_hdr_fresh(unit);                              \
+    if (trace_h_ != nullptr) {                                                                        \
+      cd_sm90_bwd_trace_stamp(trace_h_ + CD_SM90_BWD_TRACE_C_START);                                  \
+      trace_h_[CD_SM90_BWD_TRACE_C_START_NS] = cd_sm90_bwd_trace_ns();                                \
+      trace_h_[CD_SM90_BWD_TRACE_C_SMID] = cd_sm90_bwd_trace_smid();                                  \
+      trace_h_[CD_SM90_BWD_TRACE_C_WORK] = (unsigned long long)(n) | (unsigned long long)(hk) << 24 |  \
+                                           (unsigned long long)(b) << 44;                             \
+      trace_h_[CD_SM90_BWD_TRACE_C_BLOCKS] = (blocks);                                                \
+    }                                                                                                 \
+  }
+#define SM90_BWD_TRACE_PU_END() cd_sm90_bwd_trace_pu_end(SM90_BWD_TRACE_PU_SLOTS_)
 #else
+#define SM90_BWD_TRACE_PU_CLEAR()
+#define SM90_BWD_TRACE_PU_HDR(unit, word)
+#define SM90_BWD_TRACE_PU_UNIT(unit, it)
+#define SM90_BWD_TRACE_PU_WAIT(it)
+#define SM90_BWD_TRACE_PU_LOAD(it)
+#define SM90_BWD_TRACE_PU_COPY(it)
+#define SM90_BWD_TRACE_PU_FLUSH(it)
+#define SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks)
+#define SM90_BWD_TRACE_PU_END()
 #define SM90_BWD_TRACE_BEGIN(n, hk, b)
 #define SM90_BWD_TRACE_PRODUCER_BEGIN(walk)
 #define SM90_BWD_TRACE_PRODUCER_WAIT(it)

@@ -25,7 +25,7 @@
      defined(SM90_BWD_LPT_GROUP) || defined(SM90_BWD_D128_BM80) || defined(SM90_BWD_TRACE) ||   \
      defined(SM90_BWD_PDL) || defined(SM90_BWD_SKIP_DQ) || defined(SM90_BWD_WIDE3) ||     \
      defined(SM90_BWD_WIDE5) || defined(SM90_BWD_D96) || defined(SM90_BWD_BM80_DQ_SPLIT) ||      \
-     defined(SM90_BWD_PRE_FAST) || defined(SM90_BWD_PERSISTENT))
+     defined(SM90_BWD_PRE_FAST) || defined(SM90_BWD_PERSISTENT) || defined(SM90_BWD_PERSIST_FETCH))
 #error "the SM90_* knobs of config.cuh are set by dev/ builds only (-DCUDADENT_DEV)"
 #endif
 
@@ -318,6 +318,15 @@
  * knob. */
 #ifndef SM90_BWD_PERSISTENT
 #define SM90_BWD_PERSISTENT 0
+#endif
+
+/* Knob 2's fetch of the next unit (dev; session 32, built, not run; docs/kernels/sm90_bwd_next.md
+ * section 10): 0 the producer's, after the unit's Q / dO loop; 1 consumer 0's thread 0 after its
+ * unit (the CTA's end, where the hardware dispatches the library's next CTA), which takes the
+ * atomic out of the producer, so that the 80-row tile compiles dynamic too (no C7512); the next
+ * unit's K / V then no longer load under the epilogue. */
+#ifndef SM90_BWD_PERSIST_FETCH
+#define SM90_BWD_PERSIST_FETCH 0
 #endif
 
 /* ---- the dev-only override hook (fwd_launch.cuh) ---- */
