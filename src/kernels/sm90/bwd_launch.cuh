@@ -170,8 +170,8 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
  * 2 takes masks too), no softcap, seqlen_q > 0. CUDADENT_SM90_BWD_PERSISTENT=0 in the
  * environment turns it off at run time (the same build's library grid, for an A/B);
  * CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS=N keeps only the calls whose units are short: a unit's
- * mean query blocks, ceil(seqlen_q / BLOCK_M) and half that under a causal mask (windows count
- * the whole length), at most N (session 32: the kernels win on short units and lose on long ones,
+ * mean query blocks, ceil(seqlen_q / BLOCK_M) times the GQA group (a unit walks every query head
+ * of its KV head) and half that under a causal mask (windows count the whole length), at most N (session 32: the kernels win on short units and lose on long ones,
  * sm90_bwd_next.md section 11). */
 static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p) {
   const char *env = getenv("CUDADENT_SM90_BWD_PERSISTENT");
@@ -179,7 +179,7 @@ static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p)
   const char *max_qblocks = getenv("CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS");
   if (max_qblocks != NULL) {
     const int bm = cd_sm90_bwd_takes_bm80(p) ? 80 : cd_sm90_bwd_row_block_m(cd_sm90_bwd_row(p));
-    int64_t unit_qblocks = ((int64_t)p->seqlen_q + bm - 1) / bm;
+    int64_t unit_qblocks = ((int64_t)p->seqlen_q + bm - 1) / bm * (p->heads_q / p->heads_kv);
     if (p->causal) unit_qblocks = (unit_qblocks + 1) / 2;
     if (unit_qblocks > atoi(max_qblocks)) return 0;
   }
