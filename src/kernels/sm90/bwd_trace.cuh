@@ -171,6 +171,15 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_stamp(unsigned long long *p) {
                "@q st.global.u64 [%0], t;\n}\n" ::"l"(p)
                : "memory");
 }
+/* A CTA's (a persistent unit's) header at its start: the start stamp and ns, the SM, its work
+ * (key block n, KV head hk, batch b); h null: nothing */
+__device__ __forceinline__ void cd_sm90_bwd_trace_hdr_begin(unsigned long long *h, int n, int hk, int b) {
+  if (h == nullptr) return;
+  cd_sm90_bwd_trace_stamp(h + CD_SM90_BWD_TRACE_C_START);
+  h[CD_SM90_BWD_TRACE_C_START_NS] = cd_sm90_bwd_trace_ns();
+  h[CD_SM90_BWD_TRACE_C_SMID] = cd_sm90_bwd_trace_smid();
+  h[CD_SM90_BWD_TRACE_C_WORK] = (unsigned long long)n | (unsigned long long)hk << 24 | (unsigned long long)b << 44;
+}
 __device__ __forceinline__ void cd_sm90_bwd_trace_put(unsigned long long *p, unsigned long long v) {
   asm volatile("{\n.reg .pred q;\nsetp.ne.u64 q, %0, 0;\n@q st.global.u64 [%0], %1;\n}\n" ::"l"(p), "l"(v)
                : "memory");
@@ -252,17 +261,8 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_load(unsigned long long *rec, 
  *   SM90_BWD_TRACE_EV(it, ev)           consumer event ev of block it (thread 0 of the warpgroup)
  *   SM90_BWD_TRACE_HDR_STAMP(cond, word) clock64 into a CTA header word where cond
  *   SM90_BWD_TRACE_END(cw, ct, it)      a consumer's end (consumer 0: the CTA's end) */
-#define SM90_BWD_TRACE_BEGIN(n, hk, b)                                                              \
-  if (threadIdx.x == 128) {                                                                        \
-    unsigned long long *const trace_h_ = cd_sm90_bwd_trace_hdr();                                  \
-    if (trace_h_ != nullptr) {                                                                     \
-      cd_sm90_bwd_trace_stamp(trace_h_ + CD_SM90_BWD_TRACE_C_START);                               \
-      trace_h_[CD_SM90_BWD_TRACE_C_START_NS] = cd_sm90_bwd_trace_ns();                             \
-      trace_h_[CD_SM90_BWD_TRACE_C_SMID] = cd_sm90_bwd_trace_smid();                               \
-      trace_h_[CD_SM90_BWD_TRACE_C_WORK] = (unsigned long long)(n) | (unsigned long long)(hk) << 24 | \
-                                           (unsigned long long)(b) << 44;                          \
-    }                                                                                              \
-  }
+#define SM90_BWD_TRACE_BEGIN(n, hk, b) \
+  if (threadIdx.x == 128) cd_sm90_bwd_trace_hdr_begin(cd_sm90_bwd_trace_hdr(), (n), (hk), (b))
 #define SM90_BWD_TRACE_PRODUCER_BEGIN(walk)                                    \
   unsigned long long *const trace_rec_ = cd_sm90_bwd_trace_rec(walk);         \
   const uint32_t trace_slots_ = bar_q_full + (L::TRACE_OFF - L::BAR_OFF - 8); \
@@ -376,17 +376,11 @@ __device__ __forceinline__ void cd_sm90_bwd_trace_pu_end(uint32_t slots) {
       cd_sm90_bwd_trace_pu_copy(SM90_BWD_TRACE_PU_SLOTS_, t_ - 2);     \
     }                                                                  \
   }
-#define SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks)                                               \
-  if (threadIdx.x == 128) {                                                                           \
-    unsigned long long *const trace_h_ = cd_sm90_bwd_trace_hdr_fresh(unit);                              \
-    if (trace_h_ != nullptr) {                                                                        \
-      cd_sm90_bwd_trace_stamp(trace_h_ + CD_SM90_BWD_TRACE_C_START);                                  \
-      trace_h_[CD_SM90_BWD_TRACE_C_START_NS] = cd_sm90_bwd_trace_ns();                                \
-      trace_h_[CD_SM90_BWD_TRACE_C_SMID] = cd_sm90_bwd_trace_smid();                                  \
-      trace_h_[CD_SM90_BWD_TRACE_C_WORK] = (unsigned long long)(n) | (unsigned long long)(hk) << 24 |  \
-                                           (unsigned long long)(b) << 44;                             \
-      trace_h_[CD_SM90_BWD_TRACE_C_BLOCKS] = (blocks);                                                \
-    }                                                                                                 \
+#define SM90_BWD_TRACE_PU_BEGIN(unit, n, hk, b, blocks)                              \
+  if (threadIdx.x == 128) {                                                          \
+    unsigned long long *const trace_h_ = cd_sm90_bwd_trace_hdr_fresh(unit);          \
+    cd_sm90_bwd_trace_hdr_begin(trace_h_, (n), (hk), (b));                           \
+    if (trace_h_ != nullptr) trace_h_[CD_SM90_BWD_TRACE_C_BLOCKS] = (blocks);        \
   }
 #define SM90_BWD_TRACE_PU_END() cd_sm90_bwd_trace_pu_end(SM90_BWD_TRACE_PU_SLOTS_)
 #else
