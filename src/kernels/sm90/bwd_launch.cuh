@@ -171,8 +171,9 @@ static cudaError_t cd_sm90_bwd_launch_pdl(void (*kernel)(Params...), dim3 grid, 
  * environment turns it off at run time (the same build's library grid, for an A/B);
  * CUDADENT_SM90_BWD_PERSIST_MAX_QBLOCKS=N keeps only the calls whose units are short: a unit's
  * mean query blocks, ceil(seqlen_q / BLOCK_M) times the GQA group (a unit walks every query head
- * of its KV head) and half that under a causal mask (windows count the whole length), at most N (session 32: the kernels win on short units and lose on long ones,
- * sm90_bwd_next.md section 11). */
+ * of its KV head) and half that under a causal mask (windows count the whole length), at most N
+ * (session 32: the kernels win on short units and lose on long ones, sm90_bwd_next.md section
+ * 11). */
 static inline int cd_sm90_bwd_persist_takes(const cudadent_attn_bwd_params_t *p) {
   const char *env = getenv("CUDADENT_SM90_BWD_PERSISTENT");
   if (env != NULL && atoi(env) == 0) return 0;
